@@ -1,0 +1,55 @@
+#pragma once
+// All-reduce algorithms over a Transport. One AllReduce object is immutable after construction and
+// may serve every rank of a simulation (each run() call keeps its own state) or one live rank.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/coll/strategy.h"
+#include "sim/coll/transport.h"
+
+namespace adaptsim::coll {
+
+struct AllReduceOptions {
+  // KungFu splits every tensor into chunks of at most this size (session.go: chunkSize = 1 MiB);
+  // each chunk is an independent, concurrently running collective.
+  std::size_t chunk_bytes = 1 << 20;
+  // KungFu's chunk -> graph-pair hash: by chunk name (default, config.StrategyHashMethod = "NAME")
+  // or by chunk index.
+  bool hash_by_name = true;
+};
+
+// One all-reduce on one rank: send and recv hold `count` elements of `dtype`. send and recv must
+// not overlap unless they are the same buffer (in place).
+struct Workspace {
+  std::string name;
+  ConstBytes send;
+  Bytes recv;
+  std::size_t count = 0;
+  DType dtype = DType::kF32;
+  ReduceOp op = ReduceOp::kSum;
+  std::size_t bytes() const { return count * dtype_size(dtype); }
+};
+
+class AllReduce {
+ public:
+  virtual ~AllReduce() = default;
+  // Starts this rank's part; `done` runs when w.recv holds the reduced result on this rank.
+  // Every rank must call run() with the same name, count, dtype and op.
+  virtual void run(Transport& t, const Workspace& w, Callback done) const = 0;
+  virtual StrategyKind kind() const = 0;
+};
+
+// host_of_rank: host id per rank (ranks on one host share a master in KungFu's strategies).
+std::unique_ptr<AllReduce> make_allreduce(StrategyKind kind, const std::vector<int>& host_of_rank,
+                                          const AllReduceOptions& options = {});
+
+// KungFu's graph execution (session.go runGraphs) of one workspace over a sequence of graphs; the
+// building block of all-reduce (reduce graph, broadcast graph), and of reduce-only or
+// broadcast-only collectives (hierarchical schemes). No chunking here.
+void run_graphs(Transport& t, const Workspace& w, std::vector<const CommGraph*> graphs,
+                Callback done);
+
+}  // namespace adaptsim::coll

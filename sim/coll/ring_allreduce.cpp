@@ -1,0 +1,102 @@
+// Classic ring all-reduce (Patarasuk & Yuan 2009; the algorithm of NCCL's ring, OpenMPI's
+// ring allreduce and Horovod's MPI path): the tensor is cut into n segments; in n-1 reduce-scatter
+// steps each rank sends one segment to its successor and folds the one from its predecessor into
+// its result; in n-1 all-gather steps the fully reduced segments travel once around the ring.
+// On an uncontended switch each step costs alpha + S/(n*B): total 2(n-1)(alpha + S/(n*B)).
+
+#include <memory>
+
+#include "sim/coll/allreduce.h"
+#include "sim/coll/partition.h"
+
+namespace adaptsim::coll {
+namespace {
+
+class RingRun : public std::enable_shared_from_this<RingRun> {
+ public:
+  RingRun(Transport& t, const Workspace& w, Callback done)
+      : t_(t),
+        w_(w),
+        n_(t.size()),
+        me_(t.rank()),
+        segments_(even_partition({0, w.count}, static_cast<std::size_t>(t.size()))),
+        done_(std::move(done)) {}
+
+  void start() { step(0); }
+
+ private:
+  int mod(int x) const { return ((x % n_) + n_) % n_; }
+  Bytes seg(Bytes b, int i) const {
+    const std::size_t es = dtype_size(w_.dtype);
+    return b.sub(segments_[i].begin * es, segments_[i].length() * es);
+  }
+  ConstBytes seg(ConstBytes b, int i) const {
+    const std::size_t es = dtype_size(w_.dtype);
+    return b.sub(segments_[i].begin * es, segments_[i].length() * es);
+  }
+
+  // Steps 0..n-2 reduce-scatter, n-1..2n-3 all-gather. A step ends when its send completed and its
+  // received segment is in place (and reduced); the next step's send depends on that segment.
+  void step(int s) {
+    if (s == 2 * (n_ - 1)) {
+      Callback done = std::move(done_);
+      done();
+      return;
+    }
+    const bool scatter = s < n_ - 1;
+    const int k = scatter ? s : s - (n_ - 1);
+    const int send_i = scatter ? mod(me_ - k) : mod(me_ + 1 - k);
+    const int recv_i = scatter ? mod(me_ - k - 1) : mod(me_ - k);
+    const int next = mod(me_ + 1), prev = mod(me_ - 1);
+    const std::string name = w_.name + (scatter ? "/rs" : "/ag") + std::to_string(k);
+    pending_ = 2;
+    auto self = shared_from_this();
+    auto finish = [self, s] {
+      if (--self->pending_ == 0) self->step(s + 1);
+    };
+    // In the first reduce-scatter step the own segment is still only in the send buffer.
+    const ConstBytes out = (scatter && k == 0) ? seg(w_.send, send_i) : seg(ConstBytes(w_.recv), send_i);
+    t_.send(next, name, out, finish);
+    if (scatter) {
+      Bytes tmp = t_.acquire_scratch(segments_[recv_i].length() * dtype_size(w_.dtype));
+      t_.recv(prev, name, tmp, [self, tmp, recv_i, finish] {
+        // recv[i] = send[i] + incoming: the first (and only) fold of segment i on this rank.
+        self->t_.reduce(self->seg(self->w_.recv, recv_i), self->seg(self->w_.send, recv_i), tmp,
+                        self->w_.dtype, self->w_.op, [self, tmp, finish] {
+                          self->t_.release_scratch(tmp);
+                          finish();
+                        });
+      });
+    } else {
+      t_.recv(prev, name, seg(w_.recv, recv_i), finish);
+    }
+  }
+
+  Transport& t_;
+  const Workspace w_;
+  const int n_;
+  const int me_;
+  const std::vector<Interval> segments_;
+  Callback done_;
+  int pending_ = 0;
+};
+
+class ClassicRingAllReduce final : public AllReduce {
+ public:
+  StrategyKind kind() const override { return StrategyKind::kClassicRing; }
+  void run(Transport& t, const Workspace& w, Callback done) const override {
+    if (t.size() == 1 || w.count == 0) {
+      t.copy(w.recv, w.send, std::move(done));
+      return;
+    }
+    std::make_shared<RingRun>(t, w, std::move(done))->start();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<AllReduce> make_classic_ring_allreduce() {
+  return std::make_unique<ClassicRingAllReduce>();
+}
+
+}  // namespace adaptsim::coll

@@ -1,0 +1,189 @@
+#include "sim/coll/sim_transport.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace adaptsim::coll {
+
+// One rank's view: its mailbox and its reduction resource.
+class SimFabric::RankTransport final : public Transport {
+ public:
+  RankTransport(SimFabric& fabric, int rank) : fabric_(fabric), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return fabric_.size(); }
+  int host_of(int r) const override {
+    return fabric_.network_.topology().rank_server(r);
+  }
+
+  void send(int peer, const std::string& name, ConstBytes data, Callback done) override {
+    if (peer < 0 || peer >= size() || peer == rank_) {
+      throw std::invalid_argument("send to invalid peer " + std::to_string(peer));
+    }
+    auto m = std::make_unique<Message>();
+    m->src = rank_;
+    m->dst = peer;
+    m->name = name;
+    m->data = data;
+    if (data.data && fabric_.options_.carry_data) m->snapshot.assign(data.data, data.data + data.size);
+    m->on_sent = std::move(done);
+    fabric_.post(std::move(m));
+  }
+
+  void recv(int peer, const std::string& name, Bytes into, Callback done) override {
+    const Key key{peer, name};
+    auto it = arrived_.find(key);
+    if (it != arrived_.end() && !it->second.empty()) {
+      Arrival a = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) arrived_.erase(it);
+      place(a, into);
+      engine().schedule_after(0, std::move(done));
+      return;
+    }
+    waiting_[key].push_back({into, std::move(done)});
+  }
+
+  void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
+              Callback done) override {
+    if (out.data && a.data && b.data) {
+      reduce_elements(out.data, a.data, b.data, out.size / dtype_size(dtype), dtype, op);
+    }
+    auto resource = fabric_.network_.reduce_resource(fabric_.endpoint_of(rank_));
+    if (!resource || out.size == 0) {
+      engine().schedule_after(0, std::move(done));
+      return;
+    }
+    net::FlowNetwork::FlowSpec spec;
+    spec.resources = {*resource};
+    spec.bytes = static_cast<double>(out.size);
+    spec.on_complete = std::move(done);
+    fabric_.network_.flows().start(std::move(spec));
+  }
+
+  void copy(Bytes dst, ConstBytes src, Callback done) override {
+    if (dst.data && src.data && dst.data != src.data) std::memmove(dst.data, src.data, dst.size);
+    engine().schedule_after(0, std::move(done));
+  }
+
+  Bytes acquire_scratch(std::size_t size) override {
+    if (!fabric_.options_.carry_data) return {nullptr, size};
+    auto* p = new std::byte[size];
+    return {p, size};
+  }
+  void release_scratch(Bytes buffer) override { delete[] buffer.data; }
+
+  // Called by the fabric when a message for this rank has fully arrived.
+  void on_arrival(Message& m) {
+    const Key key{m.src, m.name};
+    auto it = waiting_.find(key);
+    Arrival a{std::move(m.snapshot), m.data.size};
+    if (it != waiting_.end() && !it->second.empty()) {
+      Waiter w = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) waiting_.erase(it);
+      place(a, w.into);
+      w.done();
+      return;
+    }
+    arrived_[key].push_back(std::move(a));
+  }
+
+ private:
+  using Key = std::pair<int, std::string>;
+  struct Arrival {
+    std::vector<std::byte> payload;
+    std::size_t size = 0;
+  };
+  struct Waiter {
+    Bytes into;
+    Callback done;
+  };
+
+  EventEngine& engine() { return fabric_.network_.engine(); }
+
+  static void place(const Arrival& a, Bytes into) {
+    if (a.size != into.size) {
+      throw std::logic_error("message of " + std::to_string(a.size) +
+                             " bytes received into a buffer of " + std::to_string(into.size));
+    }
+    if (into.data && !a.payload.empty()) std::memcpy(into.data, a.payload.data(), a.size);
+  }
+
+  SimFabric& fabric_;
+  const int rank_;
+  std::map<Key, std::deque<Arrival>> arrived_;
+  std::map<Key, std::deque<Waiter>> waiting_;
+};
+
+SimFabric::SimFabric(net::Network& network, SimTransportOptions options)
+    : network_(network), options_(options) {
+  const int n = network.topology().rank_count();
+  for (int r = 0; r < n; ++r) ranks_.push_back(std::make_unique<RankTransport>(*this, r));
+}
+
+SimFabric::~SimFabric() = default;
+
+Transport& SimFabric::transport(int rank) { return *ranks_.at(rank); }
+
+net::NodeId SimFabric::endpoint_of(int rank) const {
+  const auto& topo = network_.topology();
+  return options_.endpoint == Endpoint::kHost ? topo.rank_host(rank) : topo.rank_gpu(rank);
+}
+
+void SimFabric::post(std::unique_ptr<Message> m) {
+  if (!options_.serialize_per_peer) {
+    Message* msg = m.get();
+    in_flight_.emplace(msg, std::move(m));
+    network_.engine().schedule_after(options_.per_message_overhead_ns, [this, msg] {
+      network_.transfer(
+          endpoint_of(msg->src), endpoint_of(msg->dst), static_cast<double>(msg->data.size),
+          [this, msg] {
+            auto node = in_flight_.extract(msg);
+            deliver(*node.mapped());
+          },
+          net::MaxMinSolver::kUncapped,
+          [msg] {
+            if (msg->on_sent) std::exchange(msg->on_sent, nullptr)();
+          });
+    });
+    return;
+  }
+  Connection& c = connections_[{m->src, m->dst}];
+  c.queue.push_back(std::move(m));
+  pump(c);
+}
+
+void SimFabric::pump(Connection& c) {
+  if (c.busy || c.queue.empty()) return;
+  c.busy = true;
+  std::unique_ptr<Message> owned = std::move(c.queue.front());
+  c.queue.pop_front();
+  Message* m = owned.get();
+  in_flight_.emplace(m, std::move(owned));
+  network_.engine().schedule_after(options_.per_message_overhead_ns, [this, &c, m] {
+    network_.transfer(
+        endpoint_of(m->src), endpoint_of(m->dst), static_cast<double>(m->data.size),
+        [this, m] {
+          auto node = in_flight_.extract(m);
+          deliver(*node.mapped());
+        },
+        net::MaxMinSolver::kUncapped,
+        [this, &c, m] {
+          // The last byte left: the sender's buffer is free and the connection takes the next
+          // message while this one is still in flight.
+          c.busy = false;
+          if (m->on_sent) std::exchange(m->on_sent, nullptr)();
+          pump(c);
+        });
+  });
+}
+
+void SimFabric::deliver(Message& m) {
+  ++messages_;
+  bytes_ += static_cast<double>(m.data.size);
+  ranks_[m.dst]->on_arrival(m);
+}
+
+}  // namespace adaptsim::coll

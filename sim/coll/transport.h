@@ -1,0 +1,75 @@
+#pragma once
+// The narrow interface between collective algorithms and whatever moves the bytes.
+//
+// Algorithms (KungFu graph strategies, classic ring, halving-doubling) are written once against
+// Transport; the simulator implements it over the flow-level network (SimFabric), the live runtime
+// over TCP sockets (hw/tcp). This is what makes a simulated and a live run of the same scenario
+// comparable: the same code decides who sends which bytes to whom, and when.
+//
+// Threading contract: all callbacks of one Transport run on one thread (the simulation loop, or
+// the live runtime's event loop) and never inside the call that registered them, so algorithm
+// state needs no locks and cannot re-enter itself.
+//
+// Buffers: `data` may be null in simulated runs that only model sizes; implementations then
+// charge time without touching memory. Live runs always carry real bytes.
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "sim/coll/dtype.h"
+
+namespace adaptsim::coll {
+
+using Callback = std::function<void()>;
+
+struct ConstBytes {
+  const std::byte* data = nullptr;
+  std::size_t size = 0;
+  ConstBytes sub(std::size_t offset, std::size_t length) const {
+    return {data ? data + offset : nullptr, length};
+  }
+};
+
+struct Bytes {
+  std::byte* data = nullptr;
+  std::size_t size = 0;
+  Bytes sub(std::size_t offset, std::size_t length) const {
+    return {data ? data + offset : nullptr, length};
+  }
+  operator ConstBytes() const { return {data, size}; }
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Host of each rank (same value = same machine); strategies use it to find host masters.
+  virtual int host_of(int rank) const = 0;
+
+  // Sends `data` to `peer` as message `name`. The buffer must stay valid and unchanged until
+  // `done` runs. Two messages with the same (peer, name) arrive in the order they were sent.
+  virtual void send(int peer, const std::string& name, ConstBytes data, Callback done) = 0;
+
+  // Receives message `name` from `peer` into `into`, whose size must equal the message's. A
+  // message that arrives before its recv is posted is held until then. `done` runs once the
+  // bytes are in place.
+  virtual void recv(int peer, const std::string& name, Bytes into, Callback done) = 0;
+
+  // out = op(a, b) element-wise (`out` may alias `a` or `b`), charged at this rank's reduction
+  // throughput. `count` = out.size / dtype_size(dtype).
+  virtual void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
+                      Callback done) = 0;
+
+  // dst = src (a local copy), then done.
+  virtual void copy(Bytes dst, ConstBytes src, Callback done) = 0;
+
+  // Scratch memory for an incoming message of `size` bytes, valid until `release_scratch`.
+  // Size-only simulations return a null buffer of that size.
+  virtual Bytes acquire_scratch(std::size_t size) = 0;
+  virtual void release_scratch(Bytes buffer) = 0;
+};
+
+}  // namespace adaptsim::coll

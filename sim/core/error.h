@@ -1,0 +1,23 @@
+#pragma once
+// Exceptions used across adaptsim. Library code throws; tools catch at the top, print one line and
+// exit non-zero (InputError: exit code 2).
+
+#include <stdexcept>
+#include <string>
+
+namespace adaptsim {
+
+// Bad user input: a scenario, topology or model file, a --set override, a command-line value.
+// The message is complete and printable as one line ("file:line: key 'x': expected ...").
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A failure at run time that is not the user's input: a peer that died, a timeout, an I/O error.
+class RuntimeFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace adaptsim

@@ -1,0 +1,128 @@
+#pragma once
+// Flow-level contention model: active flows share resource capacity max-min fairly.
+//
+// A resource is one direction of a link (a channel), or a virtual resource such as a device's
+// reduction throughput. A flow carries a number of bytes across a fixed set of resources; while it
+// is active, it transmits at its max-min fair rate, which changes whenever a flow starts or ends
+// or a capacity changes. A flow completes `latency` after its last byte left the source, i.e.
+// completion = start + transmission time at the changing rates + path latency.
+//
+// Recomputation is incremental: a change only re-solves the connected component of flows and
+// resources that it touches (flows linked through shared resources), because the max-min
+// allocation of one component is independent of every other.
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/core/event_engine.h"
+#include "sim/core/time.h"
+#include "sim/net/maxmin.h"
+
+namespace adaptsim::net {
+
+using ResourceId = std::uint32_t;
+
+class FlowNetwork {
+ public:
+  using Callback = std::function<void()>;
+  static constexpr double kInfiniteBytes = std::numeric_limits<double>::infinity();
+
+  struct FlowId {
+    std::uint32_t index = UINT32_MAX;
+    std::uint32_t generation = 0;
+    bool valid() const { return index != UINT32_MAX; }
+  };
+
+  struct FlowSpec {
+    std::vector<ResourceId> resources;
+    double bytes = 0;  // kInfiniteBytes for a background flow that runs until stop()
+    TimeNs latency = 0;
+    double rate_cap_Bps = MaxMinSolver::kUncapped;
+    Callback on_complete;  // runs at completion; not for stopped flows
+    // Runs when the last byte has left the source (completion minus the path latency): a
+    // connection may start its next message then, as a TCP sender does.
+    Callback on_transmitted;
+  };
+
+  explicit FlowNetwork(EventEngine& engine) : engine_(engine) {}
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  ResourceId add_resource(double capacity_Bps, std::string name);
+  std::size_t resource_count() const { return resources_.size(); }
+  const std::string& resource_name(ResourceId r) const { return resources_[r].name; }
+  double capacity(ResourceId r) const { return resources_[r].capacity; }
+  // Changes a capacity now; the rates of every flow in the touched component are recomputed.
+  void set_capacity(ResourceId r, double capacity_Bps);
+
+  FlowId start(FlowSpec spec);
+  // Removes an active flow without running its completion callback (background traffic).
+  // Returns false if the flow already finished or was stopped.
+  bool stop(FlowId id);
+
+  // Current rate of an active flow (bytes/s), 0 if it is not transmitting.
+  double rate(FlowId id) const;
+  std::size_t active_flows() const { return active_count_; }
+  // Total bytes each resource has carried so far (for per-link traffic reports).
+  double bytes_carried(ResourceId r) const;
+  // Work counters, for benchmarks: component re-solves and flows re-rated by them.
+  std::uint64_t solves() const { return solves_; }
+  std::uint64_t flows_rerated() const { return flows_rerated_; }
+
+ private:
+  struct Resource {
+    double capacity;
+    std::string name;
+    std::vector<std::uint32_t> flows;  // active (transmitting) flows crossing it
+    double carried_bytes = 0;
+    std::uint32_t stamp = 0;
+  };
+  struct Flow {
+    std::vector<ResourceId> resources;
+    double remaining = 0;  // bytes still to transmit as of `updated`
+    double rate = 0;
+    double cap = MaxMinSolver::kUncapped;
+    TimeNs updated = 0;
+    TimeNs latency = 0;
+    Callback on_complete;
+    Callback on_transmitted;
+    EventEngine::EventId drain_event;
+    std::uint32_t generation = 0;
+    std::uint32_t stamp = 0;
+    bool transmitting = false;
+    bool in_use = false;
+  };
+
+  void settle(Flow& f);  // accounts bytes sent since f.updated at f.rate
+  void reallocate(std::span<const ResourceId> touched);
+  void schedule_drain(std::uint32_t index);
+  void on_drained(std::uint32_t index);
+  void detach(std::uint32_t index);
+  void release(std::uint32_t index);
+
+  EventEngine& engine_;
+  std::vector<Resource> resources_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::size_t active_count_ = 0;
+  std::uint32_t stamp_ = 0;
+  std::uint64_t solves_ = 0;
+  std::uint64_t flows_rerated_ = 0;
+
+  // Scratch for reallocate().
+  MaxMinSolver solver_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<ResourceId> comp_resources_;
+  std::vector<ResourceId> queue_;
+  std::vector<std::uint32_t> local_index_;
+  std::vector<double> local_capacity_;
+  std::vector<std::uint32_t> local_links_;
+  std::vector<std::span<const std::uint32_t>> local_paths_;
+  std::vector<double> local_caps_;
+  std::vector<double> local_rates_;
+};
+
+}  // namespace adaptsim::net

@@ -1,0 +1,47 @@
+#pragma once
+// The simulated network of one run: a topology whose channels are resources of a FlowNetwork,
+// plus per-node virtual resources (loopback copies between processes on one host, and device
+// reduction throughput). Transfers between nodes follow Topology::route and share capacity
+// max-min fairly with every other transfer and background flow.
+
+#include <optional>
+#include <unordered_map>
+
+#include "sim/net/flow_network.h"
+#include "sim/net/topology.h"
+
+namespace adaptsim::net {
+
+class Network {
+ public:
+  using Callback = FlowNetwork::Callback;
+  using FlowId = FlowNetwork::FlowId;
+
+  Network(EventEngine& engine, const Topology& topology);
+
+  EventEngine& engine() { return engine_; }
+  const Topology& topology() const { return topology_; }
+  FlowNetwork& flows() { return flows_; }
+
+  // Moves `bytes` from `src` to `dst` (bytes may be FlowNetwork::kInfiniteBytes for background
+  // traffic, stopped with flows().stop()). src == dst uses the node's loopback resource and
+  // throws InputError if the node has none.
+  FlowId transfer(NodeId src, NodeId dst, double bytes, Callback on_done,
+                  double rate_cap_Bps = MaxMinSolver::kUncapped, Callback on_transmitted = nullptr);
+
+  // The node's reduction resource, or nullopt when reductions there are not charged.
+  std::optional<ResourceId> reduce_resource(NodeId node);
+
+  // Changes one direction of a link now (time-varying capacity).
+  void set_channel_bandwidth(ChannelId channel, double bandwidth_Bps);
+  ResourceId channel_resource(ChannelId channel) const { return channel; }
+
+ private:
+  EventEngine& engine_;
+  const Topology& topology_;
+  FlowNetwork flows_;
+  std::unordered_map<NodeId, ResourceId> loopback_;
+  std::unordered_map<NodeId, ResourceId> reduce_;
+};
+
+}  // namespace adaptsim::net

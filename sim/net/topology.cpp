@@ -1,0 +1,192 @@
+#include "sim/net/topology.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/graph/reverse_graph.hpp>
+#include <limits>
+#include <stdexcept>
+
+#include "sim/core/error.h"
+#include "sim/core/rng.h"
+
+namespace adaptsim::net {
+
+std::string_view node_kind_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kGpu: return "gpu";
+    case NodeKind::kCpu: return "cpu";
+    case NodeKind::kNic: return "nic";
+    case NodeKind::kPcieSwitch: return "pcie_switch";
+    case NodeKind::kNvSwitch: return "nvswitch";
+    case NodeKind::kSwitch: return "switch";
+    case NodeKind::kRouter: return "router";
+  }
+  return "?";
+}
+
+std::string_view link_kind_name(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kNvLink: return "nvlink";
+    case LinkKind::kPcie: return "pcie";
+    case LinkKind::kSmp: return "smp";
+    case LinkKind::kEthernet: return "ethernet";
+    case LinkKind::kInfiniBand: return "infiniband";
+    case LinkKind::kWan: return "wan";
+  }
+  return "?";
+}
+
+std::optional<LinkKind> parse_link_kind(std::string_view name) {
+  for (LinkKind k : {LinkKind::kNvLink, LinkKind::kPcie, LinkKind::kSmp, LinkKind::kEthernet,
+                     LinkKind::kInfiniBand, LinkKind::kWan}) {
+    if (link_kind_name(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+// Channel graph for Boost.Graph: vertex = node, edge = channel, weight = latency + 1 per hop.
+struct Topology::Router {
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
+                                      boost::no_property,
+                                      boost::property<boost::edge_weight_t, std::int64_t,
+                                                      boost::property<boost::edge_index_t, ChannelId>>>;
+  Graph graph;
+  std::unordered_map<std::uint64_t, std::vector<ChannelId>> routes;
+  std::unordered_map<NodeId, std::vector<std::int64_t>> dist_to;  // per destination
+};
+
+Topology::Topology() = default;
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+
+NodeId Topology::add_node(Node node) {
+  if (by_name_.count(node.name)) throw std::invalid_argument("duplicate node name " + node.name);
+  const NodeId id = static_cast<NodeId>(nodes_.size());
+  by_name_.emplace(node.name, id);
+  nodes_.push_back(std::move(node));
+  out_.emplace_back();
+  router_.reset();
+  return id;
+}
+
+ChannelId Topology::add_link(NodeId a, NodeId b, LinkKind kind, LinkParams a_to_b,
+                             LinkParams b_to_a) {
+  if (a >= nodes_.size() || b >= nodes_.size() || a == b) {
+    throw std::invalid_argument("link between invalid nodes");
+  }
+  const ChannelId ab = static_cast<ChannelId>(channels_.size());
+  channels_.push_back({a, b, kind, a_to_b, ab + 1});
+  channels_.push_back({b, a, kind, b_to_a, ab});
+  out_[a].push_back(ab);
+  out_[b].push_back(ab + 1);
+  router_.reset();
+  return ab;
+}
+
+void Topology::add_rank(NodeId gpu, NodeId host_cpu) {
+  rank_gpu_.push_back(gpu);
+  rank_host_.push_back(host_cpu);
+}
+
+void Topology::set_channel_params(ChannelId id, LinkParams params) {
+  channels_.at(id).params = params;
+  router_.reset();
+}
+
+std::optional<NodeId> Topology::find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+TimeNs Topology::path_latency(const std::vector<ChannelId>& path) const {
+  TimeNs total = 0;
+  for (ChannelId c : path) total += channels_[c].params.latency_ns;
+  return total;
+}
+
+double Topology::path_bandwidth(const std::vector<ChannelId>& path) const {
+  double bw = std::numeric_limits<double>::infinity();
+  for (ChannelId c : path) bw = std::min(bw, channels_[c].params.bandwidth_Bps);
+  return bw;
+}
+
+const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
+  if (src == dst) throw std::invalid_argument("route from a node to itself");
+  if (!router_) {
+    router_ = std::make_unique<Router>();
+    router_->graph = Router::Graph(nodes_.size());
+    for (ChannelId c = 0; c < channels_.size(); ++c) {
+      boost::add_edge(channels_[c].from, channels_[c].to,
+                      Router::Graph::edge_property_type(channels_[c].params.latency_ns + 1,
+                                                        boost::property<boost::edge_index_t, ChannelId>(c)),
+                      router_->graph);
+    }
+  }
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  if (auto it = router_->routes.find(key); it != router_->routes.end()) return it->second;
+
+  auto dit = router_->dist_to.find(dst);
+  if (dit == router_->dist_to.end()) {
+    const auto& g = router_->graph;
+    std::vector<std::int64_t> dist(nodes_.size(), std::numeric_limits<std::int64_t>::max());
+    // Distances to dst over the reversed graph. A channel x->y may be used only if y is not a GPU
+    // or y is the destination: GPUs never forward.
+    struct EdgeFilter {
+      const std::vector<Node>* nodes = nullptr;
+      const Router::Graph* graph = nullptr;
+      NodeId dst = 0;
+      bool operator()(const Router::Graph::edge_descriptor& e) const {
+        const NodeId original_target = static_cast<NodeId>(boost::target(e, *graph));
+        return original_target == dst || (*nodes)[original_target].kind != NodeKind::kGpu;
+      }
+    };
+    boost::filtered_graph<Router::Graph, EdgeFilter> fg(g, EdgeFilter{&nodes_, &g, dst});
+    auto frev = boost::make_reverse_graph(fg);
+    boost::dijkstra_shortest_paths(
+        frev, dst,
+        boost::distance_map(boost::make_iterator_property_map(
+                                dist.begin(), boost::get(boost::vertex_index, frev)))
+            .weight_map(boost::get(boost::edge_weight, frev))
+            .distance_inf(std::numeric_limits<std::int64_t>::max()));
+    dit = router_->dist_to.emplace(dst, std::move(dist)).first;
+  }
+  const std::vector<std::int64_t>& dist = dit->second;
+  const auto inf = std::numeric_limits<std::int64_t>::max();
+  if (dist[src] == inf) {
+    throw InputError("topology '" + name + "': no path from " + nodes_[src].name + " to " +
+                     nodes_[dst].name + " (disconnected topology)");
+  }
+  // Walk forward along channels that stay on a shortest path; hash among ties (ECMP).
+  std::vector<ChannelId> path;
+  NodeId at = src;
+  std::uint64_t h = mix64(key);
+  while (at != dst) {
+    std::vector<ChannelId> next;
+    for (ChannelId c : out_[at]) {
+      const Channel& ch = channels_[c];
+      if (ch.to != dst && nodes_[ch.to].kind == NodeKind::kGpu) continue;
+      if (dist[ch.to] == inf) continue;
+      if (dist[ch.to] + ch.params.latency_ns + 1 == dist[at]) next.push_back(c);
+    }
+    const ChannelId pick = next[h % next.size()];
+    h = mix64(h);
+    path.push_back(pick);
+    at = channels_[pick].to;
+  }
+  return router_->routes.emplace(key, std::move(path)).first->second;
+}
+
+void Topology::check_connected() const {
+  const int n = rank_count();
+  if (n == 0) throw InputError("topology '" + name + "' has no GPUs");
+  for (int r = 1; r < n; ++r) {
+    // Connectivity is symmetric for full-duplex links: checking rank 0 <-> r covers all pairs.
+    route(rank_gpu_[0], rank_gpu_[r]);
+    if (rank_host_[0] != rank_host_[r]) route(rank_host_[0], rank_host_[r]);
+  }
+}
+
+}  // namespace adaptsim::net

@@ -1,0 +1,109 @@
+// Simulated all-reduce times against their closed forms on an uncontended switch.
+// Setup: every rank's NIC link has bandwidth B per direction and latency l per hop; PCIe is
+// effectively free. Host-to-host paths cross two NIC hops, so alpha = 2 l.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/coll/allreduce.h"
+#include "tests/coll/sim_harness.h"
+
+using namespace adaptsim;
+using namespace adaptsim::coll;
+using adaptsim::testing::SimCluster;
+using adaptsim::testing::switched;
+
+namespace {
+
+constexpr double kB = 1.25e9;      // 10 Gbit/s
+constexpr TimeNs kHop = 5000;      // 5 us per NIC hop
+constexpr double kAlpha = 2 * kHop * 1e-9;
+
+double simulate(StrategyKind kind, int n, std::size_t bytes, std::size_t chunk_bytes,
+                double reduce_Bps = 0) {
+  auto spec = switched(n, 1, kB, kHop);
+  spec.server.cpu_reduce_bandwidth_Bps = reduce_Bps;
+  SimCluster c(spec);
+  auto algo = make_allreduce(kind, c.hosts(), {.chunk_bytes = chunk_bytes});
+  TimeNs end = 0;
+  for (int r = 0; r < n; ++r) {
+    Workspace w;
+    w.name = "t";
+    w.send = {nullptr, bytes};
+    w.recv = {nullptr, bytes};
+    w.count = bytes / 4;
+    algo->run(c.fabric.transport(r), w, [&] { end = std::max(end, c.engine.now()); });
+  }
+  c.engine.run();
+  return to_seconds(end);
+}
+
+}  // namespace
+
+TEST_CASE("classic ring: 2(n-1)(alpha + S/(nB))") {
+  for (int n : {2, 4, 8, 16}) {
+    const double S = 64.0 * 1024 * 1024;
+    const double expect = 2 * (n - 1) * (kAlpha + S / (n * kB));
+    const double got = simulate(StrategyKind::kClassicRing, n, static_cast<std::size_t>(S), 1 << 20);
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "n=" << n << " got " << got
+                                                              << " expected " << expect);
+  }
+}
+
+TEST_CASE("classic ring with a reduction cost: + (n-1) S/(n gamma) on the critical path") {
+  // Each reduce-scatter step folds S/n bytes at gamma B/s after the segment arrived.
+  const int n = 4;
+  const double S = 16.0 * 1024 * 1024, gamma = 2e9;
+  const double expect = 2 * (n - 1) * (kAlpha + S / (n * kB)) + (n - 1) * S / (n * gamma);
+  const double got = simulate(StrategyKind::kClassicRing, n, static_cast<std::size_t>(S), 1 << 20, gamma);
+  CHECK(std::abs(got - expect) / expect < 1e-3);
+}
+
+TEST_CASE("STAR, one chunk, root NIC the bottleneck: 2(alpha + (n-1) S / B)") {
+  // Reduce: n-1 flows of S share the root's downlink; broadcast: n-1 flows share its uplink.
+  for (int n : {2, 5, 9}) {
+    const double S = 1 << 20;
+    const double expect = 2 * (kAlpha + (n - 1) * S / kB);
+    const double got = simulate(StrategyKind::kStar, n, 1 << 20, 1 << 20);
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "n=" << n);
+  }
+}
+
+TEST_CASE("STAR with k chunks pipelines reduce and broadcast: 2 alpha + (n-1)(S/B)(1 + 1/k)") {
+  // Chunks stream back to back on each child's connection; the root broadcasts chunk j while
+  // chunk j+1 still arrives (downlink and uplink are separate directions). Only the last chunk's
+  // broadcast is exposed, so the second full pass shrinks to one chunk's worth.
+  const int n = 5;
+  const double S = 8.0 * (1 << 20);
+  double previous = 1e9;
+  for (int k : {1, 2, 8}) {
+    const double expect = 2 * kAlpha + (n - 1) * (S / kB) * (1.0 + 1.0 / k);
+    const double got = simulate(StrategyKind::kStar, n, static_cast<std::size_t>(S),
+                                static_cast<std::size_t>(S / k));
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "k=" << k << " got " << got
+                                                              << " expected " << expect);
+    CHECK(got < previous);  // pipelining is visible
+    previous = got;
+  }
+}
+
+TEST_CASE("binary tree: 2 d (alpha + 2 S / B) for a full tree of depth d") {
+  // Each level: a parent receives from (or sends to) two children over one NIC direction.
+  const double S = 1 << 20;
+  for (auto [n, d] : {std::pair{3, 1}, std::pair{7, 2}, std::pair{15, 3}}) {
+    const double expect = 2 * d * (kAlpha + 2 * S / kB);
+    const double got = simulate(StrategyKind::kBinaryTree, n, 1 << 20, 1 << 20);
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "n=" << n << " got " << got
+                                                              << " expected " << expect);
+  }
+}
+
+TEST_CASE("halving-doubling on a power of two: 2 lg p alpha + 2 (p-1)/p S/B") {
+  for (int p : {2, 4, 8}) {
+    const double S = 32.0 * (1 << 20);
+    const double expect = 2 * std::log2(p) * kAlpha + 2.0 * (p - 1) / p * S / kB;
+    const double got = simulate(StrategyKind::kHalvingDoubling, p, static_cast<std::size_t>(S), 1 << 20);
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "p=" << p);
+  }
+}

@@ -1,0 +1,43 @@
+#pragma once
+// A small simulated cluster for collective tests: N servers x G GPUs behind one switch.
+
+#include <memory>
+#include <vector>
+
+#include "sim/coll/allreduce.h"
+#include "sim/coll/sim_transport.h"
+#include "sim/net/cluster_spec.h"
+#include "sim/net/network.h"
+
+namespace adaptsim::testing {
+
+struct SimCluster {
+  explicit SimCluster(const net::ClusterSpec& spec, coll::SimTransportOptions options = {})
+      : topology(net::build_cluster(spec)), network(engine, topology), fabric(network, options) {}
+  EventEngine engine;
+  net::Topology topology;
+  net::Network network;
+  coll::SimFabric fabric;
+
+  std::vector<int> hosts() const {
+    std::vector<int> h;
+    for (int r = 0; r < topology.rank_count(); ++r) h.push_back(topology.rank_server(r));
+    return h;
+  }
+};
+
+// Servers with `gpus` GPUs each; NIC bandwidth B (bytes/s) and per-hop latency as given; PCIe
+// so fast and close that it never matters; reductions free unless set.
+inline net::ClusterSpec switched(int servers, int gpus, double nic_Bps = 1.25e9,
+                                 TimeNs nic_latency = 5000) {
+  net::ClusterSpec c;
+  c.name = "test";
+  c.servers = servers;
+  c.server.gpus = gpus;
+  c.server.pcie = {1e15, 0};
+  c.server.cpu_loopback_bandwidth_Bps = 1e15;
+  c.server.nic = {nic_Bps, nic_latency};
+  return c;
+}
+
+}  // namespace adaptsim::testing

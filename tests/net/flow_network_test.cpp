@@ -1,0 +1,100 @@
+#include "sim/net/flow_network.h"
+
+#include <doctest/doctest.h>
+
+using adaptsim::EventEngine;
+using adaptsim::TimeNs;
+using adaptsim::net::FlowNetwork;
+
+namespace {
+
+FlowNetwork::FlowSpec flow(adaptsim::net::ResourceId r, double bytes, TimeNs latency,
+                           FlowNetwork::Callback done) {
+  FlowNetwork::FlowSpec s;
+  s.resources = {r};
+  s.bytes = bytes;
+  s.latency = latency;
+  s.on_complete = std::move(done);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a lone flow completes at latency + bytes / capacity") {
+  // 1e6 bytes at 1e9 B/s = 1 ms, plus 5 us latency.
+  EventEngine e;
+  FlowNetwork net(e);
+  auto link = net.add_resource(1e9, "l");
+  TimeNs done = -1;
+  net.start(flow(link, 1e6, 5000, [&] { done = e.now(); }));
+  e.run();
+  CHECK(done == 1'000'000 + 5'000);
+}
+
+TEST_CASE("two flows share a link, and the survivor speeds up when one ends") {
+  // Link 1e9 B/s. A carries 1e6 B, B carries 3e6 B, both start at 0.
+  // Both at 5e8 B/s until A drains at t = 1e6 / 5e8 = 2 ms (B has sent 1e6, 2e6 left);
+  // then B alone at 1e9 B/s: 2e6 / 1e9 = 2 ms more, so B ends at 4 ms.
+  EventEngine e;
+  FlowNetwork net(e);
+  auto link = net.add_resource(1e9, "l");
+  TimeNs a = -1, b = -1;
+  net.start(flow(link, 1e6, 0, [&] { a = e.now(); }));
+  net.start(flow(link, 3e6, 0, [&] { b = e.now(); }));
+  e.run();
+  CHECK(a == 2'000'000);
+  CHECK(b == 4'000'000);
+  CHECK(net.bytes_carried(link) == doctest::Approx(4e6));
+}
+
+TEST_CASE("a capacity change mid-flow re-rates the flow") {
+  // 2e6 B on a 1e9 B/s link; at 1 ms (1e6 sent) capacity drops to 2.5e8 B/s:
+  // the remaining 1e6 B take 4 ms, so the flow ends at 5 ms.
+  EventEngine e;
+  FlowNetwork net(e);
+  auto link = net.add_resource(1e9, "l");
+  TimeNs done = -1;
+  net.start(flow(link, 2e6, 0, [&] { done = e.now(); }));
+  e.schedule_at(1'000'000, [&] { net.set_capacity(link, 2.5e8); });
+  e.run();
+  CHECK(done == 5'000'000);
+}
+
+TEST_CASE("a background flow takes its share until stopped") {
+  // Background flow (infinite bytes) and a 1e6 B flow share 1e9 B/s: 5e8 each.
+  // The background stops at 1 ms (the flow has sent 5e5); the rest goes at 1e9: 0.5 ms more.
+  EventEngine e;
+  FlowNetwork net(e);
+  auto link = net.add_resource(1e9, "l");
+  auto bg = net.start(flow(link, FlowNetwork::kInfiniteBytes, 0, nullptr));
+  TimeNs done = -1;
+  net.start(flow(link, 1e6, 0, [&] { done = e.now(); }));
+  CHECK(net.rate(bg) == doctest::Approx(5e8));
+  e.schedule_at(1'000'000, [&] { CHECK(net.stop(bg)); });
+  e.run();
+  CHECK(done == 1'500'000);
+  CHECK_FALSE(net.stop(bg));
+}
+
+TEST_CASE("disjoint components are re-solved independently") {
+  // Starting a flow on link B must not re-rate the flow on link A.
+  EventEngine e;
+  FlowNetwork net(e);
+  auto a = net.add_resource(1e9, "a");
+  auto b = net.add_resource(1e9, "b");
+  net.start(flow(a, 1e9, 0, nullptr));
+  const auto rerated = net.flows_rerated();
+  net.start(flow(b, 1e9, 0, nullptr));
+  CHECK(net.flows_rerated() == rerated + 1);  // only the new flow
+  e.run();
+}
+
+TEST_CASE("a zero-byte flow costs only the latency") {
+  EventEngine e;
+  FlowNetwork net(e);
+  auto link = net.add_resource(1e9, "l");
+  TimeNs done = -1;
+  net.start(flow(link, 0, 700, [&] { done = e.now(); }));
+  e.run();
+  CHECK(done == 700);
+}

@@ -1,0 +1,106 @@
+#include "sim/net/topology.h"
+
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "sim/core/error.h"
+#include "sim/net/cluster_spec.h"
+
+using namespace adaptsim;
+using namespace adaptsim::net;
+
+namespace {
+
+ClusterSpec vms(int servers) {
+  ClusterSpec c;
+  c.name = "vms";
+  c.servers = servers;
+  c.server.pcie = {16e9, 1000};
+  c.server.nic = {1.25e9, 10000};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a switched cluster routes host to host through both NICs and the switch") {
+  Topology t = build_cluster(vms(4));
+  CHECK(t.rank_count() == 4);
+  const auto& path = t.route(t.rank_host(0), t.rank_host(3));
+  // cpu0 -> nic0 (pcie), nic0 -> switch (eth), switch -> nic3 (eth), nic3 -> cpu3 (pcie)
+  REQUIRE(path.size() == 4);
+  CHECK(t.path_latency(path) == 2 * 1000 + 2 * 10000);
+  CHECK(t.path_bandwidth(path) == doctest::Approx(1.25e9));
+  CHECK(t.node(t.channel(path[1]).to).name == "switch");
+}
+
+TEST_CASE("an egress cap applies to the NIC's upstream direction only") {
+  ClusterSpec c = vms(2);
+  c.server.nic_egress_bandwidth_Bps = 0.5e9;
+  Topology t = build_cluster(c);
+  const auto& up = t.route(t.rank_host(0), t.rank_host(1));
+  CHECK(t.channel(up[1]).params.bandwidth_Bps == doctest::Approx(0.5e9));  // nic0 -> switch
+  CHECK(t.channel(up[2]).params.bandwidth_Bps == doctest::Approx(1.25e9)); // switch -> nic1
+}
+
+TEST_CASE("GPUs never forward traffic") {
+  // Two GPUs on one host, NVLinked; a third GPU's host route must not pass through a GPU.
+  ClusterSpec c = vms(1);
+  c.server.gpus = 3;
+  c.server.nvlink = {25e9, 700};
+  c.server.nvlinks = {{0, 1, 1}, {1, 2, 1}};
+  Topology t = build_cluster(c);
+  const auto& p = t.route(t.rank_gpu(0), t.rank_gpu(2));
+  for (ChannelId ch : p) {
+    const auto to = t.channel(ch).to;
+    if (to != t.rank_gpu(2)) CHECK(t.node(to).kind != NodeKind::kGpu);
+  }
+  // GPU0 -> GPU1 uses the direct NVLink.
+  const auto& direct = t.route(t.rank_gpu(0), t.rank_gpu(1));
+  REQUIRE(direct.size() == 1);
+  CHECK(t.channel(direct[0]).kind == LinkKind::kNvLink);
+}
+
+TEST_CASE("fat-tree routes spread over spines (ECMP) and stay shortest") {
+  ClusterSpec c = vms(16);
+  c.fabric.kind = FabricKind::kFatTree;
+  c.fabric.servers_per_leaf = 4;
+  c.fabric.spines = 4;
+  c.fabric.uplink = {5e9, 1000};
+  Topology t = build_cluster(c);
+  std::set<std::string> spines;
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 12; b < 16; ++b) {
+      const auto& p = t.route(t.rank_host(a), t.rank_host(b));
+      CHECK(p.size() == 6);  // cpu-nic-leaf-spine-leaf-nic-cpu
+      spines.insert(t.node(t.channel(p[2]).to).name);
+    }
+  }
+  CHECK(spines.size() > 1);
+}
+
+TEST_CASE("a WAN region without links is a disconnected topology") {
+  ClusterSpec c = vms(2);
+  c.fabric.kind = FabricKind::kWan;
+  c.fabric.regions = {{"eu", 1}, {"us", 1}};
+  Topology t = build_cluster(c);
+  CHECK_THROWS_WITH_AS(t.check_connected(), doctest::Contains("disconnected"), InputError);
+  c.fabric.wan_links = {{"eu", "us", {0.1e9, 40'000'000}}};
+  Topology ok = build_cluster(c);
+  CHECK_NOTHROW(ok.check_connected());
+  CHECK(ok.path_latency(ok.route(ok.rank_host(0), ok.rank_host(1))) == 40'000'000 + 2 * 10000 + 2 * 1000);
+}
+
+TEST_CASE("DGX-style PCIe switches put GPUs and NICs on their socket") {
+  ClusterSpec c = vms(1);
+  c.server.gpus = 4;
+  c.server.cpus = 2;
+  c.server.smp = {20e9, 500};
+  c.server.nics = 2;
+  c.server.pcie_switches = {{0, {0, 1}, {0}}, {1, {2, 3}, {1}}};
+  Topology t = build_cluster(c);
+  CHECK(t.node(t.rank_host(0)).name == "s0.cpu0");
+  CHECK(t.node(t.rank_host(3)).name == "s0.cpu1");
+  c.server.pcie_switches = {{0, {0, 9}, {}}};
+  CHECK_THROWS_AS(build_cluster(c), InputError);
+}
