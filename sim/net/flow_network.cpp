@@ -17,7 +17,7 @@ void FlowNetwork::set_capacity(ResourceId r, double capacity_Bps) {
   if (!(capacity_Bps >= 0)) throw std::invalid_argument("resource capacity must be >= 0");
   resources_.at(r).capacity = capacity_Bps;
   const ResourceId touched[] = {r};
-  reallocate(touched);
+  touch(touched);
 }
 
 FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
@@ -66,7 +66,7 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
     }
     return id;
   }
-  reallocate(f.resources);
+  touch(f.resources);
   return id;
 }
 
@@ -85,7 +85,7 @@ bool FlowNetwork::stop(FlowId id) {
   ++f.generation;
   --active_count_;
   free_flows_.push_back(id.index);
-  reallocate(touched);
+  touch(touched);
   return true;
 }
 
@@ -156,31 +156,38 @@ void FlowNetwork::on_drained(std::uint32_t index) {
   // The drain time was rounded up to the next nanosecond; whatever is left is rounding.
   for (ResourceId r : f.resources) resources_[r].carried_bytes += f.remaining;
   f.remaining = 0;
-  std::vector<ResourceId> touched = f.resources;
   detach(index);
-  reallocate(touched);
-  Flow& g = flows_[index];  // reallocate() never grows flows_, but keep the access explicit
-  engine_.schedule_after(g.latency, [this, index] { release(index); });
-  if (g.on_transmitted) {
-    Callback cb = std::move(g.on_transmitted);
-    g.on_transmitted = nullptr;
-    cb();
+  touch(f.resources);
+  engine_.schedule_after(f.latency, [this, index] { release(index); });
+  if (f.on_transmitted) {
+    Callback cb = std::move(f.on_transmitted);
+    f.on_transmitted = nullptr;
+    cb();  // may start flows and grow flows_: `f` is not used after this
   }
 }
 
-void FlowNetwork::reallocate(std::span<const ResourceId> touched) {
+void FlowNetwork::touch(std::span<const ResourceId> resources) {
+  dirty_.insert(dirty_.end(), resources.begin(), resources.end());
+  if (resolve_pending_) return;
+  resolve_pending_ = true;
+  engine_.schedule_after(0, [this] { reallocate(); });
+}
+
+void FlowNetwork::reallocate() {
+  resolve_pending_ = false;
   ++solves_;
   // 1. Collect the component reachable from the touched resources.
   ++stamp_;
   comp_flows_.clear();
   comp_resources_.clear();
   queue_.clear();
-  for (ResourceId r : touched) {
+  for (ResourceId r : dirty_) {
     if (resources_[r].stamp != stamp_) {
       resources_[r].stamp = stamp_;
       queue_.push_back(r);
     }
   }
+  dirty_.clear();
   for (std::size_t qi = 0; qi < queue_.size(); ++qi) {
     const ResourceId r = queue_[qi];
     local_index_[r] = static_cast<std::uint32_t>(comp_resources_.size());

@@ -9,7 +9,9 @@
 //
 // Recomputation is incremental: a change only re-solves the connected component of flows and
 // resources that it touches (flows linked through shared resources), because the max-min
-// allocation of one component is independent of every other.
+// allocation of one component is independent of every other. Changes within one instant are
+// coalesced: they mark resources dirty and a single re-solve runs after the instant's other
+// events (no simulated time passes in between, so no byte is sent at a stale rate).
 
 #include <cstdint>
 #include <functional>
@@ -97,7 +99,9 @@ class FlowNetwork {
   };
 
   void settle(Flow& f);  // accounts bytes sent since f.updated at f.rate
-  void reallocate(std::span<const ResourceId> touched);
+  // Marks resources as changed and schedules the coalesced re-solve for this instant.
+  void touch(std::span<const ResourceId> resources);
+  void reallocate();
   void schedule_drain(std::uint32_t index);
   void on_drained(std::uint32_t index);
   void detach(std::uint32_t index);
@@ -111,6 +115,9 @@ class FlowNetwork {
   std::uint32_t stamp_ = 0;
   std::uint64_t solves_ = 0;
   std::uint64_t flows_rerated_ = 0;
+
+  std::vector<ResourceId> dirty_;
+  bool resolve_pending_ = false;
 
   // Scratch for reallocate().
   MaxMinSolver solver_;

@@ -1,0 +1,39 @@
+#pragma once
+// Output files: written whole to a temporary file in the target directory, then renamed, so a run
+// that fails or is interrupted never leaves a half-written CSV behind.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace adaptsim::io {
+
+// Atomically replaces `path` with `content` (temp file + rename in the same directory).
+// Throws RuntimeFailure naming the path on any I/O error.
+void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// A tidy table: one header row, then rows of the same width. Values are written as given,
+// quoted only when they contain a comma, quote or newline (RFC 4180).
+class CsvTable {
+ public:
+  explicit CsvTable(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  const std::vector<std::string>& columns() const { return columns_; }
+  void add_row(std::vector<std::string> row);  // throws std::logic_error on a width mismatch
+  std::size_t size() const { return rows_.size(); }
+  std::string render() const;
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Fixed-point and general number formatting for CSV cells: locale-independent and identical on
+// every run, so CSVs compare byte for byte.
+std::string fmt_fixed(double value, int decimals);
+std::string fmt_general(double value, int significant = 6);
+
+// 64-bit FNV-1a of a byte string, as 16 hex digits (manifest fingerprint of inputs).
+std::string fnv1a_hex(std::string_view bytes);
+
+}  // namespace adaptsim::io

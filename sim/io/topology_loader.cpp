@@ -1,0 +1,207 @@
+#include "sim/io/topology_loader.h"
+
+#include "sim/core/error.h"
+
+namespace adaptsim::io {
+namespace {
+
+net::LinkParams read_link(MapReader& parent, std::string_view key) {
+  MapReader m = parent.map(key);
+  net::LinkParams p;
+  p.bandwidth_Bps = m.bandwidth_Bps("bandwidth");
+  p.latency_ns = m.duration_ns("latency");
+  m.finish();
+  return p;
+}
+
+net::LinkParams read_link_fields(MapReader& m) {
+  net::LinkParams p;
+  p.bandwidth_Bps = m.bandwidth_Bps("bandwidth");
+  p.latency_ns = m.duration_ns("latency");
+  return p;
+}
+
+std::vector<int> int_list(MapReader& m, std::string_view key) {
+  std::vector<int> out;
+  if (!m.has(key)) {
+    m.accept(key);
+    return out;
+  }
+  for (std::int64_t v : m.integer_list(key)) out.push_back(static_cast<int>(v));
+  return out;
+}
+
+net::ServerSpec read_server(MapReader& s) {
+  net::ServerSpec sv;
+  sv.gpus = static_cast<int>(s.integer_or("gpus", 1, 1, 1 << 16));
+  sv.gpu_model = s.string_or("gpu_model", "");
+  if (auto gpu = s.optional_map("gpu")) {
+    sv.gpu_reduce_bandwidth_Bps = gpu->bandwidth_Bps_or("reduce_bandwidth", 0);
+    gpu->finish();
+  }
+  sv.cpus = static_cast<int>(s.integer_or("cpus", 1, 1, 64));
+  if (auto cpu = s.optional_map("cpu")) {
+    sv.cpu_reduce_bandwidth_Bps = cpu->bandwidth_Bps_or("reduce_bandwidth", 0);
+    sv.cpu_loopback_bandwidth_Bps = cpu->bandwidth_Bps_or("loopback_bandwidth", 0);
+    cpu->finish();
+  }
+  if (sv.cpus > 1) {
+    sv.smp = read_link(s, "smp");
+  } else {
+    s.accept("smp");
+  }
+  sv.pcie = read_link(s, "pcie");
+  if (s.has("pcie_switches")) {
+    const auto items = s.list("pcie_switches");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      MapReader ps = MapReader::item_map(s, "pcie_switches", i, items[i]);
+      net::PcieSwitchSpec spec;
+      spec.cpu = static_cast<int>(ps.integer_or("cpu", 0, 0, sv.cpus - 1));
+      spec.gpus = int_list(ps, "gpus");
+      spec.nics = int_list(ps, "nics");
+      ps.finish();
+      sv.pcie_switches.push_back(spec);
+    }
+  } else {
+    s.accept("pcie_switches");
+  }
+  if (auto nv = s.optional_map("nvlink")) {
+    sv.nvlink = read_link_fields(*nv);
+    const auto links = nv->list("links");
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const YAML::Node& l = links[i];
+      if (!l.IsSequence() || (l.size() != 2 && l.size() != 3)) {
+        nv->fail("links", "entry " + std::to_string(i) +
+                              " must be [gpu_a, gpu_b] or [gpu_a, gpu_b, link_count]");
+      }
+      try {
+        sv.nvlinks.push_back({l[0].as<int>(), l[1].as<int>(), l.size() == 3 ? l[2].as<int>() : 1});
+      } catch (const YAML::Exception&) {
+        nv->fail("links", "entry " + std::to_string(i) + " must hold integers");
+      }
+    }
+    nv->finish();
+  }
+  if (auto nvs = s.optional_map("nvswitch")) {
+    sv.nvswitch = read_link_fields(*nvs);
+    nvs->finish();
+  }
+  MapReader nic = s.map("nic");
+  sv.nics = static_cast<int>(nic.integer_or("count", 1, 0, 64));
+  const std::string kind = nic.choice_or("kind", {"ethernet", "infiniband"}, "ethernet");
+  sv.nic_kind = kind == "ethernet" ? net::LinkKind::kEthernet : net::LinkKind::kInfiniBand;
+  sv.nic = read_link_fields(nic);
+  if (nic.has("egress_bandwidth")) {
+    sv.nic_egress_bandwidth_Bps = nic.bandwidth_Bps("egress_bandwidth");
+  } else {
+    nic.accept("egress_bandwidth");
+  }
+  nic.finish();
+  s.finish();
+  return sv;
+}
+
+net::FabricSpec read_fabric(MapReader& f, int servers) {
+  net::FabricSpec fb;
+  const std::string kind = f.choice("kind", {"switch", "fat_tree", "wan"});
+  if (kind == "switch") {
+    fb.kind = net::FabricKind::kSwitch;
+  } else if (kind == "fat_tree") {
+    fb.kind = net::FabricKind::kFatTree;
+    fb.servers_per_leaf = static_cast<int>(f.integer("servers_per_leaf", 1));
+    fb.spines = static_cast<int>(f.integer("spines", 1));
+    fb.uplink = read_link(f, "uplink");
+  } else {
+    fb.kind = net::FabricKind::kWan;
+    const auto regions = f.list("regions");
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+      MapReader r = MapReader::item_map(f, "regions", i, regions[i]);
+      fb.regions.push_back(
+          {r.string("name"), static_cast<int>(r.integer("servers", 0, servers))});
+      r.finish();
+    }
+    const auto links = f.list("links");
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      MapReader l = MapReader::item_map(f, "links", i, links[i]);
+      const auto between = l.string_list("between");
+      if (between.size() != 2) l.fail("between", "expected two region names");
+      fb.wan_links.push_back({between[0], between[1], read_link_fields(l)});
+      l.finish();
+    }
+  }
+  f.finish();
+  return fb;
+}
+
+}  // namespace
+
+LoadedTopology load_topology(const std::filesystem::path& path, const Params& overrides) {
+  Document doc = Document::load_file(path);
+  MapReader top(doc, doc.root(), "");
+
+  // Parameters: declared defaults, then the scenario's overrides.
+  auto params = std::make_shared<Params>();
+  LoadedTopology out;
+  if (auto p = top.optional_map("params")) {
+    for (auto it = p->node().begin(); it != p->node().end(); ++it) {
+      const std::string name = it->first.Scalar();
+      p->accept(name);
+      (*params)[name] = Param{it->second, doc.where(it->second)};
+    }
+  }
+  for (const auto& [name, value] : overrides) {
+    auto it = params->find(name);
+    if (it == params->end()) {
+      std::vector<std::string> names;
+      for (const auto& [k, _] : *params) names.push_back(k);
+      const std::string guess = closest(name, names);
+      std::string declared;
+      for (const auto& n : names) declared += (declared.empty() ? "" : ", ") + n;
+      throw InputError(value.where + ": key 'topology.params." + name + "': topology " +
+                       path.filename().string() + " has no parameter '" + name + "'" +
+                       (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                       "; it declares: " + (declared.empty() ? "none" : declared));
+    }
+    it->second = value;
+  }
+  for (const auto& [name, p] : *params) {
+    out.params.emplace_back(name, p.value.IsScalar() ? p.value.Scalar()
+                                  : p.value.IsMap() && p.value["value"]
+                                      ? p.value["value"].Scalar()
+                                      : YAML::Dump(p.value));
+  }
+  top.set_params(params);
+
+  net::ClusterSpec& spec = out.spec;
+  spec.name = top.string("name");
+  spec.description = top.string_or("description", "");
+  // A WAN topology may leave `servers` out: it is then the sum over its regions.
+  const bool derive_servers = !top.has("servers");
+  spec.servers = derive_servers ? (1 << 20) : static_cast<int>(top.integer("servers", 1, 1 << 20));
+  MapReader server = top.map("server");
+  spec.server = read_server(server);
+  MapReader fabric = top.map("fabric");
+  spec.fabric = read_fabric(fabric, spec.servers);
+  if (derive_servers) {
+    if (spec.fabric.kind != net::FabricKind::kWan) top.fail("servers", "missing required key");
+    spec.servers = 0;
+    for (const auto& r : spec.fabric.regions) spec.servers += r.servers;
+    if (spec.servers == 0) fabric.fail("regions", "the regions hold no servers");
+  }
+  top.finish();
+  out.path = path;
+  out.quantities = top.quantities();
+  return out;
+}
+
+std::vector<std::string> topology_parameters(const std::filesystem::path& path) {
+  Document doc = Document::load_file(path);
+  std::vector<std::string> names;
+  const YAML::Node params = doc.root()["params"];
+  if (params.IsMap()) {
+    for (auto it = params.begin(); it != params.end(); ++it) names.push_back(it->first.Scalar());
+  }
+  return names;
+}
+
+}  // namespace adaptsim::io

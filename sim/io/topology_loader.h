@@ -1,0 +1,33 @@
+#pragma once
+// Reads a topology file (topologies/*.yaml) into a net::ClusterSpec.
+//
+// A topology declares named parameters with defaults under `params:` and refers to them as
+// "${name}" anywhere in its body; a scenario overrides them (topology: {params: {servers: 16}}).
+// Every quantity carries its unit and, in the shipped files, its source:
+//   nic:
+//     bandwidth: {value: 10Gbps, source: "..."}
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/io/yaml_reader.h"
+#include "sim/net/cluster_spec.h"
+
+namespace adaptsim::io {
+
+struct LoadedTopology {
+  net::ClusterSpec spec;
+  std::filesystem::path path;
+  std::vector<SourcedQuantity> quantities;            // every quantity read, with its source
+  std::vector<std::pair<std::string, std::string>> params;  // resolved parameter values (text)
+};
+
+// `overrides`: parameter values set by a scenario; each names where it was given. An override of
+// an undeclared parameter is an error located at the override.
+LoadedTopology load_topology(const std::filesystem::path& path, const Params& overrides = {});
+
+// The parameter names a topology declares (for `simctl list topologies`).
+std::vector<std::string> topology_parameters(const std::filesystem::path& path);
+
+}  // namespace adaptsim::io

@@ -1,0 +1,508 @@
+#include "sim/io/yaml_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/core/units.h"
+
+namespace adaptsim::io {
+namespace {
+
+std::string describe(const YAML::Node& n) {
+  if (!n.IsDefined()) return "nothing";
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Scalar: return "\"" + n.Scalar() + "\"";
+    default: return "nothing";
+  }
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) {
+    if (!s.empty()) s += ", ";
+    s += x;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Document
+
+Document Document::parse_string(const std::string& text, const std::string& label) {
+  Document d;
+  d.label_ = label;
+  d.path_ = label;
+  bool blank = true;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && line[first] != '#') {
+      blank = false;
+      break;
+    }
+  }
+  if (blank) throw InputError(label + ": empty file (expected a YAML mapping of keys)");
+  if (text.find('\0') != std::string::npos) {
+    throw InputError(label + ": not a YAML file (it contains binary data)");
+  }
+  try {
+    d.pristine_ = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!d.pristine_.IsMap()) {
+    throw InputError(label + ":" + std::to_string(d.pristine_.Mark().line + 1) +
+                     ": expected a YAML mapping of keys at the top level, got " +
+                     describe(d.pristine_));
+  }
+  d.root_ = YAML::Clone(d.pristine_);
+  return d;
+}
+
+Document Document::load_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot read the file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  Document d = parse_string(ss.str(), path.string());
+  d.path_ = path;
+  return d;
+}
+
+Document Document::clone() const {
+  Document d;
+  d.label_ = label_;
+  d.path_ = path_;
+  d.pristine_ = pristine_;
+  d.root_ = YAML::Clone(pristine_);
+  for (const Override& o : overrides_) d.set(o.key, o.text, o.origin);
+  return d;
+}
+
+void Document::set(std::string_view dotted_key, const std::string& yaml_text,
+                   const std::string& origin) {
+  overrides_.push_back({std::string(dotted_key), yaml_text, origin});
+  YAML::Node value;
+  try {
+    value = YAML::Load(yaml_text);
+  } catch (const YAML::Exception&) {
+    value = YAML::Node(yaml_text);
+  }
+  if (!value.IsDefined() || value.IsNull()) value = YAML::Node(yaml_text);
+
+  // Split into segments; at each map prefer the longest key that matches the remaining path.
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : dotted_key) {
+    if (c == '.') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  for (const auto& p : parts) {
+    if (p.empty()) throw InputError(origin + ": malformed key '" + std::string(dotted_key) + "'");
+  }
+  YAML::Node node = root_;
+  std::size_t i = 0;
+  while (true) {
+    if (!node.IsMap()) {
+      if (node.IsNull() || !node.IsDefined()) {
+        node = YAML::Node(YAML::NodeType::Map);
+      } else {
+        throw InputError(origin + ": key '" + std::string(dotted_key) +
+                         "' goes through a value that is not a mapping");
+      }
+    }
+    // Longest existing key made of parts[i..j].
+    std::size_t take = 1;
+    for (std::size_t j = parts.size(); j > i + 1; --j) {
+      std::string joined = parts[i];
+      for (std::size_t k = i + 1; k < j; ++k) joined += "." + parts[k];
+      if (node[joined].IsDefined() && !node[joined].IsNull()) {
+        take = j - i;
+        break;
+      }
+    }
+    std::string key = parts[i];
+    for (std::size_t k = i + 1; k < i + take; ++k) key += "." + parts[k];
+    i += take;
+    if (i == parts.size()) {
+      node[key] = value;
+      origins_.emplace_back(node[key], origin);
+      return;
+    }
+    YAML::Node child = node[key];
+    if (!child.IsDefined() || child.IsNull()) {
+      node[key] = YAML::Node(YAML::NodeType::Map);
+    }
+    node.reset(node[key]);
+  }
+}
+
+std::string Document::where(const YAML::Node& node) const {
+  for (const auto& [n, origin] : origins_) {
+    if (node.is(n)) return origin;
+  }
+  const int line = node.Mark().line;
+  if (line >= 0) return label_ + ":" + std::to_string(line + 1);
+  return label_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MapReader
+
+MapReader::MapReader(const Document& doc, YAML::Node node, std::string path)
+    : doc_(&doc),
+      node_(node),
+      path_(std::move(path)),
+      quantities_(std::make_shared<std::vector<SourcedQuantity>>()) {
+  if (!node_.IsMap()) {
+    const std::string what = path_.empty() ? "the top level" : "key '" + path_ + "'";
+    throw InputError(doc.where(node_) + ": " + what + ": expected a mapping of keys, got " +
+                     describe(node_));
+  }
+}
+
+std::string MapReader::key_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+bool MapReader::has(std::string_view key) const {
+  const YAML::Node n = node_;
+  YAML::Node v = n[std::string(key)];
+  if (v.IsDefined() && v.IsScalar() && params_) {
+    const std::string& text = v.Scalar();
+    if (text.size() > 3 && text.rfind("${", 0) == 0 && text.back() == '}') {
+      auto it = params_->find(std::string_view(text).substr(2, text.size() - 3));
+      if (it != params_->end()) v = it->second.value;
+    }
+  }
+  return v.IsDefined() && !v.IsNull();
+}
+
+YAML::Node MapReader::lookup(std::string_view key) {
+  const YAML::Node n = node_;
+  YAML::Node v = n[std::string(key)];
+  if (v.IsDefined() && v.IsScalar()) {
+    const std::string& text = v.Scalar();
+    if (text.size() > 3 && text.rfind("${", 0) == 0 && text.back() == '}') {
+      const std::string name = text.substr(2, text.size() - 3);
+      const Param* p = nullptr;
+      if (params_) {
+        auto it = params_->find(name);
+        if (it != params_->end()) p = &it->second;
+      }
+      if (!p) {
+        std::vector<std::string> names;
+        if (params_) {
+          for (const auto& [k, _] : *params_) names.push_back(k);
+        }
+        const std::string guess = closest(name, names);
+        fail(key, "refers to an undeclared parameter ${" + name + "}" +
+                      (guess.empty() ? "" : " (did you mean ${" + guess + "}?)"));
+      }
+      substituted_where_[std::string(key)] = p->where;
+      return p->value;
+    }
+  }
+  return v;
+}
+
+MapReader MapReader::child(YAML::Node node, std::string path) const {
+  MapReader r(*doc_, node, std::move(path));
+  r.quantities_ = quantities_;
+  r.params_ = params_;
+  return r;
+}
+
+void MapReader::fail(std::string_view key, const std::string& message) const {
+  std::string where;
+  if (auto it = substituted_where_.find(key); it != substituted_where_.end()) {
+    where = it->second;
+  } else {
+    const YAML::Node n = node_;
+    const YAML::Node v = n[std::string(key)];
+    where = v.IsDefined() ? doc_->where(v) : doc_->where(node_);
+  }
+  throw InputError(where + ": key '" + key_path(key) + "': " + message);
+}
+
+void MapReader::fail_here(const std::string& message) const {
+  const std::string what = path_.empty() ? "" : "key '" + path_ + "': ";
+  throw InputError(doc_->where(node_) + ": " + what + message);
+}
+
+YAML::Node MapReader::required(std::string_view key) {
+  used_.emplace(key);
+  YAML::Node v = lookup(key);
+  if (!v.IsDefined() || v.IsNull()) fail(key, "missing required key");
+  return v;
+}
+
+YAML::Node MapReader::scalar(std::string_view key, std::string_view expected) {
+  YAML::Node v = required(key);
+  if (!v.IsScalar()) fail(key, "expected " + std::string(expected) + ", got " + describe(v));
+  return v;
+}
+
+std::string MapReader::string(std::string_view key) { return scalar(key, "a string").Scalar(); }
+
+std::int64_t MapReader::integer(std::string_view key, std::int64_t min, std::int64_t max) {
+  YAML::Node v = scalar(key, "an integer");
+  std::int64_t x;
+  try {
+    x = v.as<std::int64_t>();
+  } catch (const YAML::Exception&) {
+    fail(key, "expected an integer, got " + describe(v));
+  }
+  if (x < min || x > max) {
+    std::string range = min != INT64_MIN && max != INT64_MAX
+                            ? "between " + std::to_string(min) + " and " + std::to_string(max)
+                        : min != INT64_MIN ? ">= " + std::to_string(min)
+                                           : "<= " + std::to_string(max);
+    fail(key, "expected an integer " + range + ", got " + std::to_string(x));
+  }
+  return x;
+}
+
+double MapReader::number(std::string_view key) {
+  YAML::Node v = scalar(key, "a number");
+  try {
+    return v.as<double>();
+  } catch (const YAML::Exception&) {
+    fail(key, "expected a number, got " + describe(v));
+  }
+}
+
+bool MapReader::boolean(std::string_view key) {
+  YAML::Node v = scalar(key, "true or false");
+  try {
+    return v.as<bool>();
+  } catch (const YAML::Exception&) {
+    fail(key, "expected true or false, got " + describe(v));
+  }
+}
+
+std::string MapReader::quantity_text(std::string_view key) {
+  YAML::Node v = required(key);
+  std::string text, source;
+  if (v.IsMap()) {
+    MapReader q = child(v, key_path(key));
+    text = q.string("value");
+    source = q.string_or("source", "");
+    q.finish();
+  } else if (v.IsScalar()) {
+    text = v.Scalar();
+  } else {
+    fail(key, "expected a quantity with a unit (or {value: ..., source: ...}), got " + describe(v));
+  }
+  quantities_->push_back({key_path(key), text, source});
+  return text;
+}
+
+namespace {
+template <typename F>
+auto parse_or_fail(MapReader& r, std::string_view key, const std::string& text, F parse) {
+  try {
+    return parse(text);
+  } catch (const InputError& e) {
+    r.fail(key, e.what());
+  }
+}
+}  // namespace
+
+double MapReader::bandwidth_Bps(std::string_view key) {
+  return parse_or_fail(*this, key, quantity_text(key),
+                       [](const std::string& t) { return parse_bandwidth_Bps(t); });
+}
+
+TimeNs MapReader::duration_ns(std::string_view key) {
+  return parse_or_fail(*this, key, quantity_text(key),
+                       [](const std::string& t) { return parse_duration_ns(t); });
+}
+
+std::uint64_t MapReader::size_bytes(std::string_view key) {
+  return parse_or_fail(*this, key, quantity_text(key),
+                       [](const std::string& t) { return parse_size_bytes(t); });
+}
+
+MapReader MapReader::map(std::string_view key) {
+  YAML::Node v = required(key);
+  if (!v.IsMap()) fail(key, "expected a mapping of keys, got " + describe(v));
+  return child(v, key_path(key));
+}
+
+std::optional<MapReader> MapReader::optional_map(std::string_view key) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return std::nullopt;
+  }
+  return map(key);
+}
+
+std::vector<YAML::Node> MapReader::list(std::string_view key) {
+  YAML::Node v = required(key);
+  if (!v.IsSequence()) fail(key, "expected a list, got " + describe(v));
+  return std::vector<YAML::Node>(v.begin(), v.end());
+}
+
+std::vector<std::string> MapReader::string_list(std::string_view key) {
+  std::vector<std::string> out;
+  for (const YAML::Node& item : list(key)) {
+    if (!item.IsScalar()) fail(key, "expected a list of strings, found " + describe(item));
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> MapReader::integer_list(std::string_view key) {
+  std::vector<std::int64_t> out;
+  for (const YAML::Node& item : list(key)) {
+    try {
+      if (!item.IsScalar()) throw YAML::Exception(item.Mark(), "");
+      out.push_back(item.as<std::int64_t>());
+    } catch (const YAML::Exception&) {
+      fail(key, "expected a list of integers, found " + describe(item));
+    }
+  }
+  return out;
+}
+
+std::string MapReader::string_or(std::string_view key, std::string fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return string(key);
+}
+
+std::int64_t MapReader::integer_or(std::string_view key, std::int64_t fallback, std::int64_t min,
+                                   std::int64_t max) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return integer(key, min, max);
+}
+
+double MapReader::number_or(std::string_view key, double fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return number(key);
+}
+
+bool MapReader::boolean_or(std::string_view key, bool fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return boolean(key);
+}
+
+double MapReader::bandwidth_Bps_or(std::string_view key, double fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return bandwidth_Bps(key);
+}
+
+TimeNs MapReader::duration_ns_or(std::string_view key, TimeNs fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return duration_ns(key);
+}
+
+std::uint64_t MapReader::size_bytes_or(std::string_view key, std::uint64_t fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return size_bytes(key);
+}
+
+std::string MapReader::choice(std::string_view key, const std::vector<std::string>& allowed) {
+  const std::string v = string(key);
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+    const std::string guess = closest(v, allowed);
+    fail(key, "expected one of " + join(allowed) + ", got \"" + v + "\"" +
+                  (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
+  }
+  return v;
+}
+
+std::string MapReader::choice_or(std::string_view key, const std::vector<std::string>& allowed,
+                                 std::string fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return choice(key, allowed);
+}
+
+void MapReader::accept(std::string_view key) { used_.emplace(key); }
+
+void MapReader::finish() {
+  std::vector<std::string> known(used_.begin(), used_.end());
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (used_.count(key)) continue;
+    const std::string guess = closest(key, known);
+    throw InputError(doc_->where(it->first) + ": unknown key '" + key_path(key) + "'" +
+                     (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                     "; expected one of: " + join(known));
+  }
+}
+
+MapReader MapReader::item_map(const MapReader& parent, std::string_view key, std::size_t index,
+                              const YAML::Node& item) {
+  const std::string path = parent.key_path(key) + "[" + std::to_string(index) + "]";
+  if (!item.IsMap()) {
+    throw InputError(parent.doc_->where(item) + ": key '" + path +
+                     "': expected a mapping of keys, got " + describe(item));
+  }
+  return parent.child(item, path);
+}
+
+}  // namespace adaptsim::io

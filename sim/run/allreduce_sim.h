@@ -1,0 +1,31 @@
+#pragma once
+// One simulated all-reduce: every rank of the topology starts the collective at time 0; the
+// result is the time the last rank holds the reduced data.
+
+#include <cstdint>
+
+#include "sim/coll/allreduce.h"
+#include "sim/coll/sim_transport.h"
+#include "sim/net/cluster_spec.h"
+
+namespace adaptsim::run {
+
+struct AllReduceSimOptions {
+  coll::SimTransportOptions transport;
+  coll::AllReduceOptions algorithm;
+  coll::DType dtype = coll::DType::kF32;
+};
+
+struct AllReduceSimResult {
+  TimeNs time_ns = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t events = 0;
+};
+
+AllReduceSimResult simulate_allreduce(const net::Topology& topology, coll::StrategyKind strategy,
+                                      std::uint64_t bytes, const AllReduceSimOptions& options);
+
+// nccl-tests' bus bandwidth factor for all-reduce: 2(n-1)/n.
+inline double allreduce_bus_factor(int n) { return n > 1 ? 2.0 * (n - 1) / n : 0.0; }
+
+}  // namespace adaptsim::run

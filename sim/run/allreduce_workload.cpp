@@ -1,0 +1,142 @@
+// workload.kind = allreduce: an nccl-tests-style sweep of message sizes for each strategy.
+//
+//   workload:
+//     kind: allreduce
+//     strategies: [STAR, CLASSIC_RING]   # or "all"
+//     min_bytes: 8B
+//     max_bytes: 1GiB
+//     step_factor: 4
+//     dtype: float32
+//     endpoint: host          # host: staged through host memory and NICs (KungFu, MPI); gpu: direct
+//     chunk_size: 1MiB        # KungFu's chunk size
+//     connection: serialized  # one message at a time per rank pair (TCP), or parallel
+//     per_message_overhead: 0us
+
+#include <memory>
+
+#include "sim/core/error.h"
+#include "sim/io/output.h"
+#include "sim/run/allreduce_sim.h"
+#include "sim/run/workload.h"
+
+namespace adaptsim::run {
+namespace {
+
+class AllReduceWorkload final : public Workload {
+ public:
+  AllReduceWorkload(const io::LoadedTopology& topology, std::vector<coll::StrategyKind> strategies,
+                    std::vector<std::uint64_t> sizes, AllReduceSimOptions options)
+      : spec_(topology.spec),
+        strategies_(std::move(strategies)),
+        sizes_(std::move(sizes)),
+        options_(options) {
+    // Validate the topology once here, so bad input fails before any task runs.
+    net::Topology t = net::build_cluster(spec_);
+    t.check_connected();
+    ranks_ = t.rank_count();
+  }
+
+  std::vector<std::string> columns() const override {
+    return {"mode",  "topology",   "n_ranks",     "strategy",   "size_bytes",
+            "count", "dtype",      "time_us",     "algbw_GBps", "busbw_GBps"};
+  }
+
+  std::vector<Task> tasks() const override {
+    std::vector<Task> out;
+    for (coll::StrategyKind s : strategies_) {
+      for (std::uint64_t size : sizes_) {
+        out.push_back({[this, s, size] { return std::vector<Row>{run_one(s, size)}; }});
+      }
+    }
+    return out;
+  }
+
+ private:
+  Row run_one(coll::StrategyKind strategy, std::uint64_t size) const {
+    const net::Topology topology = net::build_cluster(spec_);
+    const std::size_t esize = coll::dtype_size(options_.dtype);
+    const std::uint64_t count = size / esize;
+    const AllReduceSimResult r = simulate_allreduce(topology, strategy, count * esize, options_);
+    const double seconds = to_seconds(r.time_ns);
+    const double algbw = seconds > 0 ? static_cast<double>(count * esize) / seconds / 1e9 : 0.0;
+    return {"sim",
+            spec_.name,
+            std::to_string(ranks_),
+            std::string(coll::strategy_name(strategy)),
+            std::to_string(count * esize),
+            std::to_string(count),
+            std::string(coll::dtype_name(options_.dtype)),
+            io::fmt_fixed(to_us(r.time_ns), 3),
+            io::fmt_fixed(algbw, 6),
+            io::fmt_fixed(algbw * allreduce_bus_factor(ranks_), 6)};
+  }
+
+  net::ClusterSpec spec_;
+  std::vector<coll::StrategyKind> strategies_;
+  std::vector<std::uint64_t> sizes_;
+  AllReduceSimOptions options_;
+  int ranks_ = 0;
+};
+
+std::vector<coll::StrategyKind> read_strategies(io::MapReader& w) {
+  std::vector<std::string> names;
+  const YAML::Node node = w.node()["strategies"];
+  if (node.IsScalar() && node.Scalar() == "all") {
+    w.accept("strategies");
+    for (coll::StrategyKind k : coll::all_strategies()) names.emplace_back(coll::strategy_name(k));
+  } else {
+    names = w.string_list("strategies");
+  }
+  if (names.empty()) w.fail("strategies", "expected at least one strategy");
+  std::vector<std::string> known;
+  for (coll::StrategyKind k : coll::all_strategies()) known.emplace_back(coll::strategy_name(k));
+  std::vector<coll::StrategyKind> out;
+  for (const auto& name : names) {
+    auto k = coll::parse_strategy(name);
+    if (!k) {
+      const std::string guess = io::closest(name, known);
+      w.fail("strategies", "unknown strategy \"" + name + "\"" +
+                               (guess.empty() ? "" : " (did you mean " + guess + "?)") +
+                               "; `simctl list strategies` shows all");
+    }
+    out.push_back(*k);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const PointContext& ctx) {
+  if (ctx.mode == Mode::kLive) {
+    w.fail_here("workload 'allreduce' has no live mode in this build; use adaptsim-tcp for live "
+                "all-reduce sweeps");
+  }
+  auto strategies = read_strategies(w);
+  const std::uint64_t min_bytes = w.size_bytes("min_bytes");
+  const std::uint64_t max_bytes = w.size_bytes("max_bytes");
+  const std::int64_t factor = w.integer_or("step_factor", 2, 2, 1024);
+  if (max_bytes < min_bytes) w.fail("max_bytes", "must be >= min_bytes");
+  AllReduceSimOptions options;
+  const std::string dtype = w.choice_or(
+      "dtype", {"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"}, "float32");
+  options.dtype = *coll::parse_dtype(dtype);
+  const std::string endpoint = w.choice_or("endpoint", {"host", "gpu"}, "host");
+  options.transport.endpoint = endpoint == "host" ? coll::Endpoint::kHost : coll::Endpoint::kGpu;
+  options.algorithm.chunk_bytes = w.size_bytes_or("chunk_size", 1 << 20);
+  if (options.algorithm.chunk_bytes == 0) w.fail("chunk_size", "must be > 0");
+  const std::string connection = w.choice_or("connection", {"serialized", "parallel"}, "serialized");
+  options.transport.serialize_per_peer = connection == "serialized";
+  options.transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
+  w.finish();
+
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t s = std::max<std::uint64_t>(min_bytes, 1); s <= max_bytes;
+       s *= static_cast<std::uint64_t>(factor)) {
+    sizes.push_back(s);
+    if (s > max_bytes / static_cast<std::uint64_t>(factor)) break;
+  }
+  return std::make_unique<AllReduceWorkload>(ctx.topology, std::move(strategies), std::move(sizes),
+                                             options);
+}
+
+}  // namespace adaptsim::run

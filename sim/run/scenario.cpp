@@ -1,0 +1,170 @@
+#include "sim/run/scenario.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/io/output.h"
+
+namespace adaptsim::run {
+namespace {
+
+std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;  // YAML text of each value
+};
+
+std::vector<SweepAxis> read_sweep(io::MapReader& top) {
+  std::vector<SweepAxis> axes;
+  if (!top.has("sweep")) {
+    top.accept("sweep");
+    return axes;
+  }
+  io::MapReader sweep = top.map("sweep");
+  for (auto it = sweep.node().begin(); it != sweep.node().end(); ++it) {
+    const std::string key = it->first.Scalar();
+    sweep.accept(key);
+    if (key == "sweep" || key.rfind("sweep.", 0) == 0) {
+      sweep.fail(key, "a sweep cannot change the sweep itself");
+    }
+    const auto values = sweep.list(key);
+    if (values.empty()) sweep.fail(key, "expected a non-empty list of values");
+    SweepAxis axis{key, {}};
+    for (const YAML::Node& v : values) {
+      YAML::Emitter e;
+      e.SetMapFormat(YAML::Flow);
+      e.SetSeqFormat(YAML::Flow);
+      e << v;
+      axis.values.emplace_back(e.c_str());
+    }
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+std::string column_name(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& dir,
+                         std::uint64_t seed, Mode mode,
+                         std::vector<std::pair<std::string, std::string>> assignments) {
+  io::MapReader top(doc, doc.root(), "");
+  top.accept("name");
+  top.accept("description");
+  top.accept("seed");
+  top.accept("mode");
+  top.accept("sweep");
+  top.accept("output");
+
+  io::MapReader topo = top.map("topology");
+  std::filesystem::path file = topo.string("file");
+  if (file.is_relative()) file = dir / file;
+  if (!std::filesystem::exists(file)) {
+    topo.fail("file", "topology file " + file.string() + " does not exist");
+  }
+  io::Params overrides;
+  if (auto params = topo.optional_map("params")) {
+    for (auto it = params->node().begin(); it != params->node().end(); ++it) {
+      const std::string name = it->first.Scalar();
+      params->accept(name);
+      overrides[name] = io::Param{it->second, doc.where(it->second)};
+    }
+  }
+  topo.finish();
+
+  ScenarioPoint point;
+  point.assignments = std::move(assignments);
+  point.topology = io::load_topology(file, overrides);
+
+  io::MapReader w = top.map("workload");
+  std::vector<std::string> kinds;
+  for (const auto& k : workload_kinds()) kinds.push_back(k.name);
+  const std::string kind = w.choice("kind", kinds);
+  const PointContext ctx{point.topology, seed, mode};
+  for (const auto& k : workload_kinds()) {
+    if (k.name == kind) point.workload = k.parse(w, ctx);
+  }
+  top.finish();
+  return point;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides,
+                       std::optional<std::uint64_t> seed) {
+  io::Document base = io::Document::load_file(path);
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw InputError("--set " + o + ": expected key=value (e.g. --set topology.params.servers=16)");
+    }
+    base.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
+  }
+
+  Scenario sc;
+  sc.path = path;
+  sc.file_hash = io::fnv1a_hex(read_bytes(path));
+  sc.overrides = overrides;
+  {
+    YAML::Emitter e;
+    e << base.root();
+    sc.resolved_yaml = e.c_str();
+  }
+  io::MapReader top(base, base.root(), "");
+  sc.name = top.string("name");
+  for (char c : sc.name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
+      top.fail("name", "use letters, digits, '-', '_' and '.' only (it names output files)");
+    }
+  }
+  sc.description = top.string_or("description", "");
+  sc.seed = seed ? *seed : static_cast<std::uint64_t>(top.integer_or("seed", 1, 0));
+  sc.mode = top.choice_or("mode", {"sim", "live"}, "sim") == "live" ? Mode::kLive : Mode::kSim;
+  if (auto out = top.optional_map("output")) {
+    sc.csv_name = out->string_or("csv", sc.name + ".csv");
+    if (sc.csv_name.find('/') != std::string::npos) {
+      out->fail("csv", "expected a file name, not a path (use simctl run -o DIR for the folder)");
+    }
+    out->finish();
+  } else {
+    sc.csv_name = sc.name + ".csv";
+  }
+  const std::vector<SweepAxis> axes = read_sweep(top);
+  for (const auto& a : axes) sc.sweep_columns.push_back(column_name(a.key));
+
+  // Cartesian product, first axis outermost.
+  std::vector<std::size_t> index(axes.size(), 0);
+  const std::filesystem::path dir = path.parent_path();
+  while (true) {
+    io::Document doc = base.clone();
+    std::vector<std::pair<std::string, std::string>> assignments;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const std::string& value = axes[a].values[index[a]];
+      doc.set(axes[a].key, value, "sweep " + axes[a].key + "=" + value + " (" + path.string() + ")");
+      assignments.emplace_back(axes[a].key, value);
+    }
+    sc.points.push_back(load_point(doc, dir, sc.seed, sc.mode, std::move(assignments)));
+    if (axes.empty()) break;
+    bool wrapped = true;  // the odometer rolled over: every combination is done
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      if (++index[a] < axes[a].values.size()) {
+        wrapped = false;
+        break;
+      }
+      index[a] = 0;
+    }
+    if (wrapped) break;
+  }
+  return sc;
+}
+
+}  // namespace adaptsim::run

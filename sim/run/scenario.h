@@ -1,0 +1,54 @@
+#pragma once
+// A scenario file (scenarios/*.yaml), validated completely before anything runs:
+//
+//   name: allreduce
+//   description: ...
+//   seed: 1
+//   mode: sim                       # or live
+//   topology:
+//     file: ../topologies/cloud-vms.yaml   # relative to this file
+//     params: {servers: 8}
+//   workload: {kind: allreduce, ...}       # see the workload kinds
+//   sweep:                                 # optional: the cartesian product of these values
+//     topology.params.servers: [2, 4, 8]
+//   output:
+//     csv: allreduce.csv
+//
+// Command-line overrides (--set key=value) apply to the file before the sweep is expanded; each
+// sweep point is the file plus its assignments, parsed and validated on its own.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/run/workload.h"
+
+namespace adaptsim::run {
+
+struct ScenarioPoint {
+  std::vector<std::pair<std::string, std::string>> assignments;  // (sweep key, value text)
+  io::LoadedTopology topology;
+  std::unique_ptr<Workload> workload;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::filesystem::path path;
+  std::string file_hash;       // FNV-1a of the file's bytes
+  std::string resolved_yaml;   // the file with --set overrides applied
+  std::vector<std::string> overrides;  // "key=value" as given
+  std::uint64_t seed = 1;
+  Mode mode = Mode::kSim;
+  std::string csv_name;
+  std::vector<std::string> sweep_columns;  // one per sweep key
+  std::vector<ScenarioPoint> points;
+};
+
+// Loads and validates everything; throws InputError with file, line and key on any problem.
+// `overrides`: "key=value" strings from --set. `seed`: overrides the file's seed when set.
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides,
+                       std::optional<std::uint64_t> seed = std::nullopt);
+
+}  // namespace adaptsim::run

@@ -1,0 +1,52 @@
+#pragma once
+// A workload is what a scenario simulates at each sweep point (an all-reduce sweep, a training
+// run, ...). Each kind parses its own `workload:` section and splits its work into independent
+// tasks that produce CSV rows; the runner schedules the tasks on a thread pool.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/io/topology_loader.h"
+#include "sim/io/yaml_reader.h"
+
+namespace adaptsim::run {
+
+enum class Mode { kSim, kLive };
+
+using Row = std::vector<std::string>;
+
+struct Task {
+  std::function<std::vector<Row>()> run;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // Column names, units in the names (time_us, busbw_GBps). Identical at every sweep point.
+  virtual std::vector<std::string> columns() const = 0;
+  virtual std::vector<Task> tasks() const = 0;
+};
+
+// What a workload parser may look at besides its own section.
+struct PointContext {
+  const io::LoadedTopology& topology;
+  std::uint64_t seed;
+  Mode mode;
+};
+
+struct WorkloadKind {
+  std::string name;
+  std::string summary;
+  std::function<std::unique_ptr<Workload>(io::MapReader&, const PointContext&)> parse;
+};
+
+// The workload kinds this build knows.
+const std::vector<WorkloadKind>& workload_kinds();
+
+// Defined by each workload.
+std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const PointContext& ctx);
+
+}  // namespace adaptsim::run

@@ -1,0 +1,13 @@
+#include "sim/run/workload.h"
+
+namespace adaptsim::run {
+
+const std::vector<WorkloadKind>& workload_kinds() {
+  static const std::vector<WorkloadKind> kKinds = {
+      {"allreduce", "nccl-tests-style all-reduce size sweep over strategies",
+       parse_allreduce_workload},
+  };
+  return kKinds;
+}
+
+}  // namespace adaptsim::run
