@@ -87,7 +87,8 @@ double parse_with(std::string_view text, std::span<const Unit> units, std::strin
   for (const Unit& u : units) {
     if (u.name == unit) {
       if (value < 0) {
-        throw InputError("expected a non-negative " + std::string(what) + ", got \"" +
+        // `what` reads "a bandwidth": drop the article after "a non-negative".
+        throw InputError("expected a non-negative " + std::string(what.substr(2)) + ", got \"" +
                          std::string(trim(text)) + "\"");
       }
       return value * u.factor;

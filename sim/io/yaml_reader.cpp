@@ -80,16 +80,16 @@ Document Document::parse_string(const std::string& text, const std::string& labe
     throw InputError(label + ": not a YAML file (it contains binary data)");
   }
   try {
-    d.pristine_ = YAML::Load(text);
+    d.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
-  if (!d.pristine_.IsMap()) {
-    throw InputError(label + ":" + std::to_string(d.pristine_.Mark().line + 1) +
+  if (!d.root_.IsMap()) {
+    throw InputError(label + ":" + std::to_string(d.root_.Mark().line + 1) +
                      ": expected a YAML mapping of keys at the top level, got " +
-                     describe(d.pristine_));
+                     describe(d.root_));
   }
-  d.root_ = YAML::Clone(d.pristine_);
+  d.text_ = text;
   return d;
 }
 
@@ -107,8 +107,8 @@ Document Document::clone() const {
   Document d;
   d.label_ = label_;
   d.path_ = path_;
-  d.pristine_ = pristine_;
-  d.root_ = YAML::Clone(pristine_);
+  d.text_ = text_;
+  d.root_ = YAML::Load(text_);
   for (const Override& o : overrides_) d.set(o.key, o.text, o.origin);
   return d;
 }
@@ -272,7 +272,18 @@ void MapReader::fail_here(const std::string& message) const {
 YAML::Node MapReader::required(std::string_view key) {
   used_.emplace(key);
   YAML::Node v = lookup(key);
-  if (!v.IsDefined() || v.IsNull()) fail(key, "missing required key");
+  if (!v.IsDefined() || v.IsNull()) {
+    // A present, unread key one edit away from the missing one is probably a typo of it (one
+    // edit only: min_bytes and max_bytes are two apart and both legitimate).
+    std::string guess;
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      const std::string& k = it->first.Scalar();
+      if (!used_.count(k) && edit_distance(k, key) == 1) guess = k;
+    }
+    fail(key, "missing required key" +
+                  (guess.empty() ? std::string() : " (did you mean '" + std::string(key) +
+                                                       "' instead of '" + guess + "'?)"));
+  }
   return v;
 }
 

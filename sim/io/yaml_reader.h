@@ -54,7 +54,7 @@ class Document {
  private:
   std::string label_;
   std::filesystem::path path_;
-  YAML::Node pristine_;  // as parsed, never modified
+  std::string text_;  // the file's text: clones re-parse it, since YAML::Clone drops line marks
   YAML::Node root_;
   struct Override {
     std::string key, text, origin;

@@ -1,0 +1,170 @@
+// End-to-end tests of the simctl binary: bad input gives one line naming file, line and key,
+// exit code 2 and no output files; the same scenario and seed give byte-identical CSVs.
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(SIMCTL_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
+
+// A scratch folder per test with a valid small scenario that tests then break.
+struct Scratch {
+  fs::path dir;
+  explicit Scratch(const std::string& name) : dir(fs::temp_directory_path() / ("simctl_test_" + name)) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    return dir / name;
+  }
+  std::string scenario(const std::string& workload_extra = "", const std::string& topology_file = "") const {
+    const std::string topo = topology_file.empty() ? (kRoot / "topologies/cloud-vms.yaml").string() : topology_file;
+    return "name: small\nseed: 3\ntopology:\n  file: " + topo +
+           "\n  params: {servers: 4}\nworkload:\n  kind: allreduce\n  strategies: [STAR, "
+           "CLASSIC_RING]\n  min_bytes: 1KiB\n  max_bytes: 4MiB\n  step_factor: 4\n" +
+           workload_extra;
+  }
+  bool out_is_empty() const { return !fs::exists(dir / "out") || fs::is_empty(dir / "out"); }
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expect_input_error(const Scratch& s, const fs::path& scenario, const std::string& expected) {
+  const Result r = run("run " + scenario.string() + " -o " + (s.dir / "out").string());
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find(expected) != std::string::npos, "output was: " << r.output);
+  // One line.
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK(s.out_is_empty());
+}
+
+}  // namespace
+
+TEST_CASE("a valid scenario runs and writes its CSV and manifest") {
+  Scratch s("ok");
+  const auto sc = s.write("small.yaml", s.scenario());
+  const Result r = run("run " + sc.string() + " -o " + (s.dir / "out").string());
+  CHECK(r.code == 0);
+  CHECK(fs::exists(s.dir / "out" / "small.csv"));
+  CHECK(fs::exists(s.dir / "out" / "small.manifest.json"));
+  const std::string csv = read_file(s.dir / "out" / "small.csv");
+  CHECK(csv.rfind("mode,topology,n_ranks,strategy,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps\n", 0) == 0);
+  // 2 strategies x 4 sizes (1 KiB, 4 KiB, ..., 1 MiB, 4 MiB: 1K*4^k <= 4M -> k = 0..6: 7 sizes).
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 7);
+  const std::string manifest = read_file(s.dir / "out" / "small.manifest.json");
+  CHECK(manifest.find("\"seed\": 3") != std::string::npos);
+  CHECK(manifest.find("\"version\"") != std::string::npos);
+  CHECK(manifest.find("\"wall_time_s\"") != std::string::npos);
+}
+
+TEST_CASE("the same scenario and seed give byte-identical CSVs, whatever the thread count") {
+  Scratch s("determinism");
+  const auto sc = s.write("small.yaml", s.scenario());
+  REQUIRE(run("run " + sc.string() + " --threads 1 -o " + (s.dir / "a").string()).code == 0);
+  REQUIRE(run("run " + sc.string() + " --threads 2 -o " + (s.dir / "b").string()).code == 0);
+  const std::string a = read_file(s.dir / "a" / "small.csv");
+  CHECK(!a.empty());
+  CHECK(a == read_file(s.dir / "b" / "small.csv"));
+  // The shipped all-reduce scenario too.
+  REQUIRE(run("run " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " + (s.dir / "c").string()).code == 0);
+  REQUIRE(run("run " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " + (s.dir / "d").string()).code == 0);
+  CHECK(read_file(s.dir / "c" / "allreduce.csv") == read_file(s.dir / "d" / "allreduce.csv"));
+}
+
+TEST_CASE("unknown strategy") {
+  Scratch s("strategy");
+  std::string text = s.scenario();
+  text.replace(text.find("CLASSIC_RING"), 12, "CLASIC_RING");
+  expect_input_error(s, s.write("x.yaml", text),
+                     "x.yaml:8: key 'workload.strategies': unknown strategy \"CLASIC_RING\" (did you mean CLASSIC_RING?)");
+}
+
+TEST_CASE("negative and unit-less bandwidth in a --set override and in a topology file") {
+  Scratch s("bandwidth");
+  const auto sc = s.write("x.yaml", s.scenario());
+  Result r = run("run " + sc.string() + " -o " + (s.dir / "out").string() +
+                 " --set topology.params.nic_bandwidth=-5Gbps");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--set topology.params.nic_bandwidth=-5Gbps: key 'server.nic.bandwidth': expected a non-negative bandwidth") != std::string::npos);
+  r = run("run " + sc.string() + " -o " + (s.dir / "out").string() + " --set topology.params.nic_bandwidth=10");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("bare number \"10\"") != std::string::npos);
+  CHECK(s.out_is_empty());
+}
+
+TEST_CASE("disconnected topology") {
+  Scratch s("disconnected");
+  std::string topo = read_file(kRoot / "topologies/wan-regions.yaml");
+  topo = topo.substr(0, topo.find("  links:")) + "  links:\n    - {between: [us, eu], bandwidth: 1Gbps, latency: 40ms}\n";
+  const auto t = s.write("wan.yaml", topo);
+  std::string text = s.scenario("", t.string());
+  text.replace(text.find("  params: {servers: 4}"), 22, "  params: {}");
+  expect_input_error(s, s.write("x.yaml", text), "disconnected topology");
+}
+
+TEST_CASE("missing required key, wrong type, unknown key") {
+  Scratch s("keys");
+  std::string missing = s.scenario();
+  missing.replace(missing.find("  min_bytes: 1KiB\n"), 18, "");
+  expect_input_error(s, s.write("m.yaml", missing), "m.yaml:7: key 'workload.min_bytes': missing required key");
+
+  std::string wrong = s.scenario();
+  wrong.replace(wrong.find("step_factor: 4"), 14, "step_factor: four");
+  expect_input_error(s, s.write("w.yaml", wrong), "w.yaml:11: key 'workload.step_factor': expected an integer, got \"four\"");
+
+  const std::string typo = s.scenario("  chunk_sise: 1MiB\n");
+  expect_input_error(s, s.write("t.yaml", typo), "t.yaml:12: unknown key 'workload.chunk_sise' (did you mean 'chunk_size'?)");
+}
+
+TEST_CASE("empty file and non-YAML file") {
+  Scratch s("files");
+  expect_input_error(s, s.write("empty.yaml", ""), "empty.yaml: empty file");
+  expect_input_error(s, s.write("junk.yaml", "{{{ not: [yaml\n"), "junk.yaml:");
+  std::string binary(64, '\0');
+  binary[3] = 'x';
+  expect_input_error(s, s.write("bin.yaml", binary), "bin.yaml: not a YAML file");
+  expect_input_error(s, s.dir / "does-not-exist.yaml", "does-not-exist.yaml: cannot read the file");
+}
+
+TEST_CASE("validate, list and version") {
+  CHECK(run("validate " + (kRoot / "scenarios/allreduce.yaml").string()).code == 0);
+  const Result l = run("list strategies");
+  CHECK(l.code == 0);
+  CHECK(l.output.find("MULTI_BINARY_TREE_STAR") != std::string::npos);
+  CHECK(run("list topologies").output.find("dgx1.yaml") != std::string::npos);
+  CHECK(run("--version").output.rfind("simctl ", 0) == 0);
+  CHECK(run("frobnicate").code == 2);
+}
