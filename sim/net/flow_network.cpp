@@ -8,8 +8,10 @@ namespace adaptsim::net {
 
 ResourceId FlowNetwork::add_resource(double capacity_Bps, std::string name) {
   if (!(capacity_Bps >= 0)) throw std::invalid_argument("resource capacity must be >= 0");
-  resources_.push_back(Resource{capacity_Bps, std::move(name), {}, 0.0, 0});
-  local_index_.push_back(0);
+  Resource r;
+  r.capacity = capacity_Bps;
+  r.name = std::move(name);
+  resources_.push_back(std::move(r));
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
@@ -40,9 +42,9 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
   f.cap = spec.rate_cap_Bps;
   f.updated = engine_.now();
   f.latency = spec.latency;
+  f.drain_at = kTimeNever;
   f.on_complete = std::move(spec.on_complete);
   f.on_transmitted = std::move(spec.on_transmitted);
-  f.drain_event = {};
   f.in_use = true;
   ++active_count_;
   const FlowId id{index, f.generation};
@@ -55,17 +57,20 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
     return id;
   }
   f.transmitting = true;
-  for (ResourceId r : f.resources) resources_[r].flows.push_back(index);
   if (f.resources.empty()) {
     // Crosses no shared resource: only its own cap limits it.
     f.rate = f.cap;
     if (std::isfinite(f.rate)) {
-      schedule_drain(index);
+      if (std::isfinite(f.remaining)) {
+        f.drain_at = engine_.now() + seconds_to_ns_ceil(f.remaining / f.rate);
+        drain_update(index);
+      }
     } else if (std::isfinite(f.remaining)) {
       engine_.schedule_after(0, [this, index] { on_drained(index); });
     }
     return id;
   }
+  for (ResourceId r : f.resources) resources_[r].flows.push_back(index);
   touch(f.resources);
   return id;
 }
@@ -75,8 +80,8 @@ bool FlowNetwork::stop(FlowId id) {
   Flow& f = flows_[id.index];
   if (!f.in_use || f.generation != id.generation) return false;
   if (!f.transmitting) return false;  // already in its latency tail: let it complete
-  engine_.cancel(f.drain_event);
   settle(f);
+  drain_remove(id.index);
   std::vector<ResourceId> touched = f.resources;
   detach(id.index);
   f.on_complete = nullptr;
@@ -101,7 +106,7 @@ double FlowNetwork::bytes_carried(ResourceId r) const {
   // Include what active flows have sent since they were last settled.
   for (std::uint32_t fi : resources_[r].flows) {
     const Flow& f = flows_[fi];
-    total += f.rate * to_seconds(engine_.now() - f.updated);
+    total += std::min(f.remaining, f.rate * to_seconds(engine_.now() - f.updated));
   }
   return total;
 }
@@ -139,23 +144,13 @@ void FlowNetwork::release(std::uint32_t index) {
   if (cb) cb();
 }
 
-void FlowNetwork::schedule_drain(std::uint32_t index) {
-  Flow& f = flows_[index];
-  engine_.cancel(f.drain_event);
-  f.drain_event = {};
-  if (!(f.rate > 0) || !std::isfinite(f.remaining)) return;  // stalled, or background traffic
-  const TimeNs delay = seconds_to_ns_ceil(f.remaining / f.rate);
-  f.drain_event = engine_.schedule_after(std::max<TimeNs>(delay, 0),
-                                         [this, index] { on_drained(index); });
-}
-
 void FlowNetwork::on_drained(std::uint32_t index) {
   Flow& f = flows_[index];
-  f.drain_event = {};
   settle(f);
   // The drain time was rounded up to the next nanosecond; whatever is left is rounding.
   for (ResourceId r : f.resources) resources_[r].carried_bytes += f.remaining;
   f.remaining = 0;
+  f.drain_at = kTimeNever;
   detach(index);
   touch(f.resources);
   engine_.schedule_after(f.latency, [this, index] { release(index); });
@@ -166,6 +161,102 @@ void FlowNetwork::on_drained(std::uint32_t index) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Drain-time heap
+
+bool FlowNetwork::drain_less(std::uint32_t a, std::uint32_t b) const {
+  const TimeNs ta = flows_[a].drain_at, tb = flows_[b].drain_at;
+  return ta != tb ? ta < tb : a < b;  // index breaks ties: deterministic order
+}
+
+void FlowNetwork::drain_swap(std::size_t a, std::size_t b) {
+  std::swap(drain_heap_[a], drain_heap_[b]);
+  flows_[drain_heap_[a]].heap_pos = static_cast<std::uint32_t>(a);
+  flows_[drain_heap_[b]].heap_pos = static_cast<std::uint32_t>(b);
+}
+
+void FlowNetwork::drain_sift_up(std::size_t pos) {
+  while (pos > 0) {
+    const std::size_t parent = (pos - 1) / 2;
+    if (!drain_less(drain_heap_[pos], drain_heap_[parent])) break;
+    drain_swap(pos, parent);
+    pos = parent;
+  }
+}
+
+void FlowNetwork::drain_sift_down(std::size_t pos) {
+  const std::size_t n = drain_heap_.size();
+  while (true) {
+    std::size_t best = pos;
+    const std::size_t l = 2 * pos + 1, r = l + 1;
+    if (l < n && drain_less(drain_heap_[l], drain_heap_[best])) best = l;
+    if (r < n && drain_less(drain_heap_[r], drain_heap_[best])) best = r;
+    if (best == pos) return;
+    drain_swap(pos, best);
+    pos = best;
+  }
+}
+
+void FlowNetwork::drain_remove(std::uint32_t index) {
+  Flow& f = flows_[index];
+  if (f.heap_pos == kNotQueued) return;
+  const std::size_t pos = f.heap_pos;
+  drain_swap(pos, drain_heap_.size() - 1);
+  drain_heap_.pop_back();
+  f.heap_pos = kNotQueued;
+  if (pos < drain_heap_.size()) {
+    drain_sift_up(pos);
+    drain_sift_down(flows_[drain_heap_[pos]].heap_pos);
+  }
+  rearm_drain_event();
+}
+
+void FlowNetwork::drain_update(std::uint32_t index) {
+  Flow& f = flows_[index];
+  if (f.drain_at == kTimeNever) {
+    drain_remove(index);
+    return;
+  }
+  if (f.heap_pos == kNotQueued) {
+    f.heap_pos = static_cast<std::uint32_t>(drain_heap_.size());
+    drain_heap_.push_back(index);
+    drain_sift_up(f.heap_pos);
+  } else {
+    drain_sift_up(f.heap_pos);
+    drain_sift_down(f.heap_pos);
+  }
+  rearm_drain_event();
+}
+
+void FlowNetwork::rearm_drain_event() {
+  const TimeNs next = drain_heap_.empty() ? kTimeNever : flows_[drain_heap_.front()].drain_at;
+  if (next == drain_event_at_) return;
+  engine_.cancel(drain_event_);
+  drain_event_ = {};
+  drain_event_at_ = next;
+  if (next != kTimeNever) drain_event_ = engine_.schedule_at(next, [this] { on_drain_event(); });
+}
+
+void FlowNetwork::on_drain_event() {
+  drain_event_ = {};
+  drain_event_at_ = kTimeNever;
+  const TimeNs now = engine_.now();
+  // Every flow due now, in (time, index) order. on_drained may start flows (touch only marks
+  // resources; the re-solve runs later in this instant), so the heap is stable here.
+  while (!drain_heap_.empty() && flows_[drain_heap_.front()].drain_at <= now) {
+    const std::uint32_t index = drain_heap_.front();
+    drain_swap(0, drain_heap_.size() - 1);
+    drain_heap_.pop_back();
+    flows_[index].heap_pos = kNotQueued;
+    if (!drain_heap_.empty()) drain_sift_down(0);
+    on_drained(index);
+  }
+  rearm_drain_event();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-solve
+
 void FlowNetwork::touch(std::span<const ResourceId> resources) {
   dirty_.insert(dirty_.end(), resources.begin(), resources.end());
   if (resolve_pending_) return;
@@ -173,10 +264,78 @@ void FlowNetwork::touch(std::span<const ResourceId> resources) {
   engine_.schedule_after(0, [this] { reallocate(); });
 }
 
+namespace {
+bool fill_later(const auto& a, const auto& b) {
+  if (a.share != b.share) return a.share > b.share;
+  if (a.cap != b.cap) return a.cap;  // resources before caps at equal shares
+  return a.id > b.id;
+}
+}  // namespace
+
+void FlowNetwork::fill_component() {
+  // Progressive filling (see MaxMinSolver, the reference implementation with its own tests),
+  // run in place over the persistent per-resource flow lists.
+  fill_heap_.clear();
+  for (ResourceId r : comp_resources_) {
+    Resource& res = resources_[r];
+    res.remaining = res.capacity;
+    res.unfrozen = static_cast<std::uint32_t>(res.flows.size());
+    ++res.version;
+    if (res.unfrozen > 0) fill_heap_.push_back({res.remaining / res.unfrozen, r, res.version, false});
+  }
+  for (std::uint32_t fi : comp_flows_) {
+    Flow& f = flows_[fi];
+    f.frozen = false;
+    if (f.cap != MaxMinSolver::kUncapped) fill_heap_.push_back({f.cap, fi, 0, true});
+  }
+  std::make_heap(fill_heap_.begin(), fill_heap_.end(), fill_later<FillItem, FillItem>);
+
+  std::size_t left = comp_flows_.size();
+  auto freeze = [&](std::uint32_t fi, double rate, std::uint32_t except) {
+    Flow& f = flows_[fi];
+    f.frozen = true;
+    new_rates_[f.stamp] = rate;  // f.stamp holds the flow's position in comp_flows_ here
+    --left;
+    // No heap push here: freezing flows at the current minimum share only raises the other
+    // resources' shares, so their heap keys stay lower bounds and are refreshed when popped.
+    for (ResourceId r : f.resources) {
+      if (r == except) continue;
+      Resource& res = resources_[r];
+      res.remaining = std::max(0.0, res.remaining - rate);
+      --res.unfrozen;
+      ++res.version;
+    }
+  };
+  while (left > 0 && !fill_heap_.empty()) {
+    std::pop_heap(fill_heap_.begin(), fill_heap_.end(), fill_later<FillItem, FillItem>);
+    const FillItem item = fill_heap_.back();
+    fill_heap_.pop_back();
+    if (item.cap) {
+      if (!flows_[item.id].frozen) freeze(item.id, item.share, UINT32_MAX);
+      continue;
+    }
+    Resource& res = resources_[item.id];
+    if (res.unfrozen == 0) continue;  // all its flows are frozen already
+    if (item.version != res.version) {
+      // Stale key (a lower bound): re-queue at the current share.
+      fill_heap_.push_back({res.remaining / res.unfrozen, item.id, res.version, false});
+      std::push_heap(fill_heap_.begin(), fill_heap_.end(), fill_later<FillItem, FillItem>);
+      continue;
+    }
+    const double share = std::max(0.0, res.remaining / res.unfrozen);
+    for (std::uint32_t fi : res.flows) {
+      if (!flows_[fi].frozen) freeze(fi, share, item.id);
+    }
+    res.remaining = 0;
+    res.unfrozen = 0;
+    ++res.version;
+  }
+}
+
 void FlowNetwork::reallocate() {
   resolve_pending_ = false;
   ++solves_;
-  // 1. Collect the component reachable from the touched resources.
+  // 1. The component reachable from the touched resources through shared flows.
   ++stamp_;
   comp_flows_.clear();
   comp_resources_.clear();
@@ -190,7 +349,6 @@ void FlowNetwork::reallocate() {
   dirty_.clear();
   for (std::size_t qi = 0; qi < queue_.size(); ++qi) {
     const ResourceId r = queue_[qi];
-    local_index_[r] = static_cast<std::uint32_t>(comp_resources_.size());
     comp_resources_.push_back(r);
     for (std::uint32_t fi : resources_[r].flows) {
       Flow& f = flows_[fi];
@@ -207,37 +365,27 @@ void FlowNetwork::reallocate() {
   }
   if (comp_flows_.empty()) return;
 
-  // 2. Build the local problem and solve it.
-  local_capacity_.resize(comp_resources_.size());
-  for (std::size_t i = 0; i < comp_resources_.size(); ++i) {
-    local_capacity_[i] = resources_[comp_resources_[i]].capacity;
-  }
-  local_links_.clear();
-  for (std::uint32_t fi : comp_flows_) {
-    for (ResourceId r : flows_[fi].resources) local_links_.push_back(local_index_[r]);
-  }
-  local_paths_.resize(comp_flows_.size());
-  local_caps_.resize(comp_flows_.size());
-  local_rates_.resize(comp_flows_.size());
-  std::size_t offset = 0;
+  // 2. Solve. Flow stamps are reused as positions into new_rates_ for the duration.
+  new_rates_.assign(comp_flows_.size(), 0.0);
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
-    const Flow& f = flows_[comp_flows_[i]];
-    local_paths_[i] = std::span<const std::uint32_t>(local_links_.data() + offset, f.resources.size());
-    offset += f.resources.size();
-    local_caps_[i] = f.cap;
+    flows_[comp_flows_[i]].stamp = static_cast<std::uint32_t>(i);
   }
-  solver_.solve(local_capacity_, local_paths_, local_caps_, local_rates_);
+  fill_component();
 
-  // 3. Apply: settle bytes at the old rate, then reschedule the flows whose rate changed.
+  // 3. Apply: settle bytes at the old rate, then move the flows whose rate changed.
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
     const std::uint32_t fi = comp_flows_[i];
     Flow& f = flows_[fi];
-    const double new_rate = local_rates_[i];
-    if (new_rate == f.rate && f.drain_event.valid()) continue;
+    f.stamp = stamp_;
+    const double new_rate = new_rates_[i];
+    if (new_rate == f.rate && f.heap_pos != kNotQueued) continue;
     settle(f);
     f.rate = new_rate;
     ++flows_rerated_;
-    schedule_drain(fi);
+    f.drain_at = (f.rate > 0 && std::isfinite(f.remaining))
+                     ? engine_.now() + seconds_to_ns_ceil(f.remaining / f.rate)
+                     : kTimeNever;
+    drain_update(fi);
   }
 }
 

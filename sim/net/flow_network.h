@@ -75,12 +75,18 @@ class FlowNetwork {
   std::uint64_t flows_rerated() const { return flows_rerated_; }
 
  private:
+  static constexpr std::uint32_t kNotQueued = UINT32_MAX;
+
   struct Resource {
     double capacity;
     std::string name;
     std::vector<std::uint32_t> flows;  // active (transmitting) flows crossing it
     double carried_bytes = 0;
     std::uint32_t stamp = 0;
+    // Progressive-filling scratch, valid while stamp == the current solve's stamp.
+    double remaining = 0;
+    std::uint32_t unfrozen = 0;
+    std::uint32_t version = 0;
   };
   struct Flow {
     std::vector<ResourceId> resources;
@@ -89,23 +95,42 @@ class FlowNetwork {
     double cap = MaxMinSolver::kUncapped;
     TimeNs updated = 0;
     TimeNs latency = 0;
+    TimeNs drain_at = kTimeNever;  // when the last byte leaves at the current rate
     Callback on_complete;
     Callback on_transmitted;
-    EventEngine::EventId drain_event;
     std::uint32_t generation = 0;
     std::uint32_t stamp = 0;
+    std::uint32_t heap_pos = kNotQueued;  // position in drain_heap_
     bool transmitting = false;
+    bool frozen = false;  // solve scratch
     bool in_use = false;
+  };
+  struct FillItem {
+    double share;
+    std::uint32_t id;       // resource, or flow for a rate-cap item
+    std::uint32_t version;  // resource version (stale entries are skipped)
+    bool cap;               // true: a flow's own rate cap
   };
 
   void settle(Flow& f);  // accounts bytes sent since f.updated at f.rate
   // Marks resources as changed and schedules the coalesced re-solve for this instant.
   void touch(std::span<const ResourceId> resources);
   void reallocate();
-  void schedule_drain(std::uint32_t index);
+  void fill_component();  // progressive filling over comp_flows_/comp_resources_
   void on_drained(std::uint32_t index);
   void detach(std::uint32_t index);
   void release(std::uint32_t index);
+
+  // Drain-time heap: one engine event for the earliest drain instead of one per flow, so that
+  // re-rating a flow costs a heap update, not an event cancel + reschedule.
+  bool drain_less(std::uint32_t a, std::uint32_t b) const;
+  void drain_update(std::uint32_t index);  // insert, move or (drain_at == never) remove
+  void drain_remove(std::uint32_t index);
+  void drain_sift_up(std::size_t pos);
+  void drain_sift_down(std::size_t pos);
+  void drain_swap(std::size_t a, std::size_t b);
+  void rearm_drain_event();
+  void on_drain_event();
 
   EventEngine& engine_;
   std::vector<Resource> resources_;
@@ -119,17 +144,16 @@ class FlowNetwork {
   std::vector<ResourceId> dirty_;
   bool resolve_pending_ = false;
 
+  std::vector<std::uint32_t> drain_heap_;
+  EventEngine::EventId drain_event_;
+  TimeNs drain_event_at_ = kTimeNever;
+
   // Scratch for reallocate().
-  MaxMinSolver solver_;
   std::vector<std::uint32_t> comp_flows_;
   std::vector<ResourceId> comp_resources_;
   std::vector<ResourceId> queue_;
-  std::vector<std::uint32_t> local_index_;
-  std::vector<double> local_capacity_;
-  std::vector<std::uint32_t> local_links_;
-  std::vector<std::span<const std::uint32_t>> local_paths_;
-  std::vector<double> local_caps_;
-  std::vector<double> local_rates_;
+  std::vector<FillItem> fill_heap_;
+  std::vector<double> new_rates_;
 };
 
 }  // namespace adaptsim::net
