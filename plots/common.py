@@ -32,6 +32,7 @@ def read_csv(path, required):
 
 def save(fig, path):
     """Writes atomically: a temporary file, then rename."""
+    fig.tight_layout()
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=130, bbox_inches="tight")
     plt.close(fig)

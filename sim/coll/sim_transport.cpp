@@ -50,16 +50,8 @@ class SimFabric::RankTransport final : public Transport {
     if (out.data && a.data && b.data) {
       reduce_elements(out.data, a.data, b.data, out.size / dtype_size(dtype), dtype, op);
     }
-    auto resource = fabric_.network_.reduce_resource(fabric_.endpoint_of(rank_));
-    if (!resource || out.size == 0) {
-      engine().schedule_after(0, std::move(done));
-      return;
-    }
-    net::FlowNetwork::FlowSpec spec;
-    spec.resources = {*resource};
-    spec.bytes = static_cast<double>(out.size);
-    spec.on_complete = std::move(done);
-    fabric_.network_.flows().start(std::move(spec));
+    fabric_.network_.reduce(fabric_.endpoint_of(rank_), static_cast<double>(out.size),
+                            std::move(done));
   }
 
   void copy(Bytes dst, ConstBytes src, Callback done) override {

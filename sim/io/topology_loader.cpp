@@ -43,6 +43,7 @@ net::ServerSpec read_server(MapReader& s) {
   if (auto cpu = s.optional_map("cpu")) {
     sv.cpu_reduce_bandwidth_Bps = cpu->bandwidth_Bps_or("reduce_bandwidth", 0);
     sv.cpu_loopback_bandwidth_Bps = cpu->bandwidth_Bps_or("loopback_bandwidth", 0);
+    sv.cpu_memory_bandwidth_Bps = cpu->bandwidth_Bps_or("memory_bandwidth", 0);
     cpu->finish();
   }
   if (sv.cpus > 1) {

@@ -26,6 +26,7 @@ std::vector<NodeId> add_server(Topology& topo, const ClusterSpec& spec, int s) {
     Node n{at(s, "cpu" + std::to_string(c)), NodeKind::kCpu, s};
     n.reduce_bandwidth_Bps = sv.cpu_reduce_bandwidth_Bps;
     n.loopback_bandwidth_Bps = sv.cpu_loopback_bandwidth_Bps;
+    n.memory_bandwidth_Bps = sv.cpu_memory_bandwidth_Bps;
     cpus.push_back(topo.add_node(n));
   }
   for (int c = 1; c < sv.cpus; ++c) topo.add_link(cpus[0], cpus[c], LinkKind::kSmp, sv.smp);

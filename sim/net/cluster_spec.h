@@ -29,7 +29,8 @@ struct ServerSpec {
   double gpu_reduce_bandwidth_Bps = 0;   // 0: reductions on the GPU are not charged
   int cpus = 1;                          // sockets
   double cpu_reduce_bandwidth_Bps = 0;   // element-wise sum on the host, bytes of output per s
-  double cpu_loopback_bandwidth_Bps = 0; // process-to-process copy on one host
+  double cpu_loopback_bandwidth_Bps = 0; // one process-to-process stream on one host
+  double cpu_memory_bandwidth_Bps = 0;   // per socket; 0: unbounded
   LinkParams smp;                        // between sockets (QPI/UPI), when cpus > 1
   LinkParams pcie;                       // each PCIe attachment (GPU or NIC), per direction
   std::vector<PcieSwitchSpec> pcie_switches;  // empty: GPUs and NICs attach to CPU sockets directly

@@ -1,5 +1,7 @@
 #include "sim/net/network.h"
 
+#include <algorithm>
+
 #include "sim/core/error.h"
 
 namespace adaptsim::net {
@@ -22,31 +24,56 @@ Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback
   spec.on_complete = std::move(on_done);
   spec.on_transmitted = std::move(on_transmitted);
   if (src == dst) {
-    auto it = loopback_.find(src);
-    if (it == loopback_.end()) {
-      const Node& n = topology_.node(src);
-      if (n.loopback_bandwidth_Bps <= 0) {
-        throw InputError("topology '" + topology_.name + "': node " + n.name +
-                         " hosts several communicating ranks but has no loopback bandwidth");
-      }
-      it = loopback_.emplace(src, flows_.add_resource(n.loopback_bandwidth_Bps, n.name + ".loopback"))
-               .first;
+    const Node& n = topology_.node(src);
+    if (n.loopback_bandwidth_Bps <= 0) {
+      throw InputError("topology '" + topology_.name + "': node " + n.name +
+                       " hosts several communicating ranks but has no loopback bandwidth");
     }
-    spec.resources = {it->second};
+    spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, n.loopback_bandwidth_Bps);
+    if (auto mem = memory_resource(src)) spec.resources = {*mem};
   } else {
     const auto& path = topology_.route(src, dst);
     spec.resources.assign(path.begin(), path.end());
     spec.latency = topology_.path_latency(path);
+    // Two processes on different sockets of one server still talk through a local socket: the
+    // same per-stream rate and memory traffic as on one socket, plus the inter-socket link.
+    const Node& a = topology_.node(src);
+    const Node& b = topology_.node(dst);
+    if (a.kind == NodeKind::kCpu && b.kind == NodeKind::kCpu && a.server == b.server &&
+        a.loopback_bandwidth_Bps > 0) {
+      spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, a.loopback_bandwidth_Bps);
+      if (auto mem = memory_resource(src)) spec.resources.push_back(*mem);
+    }
   }
   return flows_.start(std::move(spec));
 }
 
-std::optional<ResourceId> Network::reduce_resource(NodeId node) {
-  if (auto it = reduce_.find(node); it != reduce_.end()) return it->second;
+std::optional<ResourceId> Network::memory_resource(NodeId node) {
+  if (auto it = memory_.find(node); it != memory_.end()) return it->second;
   const Node& n = topology_.node(node);
-  if (n.reduce_bandwidth_Bps <= 0) return std::nullopt;
-  return reduce_.emplace(node, flows_.add_resource(n.reduce_bandwidth_Bps, n.name + ".reduce"))
-      .first->second;
+  std::optional<ResourceId> r;
+  if (n.memory_bandwidth_Bps > 0) {
+    // A local socket copy or an a + b reduction moves about four bytes of memory traffic per
+    // payload byte (read and write on each side of the copy; read a, read b, write out); one
+    // resource with a quarter of the bandwidth approximates both.
+    r = flows_.add_resource(n.memory_bandwidth_Bps / 4, n.name + ".memory");
+  }
+  memory_.emplace(node, r);
+  return r;
+}
+
+void Network::reduce(NodeId node, double bytes, Callback on_done) {
+  const Node& n = topology_.node(node);
+  if (n.reduce_bandwidth_Bps <= 0 || bytes <= 0) {
+    engine_.schedule_after(0, std::move(on_done));
+    return;
+  }
+  FlowNetwork::FlowSpec spec;
+  spec.bytes = bytes;
+  spec.rate_cap_Bps = n.reduce_bandwidth_Bps;
+  if (auto mem = memory_resource(node)) spec.resources = {*mem};
+  spec.on_complete = std::move(on_done);
+  flows_.start(std::move(spec));
 }
 
 void Network::set_channel_bandwidth(ChannelId channel, double bandwidth_Bps) {

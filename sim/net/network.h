@@ -29,8 +29,10 @@ class Network {
   FlowId transfer(NodeId src, NodeId dst, double bytes, Callback on_done,
                   double rate_cap_Bps = MaxMinSolver::kUncapped, Callback on_transmitted = nullptr);
 
-  // The node's reduction resource, or nullopt when reductions there are not charged.
-  std::optional<ResourceId> reduce_resource(NodeId node);
+  // Starts an element-wise reduction producing `bytes` on `node`: at the node's per-thread
+  // reduction rate, sharing its memory bandwidth. Completes at once (next event) when reductions
+  // there are free.
+  void reduce(NodeId node, double bytes, Callback on_done);
 
   // Changes one direction of a link now (time-varying capacity).
   void set_channel_bandwidth(ChannelId channel, double bandwidth_Bps);
@@ -40,8 +42,9 @@ class Network {
   EventEngine& engine_;
   const Topology& topology_;
   FlowNetwork flows_;
-  std::unordered_map<NodeId, ResourceId> loopback_;
-  std::unordered_map<NodeId, ResourceId> reduce_;
+  // A node's memory, shared by its local copies and reductions (absent: unbounded).
+  std::optional<ResourceId> memory_resource(NodeId node);
+  std::unordered_map<NodeId, std::optional<ResourceId>> memory_;
 };
 
 }  // namespace adaptsim::net

@@ -39,11 +39,16 @@ struct Node {
   std::string name;
   NodeKind kind = NodeKind::kSwitch;
   int server = -1;  // server index for in-server nodes, -1 for fabric nodes
-  // Element-wise reduction throughput of this device in bytes of output per second (0: free).
+  // Element-wise reduction throughput of one reducing thread on this device, bytes of output per
+  // second (0: reductions are free). Concurrent reductions each get this rate, bounded together
+  // by the memory bandwidth below.
   double reduce_bandwidth_Bps = 0;
-  // Copy bandwidth between two processes on this node (CPU: memory copy through a local socket);
-  // 0 if the node cannot host processes that talk to each other.
+  // One stream between two processes on this node (CPU: a local socket); 0 if the node cannot
+  // host processes that talk to each other. Concurrent streams each get this rate, bounded
+  // together by the memory bandwidth below.
   double loopback_bandwidth_Bps = 0;
+  // Aggregate memory bandwidth (0: unbounded). Local copies and reductions share it.
+  double memory_bandwidth_Bps = 0;
 };
 
 struct Channel {

@@ -89,7 +89,7 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
   std::vector<std::string> kinds;
   for (const auto& k : workload_kinds()) kinds.push_back(k.name);
   const std::string kind = w.choice("kind", kinds);
-  const PointContext ctx{point.topology, seed, mode};
+  const PointContext ctx{point.topology, seed, mode, dir};
   for (const auto& k : workload_kinds()) {
     if (k.name == kind) point.workload = k.parse(w, ctx);
   }

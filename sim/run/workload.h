@@ -4,6 +4,7 @@
 // tasks that produce CSV rows; the runner schedules the tasks on a thread pool.
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -35,6 +36,7 @@ struct PointContext {
   const io::LoadedTopology& topology;
   std::uint64_t seed;
   Mode mode;
+  std::filesystem::path scenario_dir;  // relative paths in the workload resolve against it
 };
 
 struct WorkloadKind {
@@ -48,5 +50,6 @@ const std::vector<WorkloadKind>& workload_kinds();
 
 // Defined by each workload.
 std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const PointContext& ctx);
+std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointContext& ctx);
 
 }  // namespace adaptsim::run

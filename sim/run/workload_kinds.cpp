@@ -6,6 +6,8 @@ const std::vector<WorkloadKind>& workload_kinds() {
   static const std::vector<WorkloadKind> kKinds = {
       {"allreduce", "nccl-tests-style all-reduce size sweep over strategies",
        parse_allreduce_workload},
+      {"training", "data-parallel training steps of zoo models under the compared systems",
+       parse_training_workload},
   };
   return kKinds;
 }

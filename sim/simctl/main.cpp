@@ -17,6 +17,7 @@
 #include "sim/io/topology_loader.h"
 #include "sim/run/runner.h"
 #include "sim/run/scenario.h"
+#include "sim/train/model_zoo.h"
 
 namespace fs = std::filesystem;
 using namespace adaptsim;
@@ -51,6 +52,16 @@ void list_topologies() {
     for (const auto& [k, v] : t.params) params += (params.empty() ? "" : ", ") + k + "=" + v;
     std::printf("%-28s %s\n%-28s params: %s\n", f.filename().string().c_str(),
                 t.spec.description.c_str(), "", params.c_str());
+  }
+}
+
+void list_models() {
+  for (const std::string& name : train::model_names()) {
+    const train::Model& m = train::model(name);
+    const train::ModelTotals t = m.totals();
+    std::printf("%-12s %11llu params %4zu tensors %9.3f GFLOP/%s fwd  %s\n", name.c_str(),
+                static_cast<unsigned long long>(t.parameters), t.tensors, t.forward_flops / 1e9,
+                m.sample_unit.c_str(), m.description.c_str());
   }
 }
 
@@ -120,7 +131,7 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
       if (what == "strategies") list_strategies();
       if (what == "topologies") list_topologies();
       if (what == "workloads") list_workloads();
-      if (what == "models") std::printf("(the model zoo is listed once sim/train is built in)\n");
+      if (what == "models") list_models();
       return 0;
     }
     const run::Scenario scenario = run::load_scenario(scenario_path, sets, seed);

@@ -133,8 +133,10 @@ TEST_CASE("v100: precision selects the measurement; missing models are an error"
   const DeviceProfile d = shipped("v100");
   CHECK(d.step_compute_time_s("resnet50", 112) == doctest::Approx(112 / 367.0));
   CHECK(d.step_compute_time_s("resnet50", 256, Precision::kAmp) == doctest::Approx(256 / 1200.0));
-  CHECK_THROWS_WITH_AS(d.step_compute_time_s("vgg16", 32),
-                       doctest::Contains("lists no throughput for model 'vgg16' at fp32"),
+  CHECK(d.step_compute_time_s("vgg16", 32) == doctest::Approx(32 / 242.0));  // derived entry
+  const DeviceProfile h = shipped("h100");
+  CHECK_THROWS_WITH_AS(h.step_compute_time_s("vgg16", 32),
+                       doctest::Contains("lists no throughput for model 'vgg16' at"),
                        InputError);
   CHECK_THROWS_WITH_AS(d.step_compute_time_s("resnet50", 64, Precision::kTf32),
                        doctest::Contains("(listed: "), InputError);

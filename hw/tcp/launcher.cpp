@@ -1,0 +1,277 @@
+#include "hw/tcp/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "sim/core/error.h"
+
+extern char** environ;
+
+namespace adaptsim::tcp {
+namespace {
+
+// Set by the launcher's signal handler. A signal handler can only reach static storage; this is
+// the one piece of process-wide state in hw/tcp, live only inside launch_local().
+volatile sig_atomic_t g_launcher_interrupted = 0;
+
+extern "C" void on_launcher_signal(int) {
+  g_launcher_interrupted = 1;
+}
+
+// Reaping poll period: short enough that a dead worker's peers are killed promptly after the
+// grace period, long enough to cost nothing.
+constexpr auto kPollPeriod = std::chrono::milliseconds(5);
+
+bool is_launch_variable(const char* entry) {
+  for (const char* name : {kEnvRank, kEnvSize, kEnvToken, kEnvAddresses, kEnvListenFd}) {
+    const std::size_t n = std::strlen(name);
+    if (std::strncmp(entry, name, n) == 0 && entry[n] == '=') return true;
+  }
+  return false;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (std::string& s : v)
+    out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+int parse_int(const char* name, const char* text) {
+  int v = 0;
+  const std::string_view s(text);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
+    throw InputError(std::string("environment variable ") + name + "=\"" + text +
+                     "\" is not an integer");
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string WorkerExit::describe() const {
+  std::string s = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ")";
+  if (signal != 0) {
+    s += killed_by_launcher
+             ? " was killed by the launcher"
+             : " was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  } else {
+    s += " exited with code " + std::to_string(exit_code);
+  }
+  return s;
+}
+
+bool LaunchResult::ok() const {
+  return !interrupted &&
+         std::all_of(workers.begin(), workers.end(), [](const WorkerExit& w) { return w.ok(); });
+}
+
+std::string LaunchResult::summary() const {
+  std::vector<const WorkerExit*> failed;
+  for (const WorkerExit& w : workers) {
+    if (!w.ok()) failed.push_back(&w);
+  }
+  // A worker ended by a signal nobody in the launcher sent is the likely root cause (the others
+  // fail because they lost it); then reaping order.
+  auto rank_of = [](const WorkerExit* w) {
+    return w->signal != 0 && !w->killed_by_launcher ? 0 : 1;
+  };
+  std::stable_sort(failed.begin(), failed.end(), [&](const WorkerExit* a, const WorkerExit* b) {
+    return std::pair(rank_of(a), a->exit_order) < std::pair(rank_of(b), b->exit_order);
+  });
+  std::string s;
+  for (const WorkerExit* f : failed) {
+    const WorkerExit& w = *f;
+    if (!s.empty()) s += "; ";
+    s += w.describe();
+  }
+  if (interrupted) s = "interrupted" + (s.empty() ? "" : ": " + s);
+  return s.empty() ? "all " + std::to_string(workers.size()) + " workers succeeded" : s;
+}
+
+LaunchResult launch_local(const LaunchOptions& options) {
+  if (options.procs < 1) {
+    throw InputError("--procs must be at least 1, got " + std::to_string(options.procs));
+  }
+  const int n = options.procs;
+  std::vector<UniqueFd> listeners;
+  std::vector<SocketAddress> addresses;
+  for (int r = 0; r < n; ++r) {
+    listeners.push_back(listen_tcp({options.host, 0}));
+    addresses.push_back(local_address(listeners.back().get()));
+  }
+  std::string address_list;
+  for (const SocketAddress& a : addresses) {
+    if (!address_list.empty()) address_list += ',';
+    address_list += a.str();
+  }
+  const std::string token = format_token(random_token());
+
+  // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
+  std::vector<std::string> argv =
+      options.argv.empty() ? std::vector<std::string>{options.program} : options.argv;
+  std::vector<char*> argv_c = c_strings(argv);
+  std::vector<std::string> base_env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (!is_launch_variable(*e)) base_env.emplace_back(*e);
+  }
+  std::vector<std::vector<std::string>> envs(static_cast<std::size_t>(n), base_env);
+  std::vector<std::vector<char*>> envs_c;
+  for (int r = 0; r < n; ++r) {
+    auto& env = envs[static_cast<std::size_t>(r)];
+    env.push_back(std::string(kEnvRank) + "=" + std::to_string(r));
+    env.push_back(std::string(kEnvSize) + "=" + std::to_string(n));
+    env.push_back(std::string(kEnvToken) + "=" + token);
+    env.push_back(std::string(kEnvAddresses) + "=" + address_list);
+    env.push_back(std::string(kEnvListenFd) + "=" +
+                  std::to_string(listeners[static_cast<std::size_t>(r)].get()));
+  }
+  for (auto& env : envs)
+    envs_c.push_back(c_strings(env));
+
+  g_launcher_interrupted = 0;
+  struct sigaction action {};
+  action.sa_handler = on_launcher_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {
+  }, old_term{}, old_hup{};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  sigaction(SIGHUP, &action, &old_hup);
+
+  LaunchResult result;
+  result.workers.resize(static_cast<std::size_t>(n));
+  std::vector<bool> alive(static_cast<std::size_t>(n), false);
+  const pid_t parent = ::getpid();
+  auto kill_alive = [&] {
+    for (int r = 0; r < n; ++r) {
+      auto& w = result.workers[static_cast<std::size_t>(r)];
+      if (alive[static_cast<std::size_t>(r)] && !w.killed_by_launcher) {
+        ::kill(w.pid, SIGKILL);
+        w.killed_by_launcher = true;
+      }
+    }
+  };
+
+  std::string spawn_error;
+  for (int r = 0; r < n; ++r) {
+    const int fd = listeners[static_cast<std::size_t>(r)].get();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      spawn_error = "fork: " + errno_text(errno);
+      break;
+    }
+    if (pid == 0) {
+      // Child: die with the launcher; keep only our own listening socket across exec.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGHUP, SIG_DFL);
+      const int flags = ::fcntl(fd, F_GETFD);
+      ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+      ::execve(options.program.c_str(), argv_c.data(), envs_c[static_cast<std::size_t>(r)].data());
+      const char msg[] = "adaptsim-tcp launcher: exec failed\n";
+      [[maybe_unused]] ssize_t w = ::write(2, msg, sizeof msg - 1);
+      ::_exit(127);
+    }
+    result.workers[static_cast<std::size_t>(r)].rank = r;
+    result.workers[static_cast<std::size_t>(r)].pid = pid;
+    alive[static_cast<std::size_t>(r)] = true;
+  }
+  listeners.clear();  // the workers hold their sockets now
+  if (!spawn_error.empty()) kill_alive();
+
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> first_failure;
+  int running = static_cast<int>(std::count(alive.begin(), alive.end(), true));
+  int next_exit_order = 0;
+  while (running > 0) {
+    bool reaped = false;
+    for (int r = 0; r < n; ++r) {
+      if (!alive[static_cast<std::size_t>(r)]) continue;
+      auto& w = result.workers[static_cast<std::size_t>(r)];
+      int status = 0;
+      const pid_t got = ::waitpid(w.pid, &status, WNOHANG);
+      if (got == 0) continue;
+      if (got < 0 && errno == EINTR) continue;
+      alive[static_cast<std::size_t>(r)] = false;
+      w.exit_order = next_exit_order++;
+      --running;
+      reaped = true;
+      if (got < 0) {
+        w.exit_code = 127;  // not our child any more: count it as failed
+      } else if (WIFEXITED(status)) {
+        w.exit_code = WEXITSTATUS(status);
+      } else if (WIFSIGNALED(status)) {
+        w.signal = WTERMSIG(status);
+      }
+      if (!w.ok() && !first_failure) first_failure = Clock::now();
+    }
+    if (g_launcher_interrupted) {
+      result.interrupted = true;
+      kill_alive();
+    }
+    if (first_failure &&
+        Clock::now() - *first_failure > std::chrono::nanoseconds(options.grace_ns)) {
+      kill_alive();
+    }
+    if (!reaped && running > 0) std::this_thread::sleep_for(kPollPeriod);
+  }
+
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  if (!spawn_error.empty()) throw RuntimeFailure("launching workers failed: " + spawn_error);
+  return result;
+}
+
+std::optional<LaunchedWorker> launched_worker_from_env() {
+  const char* rank = std::getenv(kEnvRank);
+  if (rank == nullptr) return std::nullopt;
+  auto need = [](const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr) {
+      throw InputError(std::string(kEnvRank) + " is set but " + name + " is missing");
+    }
+    return v;
+  };
+  LaunchedWorker w;
+  w.cluster.rank = parse_int(kEnvRank, rank);
+  const int size = parse_int(kEnvSize, need(kEnvSize));
+  w.cluster.token = parse_token(need(kEnvToken));
+  w.cluster.addresses = parse_host_list(need(kEnvAddresses));
+  if (static_cast<int>(w.cluster.addresses.size()) != size) {
+    throw InputError(std::string(kEnvAddresses) + " lists " +
+                     std::to_string(w.cluster.addresses.size()) + " addresses for " +
+                     std::to_string(size) + " ranks");
+  }
+  w.cluster.validate();
+  const int fd = parse_int(kEnvListenFd, need(kEnvListenFd));
+  int listening = 0;
+  socklen_t len = sizeof listening;
+  if (fd < 0 || ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) {
+    throw InputError(std::string(kEnvListenFd) + "=" + std::to_string(fd) +
+                     " is not a listening socket");
+  }
+  set_cloexec(fd, true);
+  w.listener = UniqueFd(fd);
+  return w;
+}
+
+}  // namespace adaptsim::tcp

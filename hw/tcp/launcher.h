@@ -1,0 +1,79 @@
+#pragma once
+// The local launcher: one parent process starts N workers on this machine (fork + exec), hands
+// each its rank and the cluster through the environment, reaps them, and never leaves one
+// running.
+//
+// The parent binds every rank's listening socket itself (port 0 on 127.0.0.1 by default) before
+// forking, and each worker inherits its own socket: the "port plan" cannot race with any other
+// process for a port, so tests can launch many clusters at once.
+//
+// Failure handling: when a worker fails (non-zero exit or a signal), the others get grace_ns to
+// notice (they fail fast on the lost connection, each with a message naming the dead peer) and
+// exit on their own; whoever is still running then is killed. Workers also die with the parent
+// (PR_SET_PDEATHSIG), and SIGINT/SIGTERM/SIGHUP to the parent kill and reap them.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/tcp/cluster_spec.h"
+#include "hw/tcp/socket_util.h"
+#include "sim/core/time.h"
+
+namespace adaptsim::tcp {
+
+// Environment of a launched worker.
+inline constexpr const char* kEnvRank = "ADAPTSIM_TCP_RANK";
+inline constexpr const char* kEnvSize = "ADAPTSIM_TCP_SIZE";
+inline constexpr const char* kEnvToken = "ADAPTSIM_TCP_TOKEN";          // hex
+inline constexpr const char* kEnvAddresses = "ADAPTSIM_TCP_ADDRESSES";  // host:port,... by rank
+inline constexpr const char* kEnvListenFd = "ADAPTSIM_TCP_LISTEN_FD";   // inherited listener
+
+struct LaunchOptions {
+  int procs = 1;
+  // The program every worker runs and its argv (argv[0] included; empty: {program}).
+  std::string program = "/proc/self/exe";
+  std::vector<std::string> argv;
+  // Where the workers listen.
+  std::string host = "127.0.0.1";
+  // After the first worker failure, how long the others may take to exit on their own before
+  // they are killed. Workers notice a dead peer at once (EOF), so this only bounds hung ones.
+  TimeNs grace_ns = 10 * kNsPerSecond;
+};
+
+struct WorkerExit {
+  int rank = 0;
+  int pid = 0;
+  int exit_code = -1;  // when it exited
+  int signal = 0;      // when a signal ended it
+  bool killed_by_launcher = false;
+  int exit_order = 0;  // 0 for the first worker reaped, 1 for the next, ...
+  bool ok() const { return signal == 0 && exit_code == 0; }
+  // "rank 2 (pid 4242) was killed by signal 9 (Killed)", "rank 0 (pid 4240) exited with code 1".
+  std::string describe() const;
+};
+
+struct LaunchResult {
+  std::vector<WorkerExit> workers;  // by rank
+  bool interrupted = false;         // the launcher got SIGINT/SIGTERM/SIGHUP
+  bool ok() const;
+  // One line naming every failed worker: those killed by a signal first (the likely root cause),
+  // then in the order they were reaped.
+  std::string summary() const;
+};
+
+// Starts options.procs workers and waits for all of them. Throws InputError for procs < 1 and
+// RuntimeFailure when the sockets or processes cannot be created (then nothing is left running).
+// Call it before the process starts any thread (it forks).
+LaunchResult launch_local(const LaunchOptions& options);
+
+// Worker side.
+struct LaunchedWorker {
+  ClusterSpec cluster;
+  UniqueFd listener;
+};
+// The cluster and listening socket a launcher passed down, or nullopt when this process was not
+// started by launch_local(). Throws InputError when the environment is malformed.
+std::optional<LaunchedWorker> launched_worker_from_env();
+
+}  // namespace adaptsim::tcp

@@ -1,0 +1,29 @@
+#pragma once
+// Rendezvous inside an `mpirun` job: MPI is used only to learn rank and size and to exchange
+// every rank's listen address (and rank 0's random token); the collectives then run over
+// TcpTransport. Compiled with MPI only where CMake found it (ADAPTSIM_TCP_HAVE_MPI); otherwise
+// mpi_rendezvous() throws.
+//
+// Open MPI refuses to run as root without --allow-run-as-root, and needs --oversubscribe for more
+// ranks than cores (e.g. many ranks on loopback).
+
+#include <optional>
+
+#include "hw/tcp/cluster_spec.h"
+
+namespace adaptsim::tcp {
+
+// True when an MPI launcher started this process: Open MPI (OMPI_COMM_WORLD_RANK), PMIx
+// (PMIX_RANK) or MPICH/Hydra (PMI_RANK).
+bool launched_by_mpirun();
+// This process's rank as the MPI launcher's environment gives it, before MPI is initialised.
+std::optional<int> mpirun_rank_from_env();
+// Whether this build can do the MPI rendezvous.
+bool mpi_rendezvous_available();
+
+// Initialises MPI, gathers every rank's `advertised` address (where the others can reach this
+// rank's listening socket), takes rank 0's random token, and finalises MPI. Throws
+// RuntimeFailure when built without MPI or when MPI fails.
+ClusterSpec mpi_rendezvous(const SocketAddress& advertised);
+
+}  // namespace adaptsim::tcp

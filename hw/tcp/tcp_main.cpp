@@ -1,0 +1,213 @@
+// adaptsim-tcp: an nccl-tests style all-reduce sweep (all_reduce_perf) across real processes,
+// with every strategy of sim/coll running over the live TCP transport.
+//
+//   adaptsim-tcp --procs 4 --strategy all --minbytes 8B --maxbytes 64MiB -o out/
+//   adaptsim-tcp --hosts 10.0.0.1:7000,10.0.0.2:7000 --rank 0 ...   (one per host)
+//   mpirun -np 4 adaptsim-tcp ...
+//
+// Exit codes: 0 success; 1 a run-time failure (a peer died, a timeout, wrong results); 2 bad
+// input (one line on stderr).
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "hw/tcp/allreduce_sweep.h"
+#include "hw/tcp/launcher.h"
+#include "hw/tcp/rendezvous.h"
+#include "sim/core/error.h"
+#include "sim/core/units.h"
+
+namespace {
+
+using namespace adaptsim;
+using namespace adaptsim::tcp;
+
+struct ToolOptions {
+  RendezvousOptions rendezvous;
+  std::string strategy = "all";
+  std::string min_bytes = "8B";
+  std::string max_bytes = "64MiB";
+  std::uint64_t step_factor = 2;
+  int iters = 20;
+  int warmup_iters = 5;
+  int check = 1;
+  std::string dtype = "float32";
+  std::string op = "sum";
+  std::string timeout = "30s";
+  std::string chunk = "1MiB";
+  std::string output_dir;
+  bool quiet = false;
+  // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
+  int fault_rank = -1;
+  std::uint64_t fault_after_sends = 0;
+};
+
+constexpr const char* kCsvName = "allreduce_tcp.csv";
+
+std::vector<coll::StrategyKind> parse_strategies(const std::string& text) {
+  std::string upper;
+  for (char c : text)
+    upper += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "ALL") return coll::all_strategies();
+  std::vector<coll::StrategyKind> out;
+  std::size_t begin = 0;
+  while (begin <= upper.size()) {
+    std::size_t end = upper.find(',', begin);
+    if (end == std::string::npos) end = upper.size();
+    const std::string name = upper.substr(begin, end - begin);
+    auto kind = coll::parse_strategy(name);
+    if (!kind) {
+      std::string known;
+      for (auto k : coll::all_strategies())
+        known += std::string(known.empty() ? "" : ", ") + std::string(coll::strategy_name(k));
+      throw InputError("--strategy: unknown strategy \"" + name + "\" (known: " + known +
+                       ", or all)");
+    }
+    out.push_back(*kind);
+    begin = end + 1;
+  }
+  return out;
+}
+
+SweepOptions sweep_options(const ToolOptions& t) {
+  SweepOptions s;
+  s.strategies = parse_strategies(t.strategy);
+  s.min_bytes = parse_size_bytes(t.min_bytes);
+  s.max_bytes = parse_size_bytes(t.max_bytes);
+  s.step_factor = t.step_factor;
+  s.iters = t.iters;
+  s.warmup_iters = t.warmup_iters;
+  s.check = t.check != 0;
+  const auto dtype = coll::parse_dtype(t.dtype);
+  if (!dtype)
+    throw InputError("--dtype: expected float32, float16, bfloat16 or float64, got \"" + t.dtype +
+                     "\"");
+  s.dtype = *dtype;
+  const auto op = coll::parse_reduce_op(t.op);
+  if (!op) throw InputError("--op: expected sum, min or max, got \"" + t.op + "\"");
+  s.op = *op;
+  s.timeout_ns = parse_duration_ns(t.timeout);
+  s.allreduce.chunk_bytes = parse_size_bytes(t.chunk);
+  validate_sweep_options(s);
+  return s;
+}
+
+int run_worker(const ToolOptions& t, const SweepOptions& sweep, RendezvousMode mode) {
+  RuntimeOptions ro;
+  ro.transport.connect_timeout_ns = sweep.timeout_ns;
+  // A message may carry a whole tensor when the chunk is larger than the tensor.
+  ro.transport.limits.max_payload_bytes =
+      std::max<std::uint64_t>(ro.transport.limits.max_payload_bytes, sweep.max_bytes);
+  const int my_rank = rank_before_connect(t.rendezvous, mode);
+  if (t.fault_rank >= 0 && t.fault_rank == my_rank) {
+    ro.transport.fault = {FaultAction::kKillProcess, t.fault_after_sends};
+  }
+  std::unique_ptr<Runtime> rt = connect_runtime(t.rendezvous, mode, ro);
+  const bool leader = rt->rank() == 0;
+  coll::StrategyKind current = sweep.strategies.front();
+  bool first = true;
+  auto on_row = [&](const SweepRow& row) {
+    if (!leader || t.quiet) return;
+    if (first || row.strategy != current) {
+      std::cout << (first ? "" : "\n")
+                << sweep_table_header(row.strategy, row.n_ranks, row.dtype, row.op) << '\n';
+      current = row.strategy;
+      first = false;
+    }
+    std::cout << sweep_table_row(row) << std::endl;
+  };
+  const std::vector<SweepRow> rows = run_allreduce_sweep(*rt, sweep, on_row);
+  std::uint64_t wrong = 0;
+  for (const SweepRow& r : rows)
+    wrong += r.wrong;
+  if (leader && !t.output_dir.empty()) {
+    const std::filesystem::path dir(t.output_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw RuntimeFailure("cannot create " + dir.string() + ": " + ec.message());
+    write_sweep_csv(dir / kCsvName, rows);
+    if (!t.quiet) std::cout << "# wrote " << (dir / kCsvName).string() << std::endl;
+  }
+  rt->shutdown();
+  if (wrong > 0) {
+    throw RuntimeFailure("rank " + std::to_string(rt->rank()) + ": " + std::to_string(wrong) +
+                         " wrong result elements");
+  }
+  return 0;
+}
+
+int run_tool(int argc, char** argv) {
+  ToolOptions t;
+  CLI::App app{"All-reduce sweep (nccl-tests style) over the live TCP transport"};
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_option("--procs", t.rendezvous.procs, "Start N worker processes on 127.0.0.1");
+  app.add_option("--hosts", t.rendezvous.hosts, "Host list host:port,... in rank order");
+  app.add_option("--rank", t.rendezvous.rank, "This process's rank in --hosts");
+  app.add_option("--token", t.rendezvous.token,
+                 "Cluster token, hex (default: derived from --hosts, random under --procs/mpirun)");
+  app.add_option("--bind", t.rendezvous.bind_host, "Address to listen on");
+  app.add_option("--ranks-per-host", t.rendezvous.ranks_per_host,
+                 "Treat rank r as being on host r/K (0: group ranks by address)");
+  app.add_option("--strategy", t.strategy, "Strategy name, comma list, or all")
+      ->capture_default_str();
+  app.add_option("-b,--minbytes", t.min_bytes, "Smallest size, e.g. 8B")->capture_default_str();
+  app.add_option("-e,--maxbytes", t.max_bytes, "Largest size, e.g. 64MiB")->capture_default_str();
+  app.add_option("-f,--stepfactor", t.step_factor, "Size multiplier between points")
+      ->capture_default_str();
+  app.add_option("-n,--iters", t.iters, "Timed iterations per point")->capture_default_str();
+  app.add_option("-w,--warmup-iters", t.warmup_iters, "Untimed iterations first")
+      ->capture_default_str();
+  app.add_option("-c,--check", t.check, "Verify results (0/1)")->capture_default_str();
+  app.add_option("-d,--dtype", t.dtype, "float32|float16|bfloat16|float64")->capture_default_str();
+  app.add_option("--op", t.op, "sum|min|max")->capture_default_str();
+  app.add_option("--timeout", t.timeout, "Limit of every blocking step, e.g. 30s")
+      ->capture_default_str();
+  app.add_option("--chunk", t.chunk, "KungFu chunk size of graph strategies")
+      ->capture_default_str();
+  app.add_option("-o,--output", t.output_dir, "Directory for allreduce_tcp.csv");
+  app.add_flag("-q,--quiet", t.quiet, "No table on stdout");
+  app.add_option("--fault-kill-rank", t.fault_rank, "Test hook: this rank dies mid-run")->group("");
+  app.add_option("--fault-after-sends", t.fault_after_sends, "Test hook: ... after N sent messages")
+      ->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw InputError(e.what());
+  }
+
+  const SweepOptions sweep = sweep_options(t);
+  const RendezvousMode mode = choose_rendezvous(t.rendezvous);
+  if (mode == RendezvousMode::kLauncher) {
+    LaunchOptions lo;
+    lo.procs = t.rendezvous.procs;
+    lo.argv.assign(argv, argv + argc);
+    lo.grace_ns = sweep.timeout_ns + 2 * kNsPerSecond;
+    const LaunchResult result = launch_local(lo);
+    if (result.ok()) return 0;
+    std::cerr << "adaptsim-tcp: launcher: " << result.summary() << std::endl;
+    return 1;
+  }
+  return run_worker(t, sweep, mode);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_tool(argc, argv);
+  } catch (const adaptsim::InputError& e) {
+    std::cerr << "adaptsim-tcp: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "adaptsim-tcp: " << e.what() << std::endl;
+    return 1;
+  }
+}

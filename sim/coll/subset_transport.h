@@ -1,0 +1,44 @@
+#pragma once
+// A communicator over a subset of another transport's ranks: member i of the subset is rank
+// members[i] of the base. Message names get a prefix so the subset's collectives never match the
+// base communicator's. (KungFu's CrossAllReduce among host masters runs this way.)
+
+#include <string>
+#include <vector>
+
+#include "sim/coll/transport.h"
+
+namespace adaptsim::coll {
+
+class SubsetTransport final : public Transport {
+ public:
+  // `base` is the transport of rank members[index]; `prefix` distinguishes the communicator.
+  SubsetTransport(Transport& base, std::vector<int> members, std::string prefix);
+
+  int rank() const override { return index_; }
+  int size() const override { return static_cast<int>(members_.size()); }
+  int host_of(int r) const override { return base_.host_of(members_.at(r)); }
+  void send(int peer, const std::string& name, ConstBytes data, Callback done) override {
+    base_.send(members_.at(peer), prefix_ + name, data, std::move(done));
+  }
+  void recv(int peer, const std::string& name, Bytes into, Callback done) override {
+    base_.recv(members_.at(peer), prefix_ + name, into, std::move(done));
+  }
+  void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
+              Callback done) override {
+    base_.reduce(out, a, b, dtype, op, std::move(done));
+  }
+  void copy(Bytes dst, ConstBytes src, Callback done) override {
+    base_.copy(dst, src, std::move(done));
+  }
+  Bytes acquire_scratch(std::size_t size) override { return base_.acquire_scratch(size); }
+  void release_scratch(Bytes buffer) override { base_.release_scratch(buffer); }
+
+ private:
+  Transport& base_;
+  std::vector<int> members_;
+  std::string prefix_;
+  int index_ = -1;
+};
+
+}  // namespace adaptsim::coll

@@ -1,0 +1,200 @@
+// workload.kind = training: data-parallel training of zoo models on every GPU of the topology,
+// under each listed system.
+//
+//   workload:
+//     kind: training
+//     models: [resnet50, mobilenetv2]
+//     batch_per_gpu: 32
+//     device: ../traces/devices/k80-half.yaml   # relative to the scenario file
+//     precision: fp32                           # default: the device's
+//     warmup_steps: 1
+//     steps: 4                                  # measured steps
+//     connection: serialized                    # host transport, as in the allreduce workload
+//     per_message_overhead: 0us
+//     systems:
+//       - {label: ideal, kind: ideal}
+//       - {label: kungfu, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
+//       - {label: horovod, kind: horovod, cycle_time: 5ms, fusion_threshold: 64MiB}
+//       - {label: kungfu-nccl, kind: nccl}
+//       - {label: horovod-nccl, kind: horovod-nccl}
+//       - {label: hierarchical, kind: hierarchical}
+
+#include <memory>
+
+#include "sim/core/error.h"
+#include "sim/io/output.h"
+#include "sim/run/workload.h"
+#include "sim/train/step_simulator.h"
+
+namespace adaptsim::run {
+namespace {
+
+struct TrainingTask {
+  std::string model;
+  train::SystemConfig system;
+};
+
+class TrainingWorkload final : public Workload {
+ public:
+  TrainingWorkload(const io::LoadedTopology& topology, train::DeviceProfile device,
+                   std::vector<std::string> models, std::vector<train::SystemConfig> systems,
+                   train::TrainingOptions options)
+      : spec_(topology.spec),
+        device_(std::move(device)),
+        models_(std::move(models)),
+        systems_(std::move(systems)),
+        options_(options) {
+    net::Topology t = net::build_cluster(spec_);
+    t.check_connected();
+    gpus_ = t.rank_count();
+  }
+
+  std::vector<std::string> columns() const override {
+    return {"mode",
+            "topology",
+            "n_gpus",
+            "model",
+            "batch_per_gpu",
+            "system",
+            "strategy",
+            "steps",
+            "step_time_ms_mean",
+            "step_time_ms_std",
+            "throughput_per_gpu_samples_per_s",
+            "throughput_per_gpu_std",
+            "throughput_total_samples_per_s",
+            "sample_unit",
+            "compute_ms",
+            "exposed_link_ms",
+            "exposed_wait_ms"};
+  }
+
+  std::vector<Task> tasks() const override {
+    std::vector<Task> out;
+    for (const std::string& m : models_) {
+      for (const train::SystemConfig& s : systems_) {
+        out.push_back({[this, m, s] { return std::vector<Row>{run_one(m, s)}; }});
+      }
+    }
+    return out;
+  }
+
+ private:
+  Row run_one(const std::string& model_name, const train::SystemConfig& system) const {
+    const net::Topology topology = net::build_cluster(spec_);
+    const train::Model& model = train::model(model_name);
+    const train::TrainingResult r =
+        train::simulate_training(topology, model, device_, system, options_);
+    const bool has_strategy = system.kind == train::SystemKind::kKungFu ||
+                              system.kind == train::SystemKind::kHierarchical;
+    return {"sim",
+            spec_.name,
+            std::to_string(gpus_),
+            model_name,
+            std::to_string(options_.batch_per_gpu),
+            system.label,
+            has_strategy ? std::string(coll::strategy_name(system.strategy)) : "",
+            std::to_string(options_.measured_steps),
+            io::fmt_fixed(r.step_mean_s * 1e3, 3),
+            io::fmt_fixed(r.step_std_s * 1e3, 3),
+            io::fmt_fixed(r.samples_per_s_per_gpu, 3),
+            io::fmt_fixed(r.samples_per_s_per_gpu_std, 3),
+            io::fmt_fixed(r.samples_per_s_total, 2),
+            model.sample_unit,
+            io::fmt_fixed(r.compute_s * 1e3, 3),
+            io::fmt_fixed(r.exposed_link_s * 1e3, 3),
+            io::fmt_fixed(r.exposed_wait_s * 1e3, 3)};
+  }
+
+  net::ClusterSpec spec_;
+  train::DeviceProfile device_;
+  std::vector<std::string> models_;
+  std::vector<train::SystemConfig> systems_;
+  train::TrainingOptions options_;
+  int gpus_ = 0;
+};
+
+train::SystemConfig read_system(io::MapReader& s) {
+  train::SystemConfig c;
+  std::vector<std::string> kinds;
+  for (auto k : {train::SystemKind::kIdeal, train::SystemKind::kKungFu, train::SystemKind::kHorovod,
+                 train::SystemKind::kNcclScheduled, train::SystemKind::kHorovodNccl,
+                 train::SystemKind::kHierarchical}) {
+    kinds.emplace_back(train::system_kind_name(k));
+  }
+  c.kind = *train::parse_system_kind(s.choice("kind", kinds));
+  c.label = s.string_or("label", std::string(train::system_kind_name(c.kind)));
+  if (s.has("strategy")) {
+    const std::string name = s.string("strategy");
+    auto k = coll::parse_strategy(name);
+    if (!k) s.fail("strategy", "unknown strategy \"" + name + "\"; `simctl list strategies` shows all");
+    c.strategy = *k;
+  } else {
+    s.accept("strategy");
+  }
+  c.chunk_bytes = s.size_bytes_or("chunk_size", c.chunk_bytes);
+  if (c.chunk_bytes == 0) s.fail("chunk_size", "must be > 0");
+  c.cycle_time_ns = s.duration_ns_or("cycle_time", c.cycle_time_ns);
+  c.fusion_bytes = s.size_bytes_or("fusion_threshold", c.fusion_bytes);
+  c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);
+  s.finish();
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointContext& ctx) {
+  if (ctx.mode == Mode::kLive) {
+    w.fail_here("live training runs are not available in this build (simulated only)");
+  }
+  std::filesystem::path device_path = w.string("device");
+  if (device_path.is_relative()) device_path = ctx.scenario_dir / device_path;
+  train::DeviceProfile device;
+  try {
+    device = train::load_device_profile(device_path);
+  } catch (const InputError& e) {
+    w.fail("device", e.what());
+  }
+  train::TrainingOptions options;
+  options.seed = ctx.seed;
+  options.batch_per_gpu = static_cast<int>(w.integer("batch_per_gpu", 1, 1 << 20));
+  options.precision = device.default_precision();
+  if (w.has("precision")) {
+    const std::string p = w.choice("precision", {"fp32", "tf32", "amp"});
+    options.precision = *train::parse_precision(p);
+  } else {
+    w.accept("precision");
+  }
+  options.warmup_steps = static_cast<int>(w.integer_or("warmup_steps", 1, 0, 1000));
+  options.measured_steps = static_cast<int>(w.integer_or("steps", 4, 1, 100000));
+  const std::string connection = w.choice_or("connection", {"serialized", "parallel"}, "serialized");
+  options.host_transport.serialize_per_peer = connection == "serialized";
+  options.host_transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
+
+  const std::vector<std::string> models = w.string_list("models");
+  if (models.empty()) w.fail("models", "expected at least one model");
+  for (const std::string& m : models) {
+    if (!train::find_model(m)) {
+      std::string known;
+      for (const auto& n : train::model_names()) known += (known.empty() ? "" : ", ") + n;
+      w.fail("models", "unknown model \"" + m + "\" (known: " + known + ")");
+    }
+    if (!device.has_throughput(m, options.precision)) {
+      w.fail("models", "device profile " + device_path.filename().string() + " has no " +
+                           std::string(train::precision_name(options.precision)) +
+                           " throughput for model \"" + m + "\"");
+    }
+  }
+  std::vector<train::SystemConfig> systems;
+  const auto items = w.list("systems");
+  if (items.empty()) w.fail("systems", "expected at least one system");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    io::MapReader s = io::MapReader::item_map(w, "systems", i, items[i]);
+    systems.push_back(read_system(s));
+  }
+  w.finish();
+  return std::make_unique<TrainingWorkload>(ctx.topology, std::move(device), models,
+                                            std::move(systems), options);
+}
+
+}  // namespace adaptsim::run
