@@ -332,9 +332,43 @@ void FlowNetwork::fill_component() {
   }
 }
 
+void FlowNetwork::apply_rate(std::uint32_t fi, double new_rate) {
+  Flow& f = flows_[fi];
+  if (new_rate == f.rate && f.heap_pos != kNotQueued) return;
+  settle(f);
+  f.rate = new_rate;
+  ++flows_rerated_;
+  f.drain_at = (f.rate > 0 && std::isfinite(f.remaining))
+                   ? engine_.now() + seconds_to_ns_ceil(f.remaining / f.rate)
+                   : kTimeNever;
+  drain_update(fi);
+}
+
+void FlowNetwork::reallocate_bottleneck() {
+  ++stamp_;
+  for (ResourceId r : dirty_) {
+    for (std::uint32_t fi : resources_[r].flows) {
+      Flow& f = flows_[fi];
+      if (f.stamp == stamp_) continue;
+      f.stamp = stamp_;
+      double rate = f.cap;
+      for (ResourceId q : f.resources) {
+        const Resource& res = resources_[q];
+        rate = std::min(rate, res.capacity / static_cast<double>(res.flows.size()));
+      }
+      apply_rate(fi, rate);
+    }
+  }
+  dirty_.clear();
+}
+
 void FlowNetwork::reallocate() {
   resolve_pending_ = false;
   ++solves_;
+  if (sharing_ == Sharing::kBottleneck) {
+    reallocate_bottleneck();
+    return;
+  }
   // 1. The component reachable from the touched resources through shared flows.
   ++stamp_;
   comp_flows_.clear();
@@ -375,17 +409,8 @@ void FlowNetwork::reallocate() {
   // 3. Apply: settle bytes at the old rate, then move the flows whose rate changed.
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
     const std::uint32_t fi = comp_flows_[i];
-    Flow& f = flows_[fi];
-    f.stamp = stamp_;
-    const double new_rate = new_rates_[i];
-    if (new_rate == f.rate && f.heap_pos != kNotQueued) continue;
-    settle(f);
-    f.rate = new_rate;
-    ++flows_rerated_;
-    f.drain_at = (f.rate > 0 && std::isfinite(f.remaining))
-                     ? engine_.now() + seconds_to_ns_ceil(f.remaining / f.rate)
-                     : kTimeNever;
-    drain_update(fi);
+    flows_[fi].stamp = stamp_;
+    apply_rate(fi, new_rates_[i]);
   }
 }
 

@@ -27,6 +27,16 @@ namespace adaptsim::net {
 
 using ResourceId = std::uint32_t;
 
+// How active flows share capacity.
+//   kMaxMin:     max-min fairness by progressive filling over the touched component (exact).
+//   kBottleneck: each flow gets the smallest fair share (capacity / flows) along its path,
+//                recomputed only for flows on the touched resources. Capacity a flow cannot use
+//                because it is limited elsewhere is not redistributed, so rates are lower bounds
+//                of max-min's; equal to max-min when every flow's bottleneck is shared only by
+//                flows bottlenecked there too (e.g. symmetric collectives). Cost per change is
+//                O(flows on the touched links), for very large clusters.
+enum class Sharing { kMaxMin, kBottleneck };
+
 class FlowNetwork {
  public:
   using Callback = std::function<void()>;
@@ -49,7 +59,8 @@ class FlowNetwork {
     Callback on_transmitted;
   };
 
-  explicit FlowNetwork(EventEngine& engine) : engine_(engine) {}
+  explicit FlowNetwork(EventEngine& engine, Sharing sharing = Sharing::kMaxMin)
+      : engine_(engine), sharing_(sharing) {}
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
@@ -116,6 +127,8 @@ class FlowNetwork {
   // Marks resources as changed and schedules the coalesced re-solve for this instant.
   void touch(std::span<const ResourceId> resources);
   void reallocate();
+  void reallocate_bottleneck();
+  void apply_rate(std::uint32_t index, double rate);
   void fill_component();  // progressive filling over comp_flows_/comp_resources_
   void on_drained(std::uint32_t index);
   void detach(std::uint32_t index);
@@ -133,6 +146,7 @@ class FlowNetwork {
   void on_drain_event();
 
   EventEngine& engine_;
+  Sharing sharing_;
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;

@@ -6,8 +6,8 @@
 
 namespace adaptsim::net {
 
-Network::Network(EventEngine& engine, const Topology& topology)
-    : engine_(engine), topology_(topology), flows_(engine) {
+Network::Network(EventEngine& engine, const Topology& topology, Sharing sharing)
+    : engine_(engine), topology_(topology), flows_(engine, sharing) {
   // Channel i is resource i.
   for (ChannelId c = 0; c < topology_.channel_count(); ++c) {
     const Channel& ch = topology_.channel(c);

@@ -17,7 +17,7 @@ class Network {
   using Callback = FlowNetwork::Callback;
   using FlowId = FlowNetwork::FlowId;
 
-  Network(EventEngine& engine, const Topology& topology);
+  Network(EventEngine& engine, const Topology& topology, Sharing sharing = Sharing::kMaxMin);
 
   EventEngine& engine() { return engine_; }
   const Topology& topology() const { return topology_; }

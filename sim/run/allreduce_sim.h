@@ -14,6 +14,7 @@ struct AllReduceSimOptions {
   coll::SimTransportOptions transport;
   coll::AllReduceOptions algorithm;
   coll::DType dtype = coll::DType::kF32;
+  net::Sharing sharing = net::Sharing::kMaxMin;
 };
 
 struct AllReduceSimResult {

@@ -11,6 +11,7 @@
 //     chunk_size: 1MiB        # KungFu's chunk size
 //     connection: serialized  # one message at a time per rank pair (TCP), or parallel
 //     per_message_overhead: 0us
+//     sharing: max-min        # or bottleneck (cheaper, for very large clusters)
 
 #include <memory>
 
@@ -127,6 +128,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
   const std::string connection = w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   options.transport.serialize_per_peer = connection == "serialized";
   options.transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
+  options.sharing = read_sharing(w);
   w.finish();
 
   std::vector<std::uint64_t> sizes;

@@ -11,6 +11,7 @@
 //     steps: 4                                  # measured steps
 //     connection: serialized                    # host transport, as in the allreduce workload
 //     per_message_overhead: 0us
+//     sharing: max-min                          # or bottleneck (very large clusters)
 //     systems:
 //       - {label: ideal, kind: ideal}
 //       - {label: kungfu, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
@@ -170,6 +171,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   const std::string connection = w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   options.host_transport.serialize_per_peer = connection == "serialized";
   options.host_transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
+  options.sharing = read_sharing(w);
 
   const std::vector<std::string> models = w.string_list("models");
   if (models.empty()) w.fail("models", "expected at least one model");

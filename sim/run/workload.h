@@ -12,6 +12,7 @@
 
 #include "sim/io/topology_loader.h"
 #include "sim/io/yaml_reader.h"
+#include "sim/net/flow_network.h"
 
 namespace adaptsim::run {
 
@@ -44,6 +45,10 @@ struct WorkloadKind {
   std::string summary;
   std::function<std::unique_ptr<Workload>(io::MapReader&, const PointContext&)> parse;
 };
+
+// workload.sharing: "max-min" (exact, default) or "bottleneck" (cheaper, for very large
+// clusters; see net::Sharing).
+net::Sharing read_sharing(io::MapReader& w);
 
 // The workload kinds this build knows.
 const std::vector<WorkloadKind>& workload_kinds();

@@ -2,6 +2,12 @@
 
 namespace adaptsim::run {
 
+net::Sharing read_sharing(io::MapReader& w) {
+  return w.choice_or("sharing", {"max-min", "bottleneck"}, "max-min") == "bottleneck"
+             ? net::Sharing::kBottleneck
+             : net::Sharing::kMaxMin;
+}
+
 const std::vector<WorkloadKind>& workload_kinds() {
   static const std::vector<WorkloadKind> kKinds = {
       {"allreduce", "nccl-tests-style all-reduce size sweep over strategies",

@@ -50,7 +50,7 @@ class StepSimulator final : public SystemEnv {
         cv_(step_time_cv),
         arch_(arch),
         options_(options),
-        network_(engine_, topology),
+        network_(engine_, topology, options.sharing),
         fabric_(network_, host_options(options)),
         system_(make_system(system_config)),
         profile_(compute),

@@ -29,6 +29,7 @@ struct TrainingOptions {
   // writes weight and momentum (5 x 4 B, float32); memory-bound at the device's bandwidth.
   double optimizer_bytes_per_param = 20;
   coll::SimTransportOptions host_transport;  // endpoint is forced to kHost
+  net::Sharing sharing = net::Sharing::kMaxMin;
 };
 
 // Per-worker per-step quantities, averaged over workers and measured steps.

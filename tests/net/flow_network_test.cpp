@@ -154,3 +154,41 @@ TEST_CASE("the network's in-place progressive filling equals the reference solve
     }
   }
 }
+
+TEST_CASE("bottleneck sharing: the smallest fair share along the path, without redistribution") {
+  // Links A = 10 and B = 4 (units of 1e8 B/s). f0 crosses A, f1 crosses A and B, f2 crosses B.
+  // Max-min: B saturates first (f1 = f2 = 2), then f0 takes A's remaining 8.
+  // Bottleneck: f0 = A/2 = 5 (A has two flows), f1 = min(A/2, B/2) = 2, f2 = B/2 = 2: the 3 units
+  // f1 cannot use on A are not redistributed, so f0's rate is a lower bound of max-min's.
+  for (auto sharing : {adaptsim::net::Sharing::kMaxMin, adaptsim::net::Sharing::kBottleneck}) {
+    EventEngine e;
+    FlowNetwork net(e, sharing);
+    auto a = net.add_resource(10e8, "A");
+    auto b = net.add_resource(4e8, "B");
+    FlowNetwork::FlowSpec s1 = flow(a, 1e12, 0, nullptr);
+    FlowNetwork::FlowSpec s2 = flow(a, 1e12, 0, nullptr);
+    s2.resources.push_back(b);
+    FlowNetwork::FlowSpec s3 = flow(b, 1e12, 0, nullptr);
+    auto f0 = net.start(std::move(s1));
+    auto f1 = net.start(std::move(s2));
+    auto f2 = net.start(std::move(s3));
+    e.run_until(0);
+    const bool maxmin = sharing == adaptsim::net::Sharing::kMaxMin;
+    CHECK(net.rate(f0) == doctest::Approx(maxmin ? 8e8 : 5e8));
+    CHECK(net.rate(f1) == doctest::Approx(2e8));
+    CHECK(net.rate(f2) == doctest::Approx(2e8));
+  }
+}
+
+TEST_CASE("bottleneck sharing equals max-min on one shared link and re-rates when a flow ends") {
+  // Two flows on 1e9 B/s: 1e6 and 3e6 bytes -> 2 ms and 4 ms, as in the max-min case above.
+  EventEngine e;
+  FlowNetwork net(e, adaptsim::net::Sharing::kBottleneck);
+  auto link = net.add_resource(1e9, "l");
+  TimeNs a = -1, b = -1;
+  net.start(flow(link, 1e6, 0, [&] { a = e.now(); }));
+  net.start(flow(link, 3e6, 0, [&] { b = e.now(); }));
+  e.run();
+  CHECK(a == 2'000'000);
+  CHECK(b == 4'000'000);
+}
