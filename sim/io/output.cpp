@@ -61,6 +61,13 @@ void append_cell(std::string& out, const std::string& cell) {
 }
 }  // namespace
 
+std::size_t CsvTable::column(std::string_view name) const {
+  for (std::size_t i = 0; i < columns_.size(); ++i) {
+    if (columns_[i] == name) return i;
+  }
+  return npos;
+}
+
 std::string CsvTable::render() const {
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {

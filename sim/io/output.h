@@ -21,6 +21,10 @@ class CsvTable {
   const std::vector<std::string>& columns() const { return columns_; }
   void add_row(std::vector<std::string> row);  // throws std::logic_error on a width mismatch
   std::size_t size() const { return rows_.size(); }
+  const std::vector<std::vector<std::string>>& rows() const { return rows_; }
+  // Index of a column, or npos.
+  std::size_t column(std::string_view name) const;
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   std::string render() const;
 
  private:

@@ -2,7 +2,9 @@
 
 #include <adaptsim/version.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -14,9 +16,7 @@
 
 namespace adaptsim::run {
 
-RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::time_t started_at = std::time(nullptr);
+io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
 
   // Flatten (point, task) in order.
   struct Item {
@@ -37,7 +37,9 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   ProgressBar bar("simctl " + scenario.name, items.size(),
                   options.progress && stderr_is_terminal());
-  const int threads = options.threads > 0
+  // Live runs measure real time on this machine: one at a time.
+  const int threads = scenario.mode == Mode::kLive ? 1
+                      : options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto results = parallel_map<std::vector<Row>>(
@@ -53,7 +55,17 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
       table.add_row(std::move(full));
     }
   }
+  return table;
+}
 
+RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::time_t started_at = std::time(nullptr);
+  const io::CsvTable table = collect_rows(scenario, options);
+  const int threads = scenario.mode == Mode::kLive ? 1
+                      : options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) {
@@ -64,7 +76,7 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   summary.csv_path = options.out_dir / scenario.csv_name;
   summary.manifest_path = options.out_dir / (scenario.name + ".manifest.json");
   summary.rows = table.size();
-  summary.tasks = items.size();
+  for (const auto& p : scenario.points) summary.tasks += p.workload->tasks().size();
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -86,6 +98,7 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   m["csv"] = scenario.csv_name;
   m["rows"] = summary.rows;
   m["resolved_scenario_yaml"] = scenario.resolved_yaml;
+  if (!scenario.calibration.empty()) m["calibration_profile"] = scenario.calibration.string();
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
   for (const auto& p : scenario.points) {
     nlohmann::ordered_json pj;
@@ -93,6 +106,10 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
     pj["topology"]["file"] = p.topology.path.string();
     pj["topology"]["name"] = p.topology.spec.name;
     for (const auto& [k, v] : p.topology.params) pj["topology"]["params"][k] = v;
+    for (const auto& c : p.calibrated) {
+      pj["calibration"].push_back(
+          {{"field", c.field}, {"previous", c.previous}, {"value", c.value}, {"source", c.source}});
+    }
     for (const auto& q : p.topology.quantities) {
       pj["topology"]["quantities"].push_back({{"key", q.key}, {"value", q.text}, {"source", q.source}});
     }
@@ -102,6 +119,77 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   io::write_file_atomic(summary.csv_path, table.render());
   io::write_file_atomic(summary.manifest_path, m.dump(2) + "\n");
+  return summary;
+}
+
+CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
+                                const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const io::CsvTable a = collect_rows(sim, options);
+  const io::CsvTable b = collect_rows(live, options);
+  const std::size_t step = a.column("step_time_ms_mean");
+  if (step == io::CsvTable::npos || a.size() != b.size()) {
+    throw InputError(sim.path.string() +
+                     ": compare needs a training workload (step_time_ms_mean) in both modes");
+  }
+  std::vector<std::string> columns = sim.sweep_columns;
+  for (const char* c : {"model", "system", "n_gpus"}) columns.emplace_back(c);
+  for (const char* c : {"sim_step_ms", "live_step_ms", "sim_step_std_ms", "live_step_std_ms",
+                        "sim_throughput_per_gpu", "live_throughput_per_gpu", "rel_error"}) {
+    columns.emplace_back(c);
+  }
+  io::CsvTable out(columns);
+  std::vector<double> errors;
+  auto at = [](const io::CsvTable& t, std::size_t row, std::string_view col) {
+    return t.rows()[row][t.column(col)];
+  };
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    Row row(a.rows()[i].begin(), a.rows()[i].begin() + static_cast<long>(sim.sweep_columns.size()));
+    for (const char* c : {"model", "system", "n_gpus"}) row.push_back(at(a, i, c));
+    const double s = std::stod(at(a, i, "step_time_ms_mean"));
+    const double l = std::stod(at(b, i, "step_time_ms_mean"));
+    const double err = (s - l) / l;
+    errors.push_back(std::abs(err));
+    row.push_back(at(a, i, "step_time_ms_mean"));
+    row.push_back(at(b, i, "step_time_ms_mean"));
+    row.push_back(at(a, i, "step_time_ms_std"));
+    row.push_back(at(b, i, "step_time_ms_std"));
+    row.push_back(at(a, i, "throughput_per_gpu_samples_per_s"));
+    row.push_back(at(b, i, "throughput_per_gpu_samples_per_s"));
+    row.push_back(io::fmt_fixed(err, 5));
+    out.add_row(std::move(row));
+  }
+  CompareSummary summary;
+  std::vector<double> sorted = errors;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty()) {
+    const std::size_t n = sorted.size();
+    summary.median_abs_error = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    summary.max_abs_error = sorted.back();
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  summary.csv_path = options.out_dir / (sim.name + ".compare.csv");
+  summary.rows = out.size();
+  summary.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  nlohmann::ordered_json m;
+  m["scenario"] = sim.name;
+  m["scenario_file"] = sim.path.string();
+  m["scenario_fnv1a64"] = sim.file_hash;
+  m["overrides"] = sim.overrides;
+  m["seed"] = sim.seed;
+  m["version"] = ADAPTSIM_VERSION;
+  m["git_commit"] = ADAPTSIM_GIT_COMMIT;
+  m["calibration_profile"] = sim.calibration.string();
+  m["live_placement"] = live.live.placement;
+  m["rows"] = summary.rows;
+  m["median_abs_rel_error"] = summary.median_abs_error;
+  m["max_abs_rel_error"] = summary.max_abs_error;
+  m["wall_time_s"] = summary.wall_seconds;
+  m["command"] = options.command_line;
+  io::write_file_atomic(summary.csv_path, out.render());
+  io::write_file_atomic(options.out_dir / (sim.name + ".compare.json"), m.dump(2) + "\n");
   return summary;
 }
 

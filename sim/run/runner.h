@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "sim/io/output.h"
 #include "sim/run/scenario.h"
 
 namespace adaptsim::run {
@@ -26,5 +27,22 @@ struct RunSummary {
 };
 
 RunSummary run_scenario(const Scenario& scenario, const RunOptions& options);
+
+// Runs every task and returns the table (sweep columns first), without writing anything.
+io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options);
+
+// simctl compare: the same scenario simulated and live, paired row by row (both have the same
+// points and tasks in the same order). Writes <name>.compare.csv (sweep columns, model, system,
+// n_gpus, sim and live step times and throughputs, relative error of the step time) and a
+// manifest with the summary; returns the summary.
+struct CompareSummary {
+  std::filesystem::path csv_path;
+  std::size_t rows = 0;
+  double median_abs_error = 0;  // of (sim - live) / live, step time
+  double max_abs_error = 0;
+  double wall_seconds = 0;
+};
+CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
+                                const RunOptions& options);
 
 }  // namespace adaptsim::run

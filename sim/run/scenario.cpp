@@ -54,10 +54,23 @@ std::string column_name(const std::string& key) {
   return dot == std::string::npos ? key : key.substr(dot + 1);
 }
 
+LiveOptions read_live(io::MapReader& top) {
+  LiveOptions o;
+  if (auto live = top.optional_map("live")) {
+    o.placement = live->choice_or("placement", {"local", "testbed"}, o.placement);
+    o.timeout_ns = live->duration_ns_or("timeout", o.timeout_ns);
+    live->finish();
+  }
+  return o;
+}
+
 ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& dir,
-                         std::uint64_t seed, Mode mode,
+                         std::uint64_t seed, Mode mode, const io::CalibrationProfile* calibration,
+                         const LiveOptions& live, LiveBackend* backend,
                          std::vector<std::pair<std::string, std::string>> assignments) {
   io::MapReader top(doc, doc.root(), "");
+  top.accept("calibration");
+  top.accept("live");
   top.accept("name");
   top.accept("description");
   top.accept("seed");
@@ -84,12 +97,16 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
   ScenarioPoint point;
   point.assignments = std::move(assignments);
   point.topology = io::load_topology(file, overrides);
+  point.nominal = point.topology.spec;
+  if (calibration) {
+    point.calibrated = io::apply_calibration_with_report(point.topology.spec, *calibration);
+  }
 
   io::MapReader w = top.map("workload");
   std::vector<std::string> kinds;
   for (const auto& k : workload_kinds()) kinds.push_back(k.name);
   const std::string kind = w.choice("kind", kinds);
-  const PointContext ctx{point.topology, seed, mode, dir};
+  const PointContext ctx{point.topology, point.nominal, seed, mode, dir, live, backend};
   for (const auto& k : workload_kinds()) {
     if (k.name == kind) point.workload = k.parse(w, ctx);
   }
@@ -99,8 +116,10 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
 
 }  // namespace
 
-Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides,
-                       std::optional<std::uint64_t> seed) {
+Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options) {
+  const std::vector<std::string>& overrides = options.overrides;
+  const std::optional<std::uint64_t>& seed = options.seed;
+  const std::optional<std::filesystem::path>& calibration = options.calibration;
   io::Document base = io::Document::load_file(path);
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
@@ -129,6 +148,11 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<std:
   sc.description = top.string_or("description", "");
   sc.seed = seed ? *seed : static_cast<std::uint64_t>(top.integer_or("seed", 1, 0));
   sc.mode = top.choice_or("mode", {"sim", "live"}, "sim") == "live" ? Mode::kLive : Mode::kSim;
+  if (options.mode) sc.mode = *options.mode;
+  sc.live = read_live(top);
+  if (sc.mode == Mode::kLive && !options.backend) {
+    throw InputError(path.string() + ": live runs need the live backend (simctl run --live)");
+  }
   if (auto out = top.optional_map("output")) {
     sc.csv_name = out->string_or("csv", sc.name + ".csv");
     if (sc.csv_name.find('/') != std::string::npos) {
@@ -138,6 +162,22 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<std:
   } else {
     sc.csv_name = sc.name + ".csv";
   }
+  // Calibration profile: the command line's, else the scenario's (relative to the scenario).
+  std::optional<io::CalibrationProfile> profile;
+  if (calibration) {
+    sc.calibration = *calibration;
+    top.accept("calibration");
+  } else if (top.has("calibration")) {
+    sc.calibration = top.string("calibration");
+    if (sc.calibration.is_relative()) sc.calibration = path.parent_path() / sc.calibration;
+    if (!std::filesystem::exists(sc.calibration)) {
+      top.fail("calibration", "calibration profile " + sc.calibration.string() + " does not exist");
+    }
+  } else {
+    top.accept("calibration");
+  }
+  if (!sc.calibration.empty()) profile = io::load_calibration_profile(sc.calibration);
+
   const std::vector<SweepAxis> axes = read_sweep(top);
   for (const auto& a : axes) sc.sweep_columns.push_back(column_name(a.key));
 
@@ -152,7 +192,8 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<std:
       doc.set(axes[a].key, value, "sweep " + axes[a].key + "=" + value + " (" + path.string() + ")");
       assignments.emplace_back(axes[a].key, value);
     }
-    sc.points.push_back(load_point(doc, dir, sc.seed, sc.mode, std::move(assignments)));
+    sc.points.push_back(load_point(doc, dir, sc.seed, sc.mode, profile ? &*profile : nullptr,
+                                   sc.live, options.backend, std::move(assignments)));
     if (axes.empty()) break;
     bool wrapped = true;  // the odometer rolled over: every combination is done
     for (std::size_t a = axes.size(); a-- > 0;) {

@@ -4,7 +4,9 @@
 //   name: allreduce
 //   description: ...
 //   seed: 1
-//   mode: sim                       # or live
+//   mode: sim                       # or live (simctl run --live)
+//   live: {placement: local, timeout: 120s}   # live runs only (placement: local or testbed)
+//   calibration: ../traces/calibration/x.yaml   # optional: measured numbers over nominal ones
 //   topology:
 //     file: ../topologies/cloud-vms.yaml   # relative to this file
 //     params: {servers: 8}
@@ -22,13 +24,16 @@
 #include <string>
 #include <vector>
 
+#include "sim/io/calibration_profile.h"
 #include "sim/run/workload.h"
 
 namespace adaptsim::run {
 
 struct ScenarioPoint {
   std::vector<std::pair<std::string, std::string>> assignments;  // (sweep key, value text)
-  io::LoadedTopology topology;
+  io::LoadedTopology topology;  // with the calibration profile applied, if any
+  net::ClusterSpec nominal;     // the topology before calibration
+  std::vector<io::AppliedCalibration> calibrated;  // what the profile overrode
   std::unique_ptr<Workload> workload;
 };
 
@@ -42,13 +47,22 @@ struct Scenario {
   std::uint64_t seed = 1;
   Mode mode = Mode::kSim;
   std::string csv_name;
+  std::filesystem::path calibration;  // the profile applied to every point's topology, if any
+  LiveOptions live;
   std::vector<std::string> sweep_columns;  // one per sweep key
   std::vector<ScenarioPoint> points;
 };
 
 // Loads and validates everything; throws InputError with file, line and key on any problem.
 // `overrides`: "key=value" strings from --set. `seed`: overrides the file's seed when set.
-Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides,
-                       std::optional<std::uint64_t> seed = std::nullopt);
+struct LoadOptions {
+  std::vector<std::string> overrides;              // "key=value" from --set
+  std::optional<std::uint64_t> seed;               // replaces the scenario's seed
+  std::optional<std::filesystem::path> calibration;  // replaces the scenario's `calibration:`
+  std::optional<Mode> mode;                        // replaces the scenario's `mode:` (--live)
+  LiveBackend* backend = nullptr;                  // required to load a live scenario
+};
+
+Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options = {});
 
 }  // namespace adaptsim::run

@@ -9,6 +9,7 @@
 //     precision: fp32                           # default: the device's
 //     warmup_steps: 1
 //     steps: 4                                  # measured steps
+//     compute_scale: 1.0                        # multiplies compute (short live validations)
 //     connection: serialized                    # host transport, as in the allreduce workload
 //     per_message_overhead: 0us
 //     sharing: max-min                          # or bottleneck (very large clusters)
@@ -35,16 +36,26 @@ struct TrainingTask {
   train::SystemConfig system;
 };
 
+// What a live run needs besides the simulated workload's inputs.
+struct LiveSetup {
+  LiveBackend* backend = nullptr;  // null: simulate
+  LiveOptions options;
+  net::ClusterSpec nominal;
+  std::filesystem::path device;
+  std::string precision;
+};
+
 class TrainingWorkload final : public Workload {
  public:
   TrainingWorkload(const io::LoadedTopology& topology, train::DeviceProfile device,
                    std::vector<std::string> models, std::vector<train::SystemConfig> systems,
-                   train::TrainingOptions options)
+                   train::TrainingOptions options, LiveSetup live)
       : spec_(topology.spec),
         device_(std::move(device)),
         models_(std::move(models)),
         systems_(std::move(systems)),
-        options_(options) {
+        options_(options),
+        live_(std::move(live)) {
     net::Topology t = net::build_cluster(spec_);
     t.check_connected();
     gpus_ = t.rank_count();
@@ -81,14 +92,36 @@ class TrainingWorkload final : public Workload {
   }
 
  private:
+  train::TrainingResult run_live(const std::string& model_name,
+                                 const train::SystemConfig& system) const {
+    LiveTrainingTask task;
+    task.nominal = live_.nominal;
+    task.model = model_name;
+    task.batch_per_gpu = options_.batch_per_gpu;
+    task.device = live_.device;
+    task.precision = live_.precision;
+    task.system = system;
+    task.warmup_steps = options_.warmup_steps;
+    task.measured_steps = options_.measured_steps;
+    task.seed = options_.seed;
+    task.compute_scale = options_.compute_scale;
+    task.live = live_.options;
+    return live_.backend->run_training(task);
+  }
+
   Row run_one(const std::string& model_name, const train::SystemConfig& system) const {
-    const net::Topology topology = net::build_cluster(spec_);
     const train::Model& model = train::model(model_name);
-    const train::TrainingResult r =
-        train::simulate_training(topology, model, device_, system, options_);
+    const bool live = live_.backend != nullptr;
+    train::TrainingResult r;
+    if (live) {
+      r = run_live(model_name, system);
+    } else {
+      const net::Topology topology = net::build_cluster(spec_);
+      r = train::simulate_training(topology, model, device_, system, options_);
+    }
     const bool has_strategy = system.kind == train::SystemKind::kKungFu ||
                               system.kind == train::SystemKind::kHierarchical;
-    return {"sim",
+    return {live ? "live" : "sim",
             spec_.name,
             std::to_string(gpus_),
             model_name,
@@ -112,6 +145,7 @@ class TrainingWorkload final : public Workload {
   std::vector<std::string> models_;
   std::vector<train::SystemConfig> systems_;
   train::TrainingOptions options_;
+  LiveSetup live_;
   int gpus_ = 0;
 };
 
@@ -145,9 +179,6 @@ train::SystemConfig read_system(io::MapReader& s) {
 }  // namespace
 
 std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointContext& ctx) {
-  if (ctx.mode == Mode::kLive) {
-    w.fail_here("live training runs are not available in this build (simulated only)");
-  }
   std::filesystem::path device_path = w.string("device");
   if (device_path.is_relative()) device_path = ctx.scenario_dir / device_path;
   train::DeviceProfile device;
@@ -160,13 +191,16 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   options.seed = ctx.seed;
   options.batch_per_gpu = static_cast<int>(w.integer("batch_per_gpu", 1, 1 << 20));
   options.precision = device.default_precision();
+  std::string precision_name;
   if (w.has("precision")) {
-    const std::string p = w.choice("precision", {"fp32", "tf32", "amp"});
-    options.precision = *train::parse_precision(p);
+    precision_name = w.choice("precision", {"fp32", "tf32", "amp"});
+    options.precision = *train::parse_precision(precision_name);
   } else {
     w.accept("precision");
   }
   options.warmup_steps = static_cast<int>(w.integer_or("warmup_steps", 1, 0, 1000));
+  options.compute_scale = w.number_or("compute_scale", 1.0);
+  if (!(options.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
   options.measured_steps = static_cast<int>(w.integer_or("steps", 4, 1, 100000));
   const std::string connection = w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   options.host_transport.serialize_per_peer = connection == "serialized";
@@ -195,8 +229,25 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     systems.push_back(read_system(s));
   }
   w.finish();
+  LiveSetup live;
+  if (ctx.mode == Mode::kLive) {
+    for (std::size_t i = 0; i < systems.size(); ++i) {
+      const auto k = systems[i].kind;
+      if (k != train::SystemKind::kIdeal && k != train::SystemKind::kKungFu &&
+          k != train::SystemKind::kHorovod) {
+        w.fail("systems", "system '" + systems[i].label + "' (" +
+                              std::string(train::system_kind_name(k)) +
+                              ") needs GPUs and NCCL; live runs here support ideal, kungfu and horovod");
+      }
+    }
+    live.backend = ctx.backend;
+    live.options = ctx.live;
+    live.nominal = ctx.nominal;
+    live.device = std::filesystem::absolute(device_path);
+    live.precision = precision_name;
+  }
   return std::make_unique<TrainingWorkload>(ctx.topology, std::move(device), models,
-                                            std::move(systems), options);
+                                            std::move(systems), options, std::move(live));
 }
 
 }  // namespace adaptsim::run

@@ -13,6 +13,7 @@
 #include "sim/io/topology_loader.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/net/flow_network.h"
+#include "sim/train/step_simulator.h"
 
 namespace adaptsim::run {
 
@@ -32,12 +33,45 @@ class Workload {
   virtual std::vector<Task> tasks() const = 0;
 };
 
+// How live runs are placed and scaled (the scenario's `live:` section).
+struct LiveOptions {
+  std::string placement = "local";  // local: processes on this machine; testbed: one network
+                                    // namespace per server with the topology's NIC caps (root)
+  TimeNs timeout_ns = 120 * kNsPerSecond;  // per run
+};
+
+// One training task to run on real processes.
+struct LiveTrainingTask {
+  net::ClusterSpec nominal;  // the topology as written (a testbed emulates it, uncalibrated)
+  std::string model;
+  int batch_per_gpu = 0;
+  std::filesystem::path device;
+  std::string precision;
+  train::SystemConfig system;
+  int warmup_steps = 0;
+  int measured_steps = 0;
+  std::uint64_t seed = 1;
+  double compute_scale = 1.0;
+  LiveOptions live;
+};
+
+// Runs tasks live. Implemented on the hardware side (hw/runner) and handed in by the tool, so
+// the simulator does not depend on it.
+class LiveBackend {
+ public:
+  virtual ~LiveBackend() = default;
+  virtual train::TrainingResult run_training(const LiveTrainingTask& task) = 0;
+};
+
 // What a workload parser may look at besides its own section.
 struct PointContext {
   const io::LoadedTopology& topology;
+  const net::ClusterSpec& nominal;  // before calibration
   std::uint64_t seed;
   Mode mode;
   std::filesystem::path scenario_dir;  // relative paths in the workload resolve against it
+  LiveOptions live;
+  LiveBackend* backend = nullptr;  // set when mode is live
 };
 
 struct WorkloadKind {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "sim/io/topology_loader.h"
 #include "sim/run/runner.h"
 #include "sim/run/scenario.h"
+#include "hw/runner/live_backend.h"
 #include "sim/train/model_zoo.h"
 
 namespace fs = std::filesystem;
@@ -99,19 +101,37 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   std::optional<std::uint64_t> seed;
   int threads = 0;
   bool no_progress = false;
+  std::string calibration;
 
   CLI::App* run_cmd = app.add_subcommand("run", "Run a scenario and write its CSV and manifest");
   run_cmd->add_option("scenario", scenario_path, "Scenario YAML file")->required();
   run_cmd->add_option("-o,--out", out_dir, "Output folder (default: out/<scenario name>)");
   run_cmd->add_option("--set", sets, "Override a scenario value: key=value (repeatable)");
   run_cmd->add_option("--seed", seed, "Random seed (overrides the scenario's)");
+  run_cmd->add_option("--calibration", calibration,
+                      "Calibration profile (from calibrate) applied to the topology");
   run_cmd->add_option("--threads", threads, "Worker threads for sweep points (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   run_cmd->add_flag("--no-progress", no_progress, "Never draw the progress bar");
+  bool live = false;
+  run_cmd->add_flag("--live", live,
+                    "Run the workload on real processes (hw/tcp; `live:` places them) instead of "
+                    "simulating it; the CSV gets mode=live");
 
   CLI::App* validate_cmd = app.add_subcommand("validate", "Check a scenario without running it");
   validate_cmd->add_option("scenario", scenario_path, "Scenario YAML file")->required();
   validate_cmd->add_option("--set", sets, "Override a scenario value: key=value (repeatable)");
+  validate_cmd->add_option("--calibration", calibration, "Calibration profile to apply");
+
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare", "Run a training scenario simulated and live; write per-row errors and a summary");
+  compare_cmd->add_option("scenario", scenario_path, "Scenario YAML file")->required();
+  compare_cmd->add_option("-o,--out", out_dir, "Output folder (default: out/<scenario name>)");
+  compare_cmd->add_option("--set", sets, "Override a scenario value: key=value (repeatable)");
+  compare_cmd->add_option("--calibration", calibration,
+                          "Calibration profile applied to the simulation");
+  compare_cmd->add_option("--threads", threads, "Worker threads for the simulated runs")
+      ->check(CLI::NonNegativeNumber);
 
   std::string what;
   CLI::App* list_cmd = app.add_subcommand("list", "List strategies, topologies, workloads or models");
@@ -134,7 +154,39 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
       if (what == "models") list_models();
       return 0;
     }
-    const run::Scenario scenario = run::load_scenario(scenario_path, sets, seed);
+    run::LoadOptions load;
+    load.overrides = sets;
+    load.seed = seed;
+    if (!calibration.empty()) load.calibration = fs::absolute(calibration);
+    // The live backend is built only when a live run is asked for (it needs adaptsim-live).
+    std::unique_ptr<runner::ProcessLiveBackend> backend;
+    auto make_backend = [&] {
+      backend = std::make_unique<runner::ProcessLiveBackend>(runner::find_live_tool());
+      return backend.get();
+    };
+    if (*compare_cmd) {
+      run::LoadOptions sim_load = load, live_load = load;
+      sim_load.mode = run::Mode::kSim;
+      live_load.mode = run::Mode::kLive;
+      live_load.backend = make_backend();
+      const run::Scenario sim = run::load_scenario(scenario_path, sim_load);
+      const run::Scenario live_sc = run::load_scenario(scenario_path, live_load);
+      run::RunOptions options;
+      options.out_dir = out_dir.empty() ? fs::path("out") / sim.name : fs::path(out_dir);
+      options.threads = threads;
+      options.command_line = joined_args(argc, argv);
+      const run::CompareSummary s = run::compare_scenario(sim, live_sc, options);
+      std::printf("wrote %s (%zu rows): step time |sim - live| / live median %.1f%%, max %.1f%% "
+                  "(%.1f s)\n",
+                  s.csv_path.string().c_str(), s.rows, 100 * s.median_abs_error,
+                  100 * s.max_abs_error, s.wall_seconds);
+      return 0;
+    }
+    if (live) {
+      load.mode = run::Mode::kLive;
+      load.backend = make_backend();
+    }
+    const run::Scenario scenario = run::load_scenario(scenario_path, load);
     std::size_t tasks = 0;
     for (const auto& p : scenario.points) tasks += p.workload->tasks().size();
     if (*validate_cmd) {

@@ -28,6 +28,9 @@ ComputeProfile compute_profile(const Model& model, const DeviceProfile& device,
   const double flops = totals.forward_flops + totals.backward_flops;
   p.forward_s = rest * totals.forward_flops / flops;
   for (const Layer& l : model.layers) p.backward_layer_s.push_back(rest * l.backward_flops / flops);
+  p.forward_s *= options.compute_scale;
+  p.optimizer_s *= options.compute_scale;
+  for (double& b : p.backward_layer_s) b *= options.compute_scale;
   return p;
 }
 

@@ -28,6 +28,9 @@ struct TrainingOptions {
   // Optimizer update traffic per parameter: SGD with momentum reads the gradient and reads and
   // writes weight and momentum (5 x 4 B, float32); memory-bound at the device's bandwidth.
   double optimizer_bytes_per_param = 20;
+  // Multiplies every compute time (forward, backward, update): shorter runs for live validation,
+  // applied identically to simulated and live runs.
+  double compute_scale = 1.0;
   coll::SimTransportOptions host_transport;  // endpoint is forced to kHost
   net::Sharing sharing = net::Sharing::kMaxMin;
 };

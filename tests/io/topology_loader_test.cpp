@@ -41,7 +41,7 @@ TEST_CASE("every shipped topology loads, builds, is connected, and sources every
                                                                  << " has no source");
     }
   }
-  CHECK(files == 5);
+  CHECK(files >= 6);  // cloud-vms, dgx1, hgx-h100, fat-tree, wan-regions, testbed-leaves
 }
 
 TEST_CASE("DGX-1: 8 GPUs, 6 NVLinks each, 4 IB NICs, two sockets") {

@@ -1,0 +1,142 @@
+#include "calibrate/profile_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <tuple>
+
+#include "calibrate/alpha_beta_fit.h"
+#include "calibrate/collective_model.h"
+
+namespace adaptsim::calibrate {
+namespace {
+
+using GroupKey = std::tuple<std::string, std::string, std::string, int>;
+
+std::string group_name(const GroupKey& k) {
+  return std::get<0>(k) + " " + std::get<1>(k) + " " + std::get<2>(k) + " on " +
+         std::to_string(std::get<3>(k)) + " ranks";
+}
+
+}  // namespace
+
+std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
+                                         const std::vector<int>& host_of_rank,
+                                         std::vector<std::string>& notes) {
+  std::vector<GroupKey> order;
+  std::set<GroupKey> seen;
+  for (const MeasuredRow& r : rows) {
+    GroupKey k{r.link_class, r.algorithm, r.collective, r.n_ranks};
+    if (seen.insert(k).second) order.push_back(k);
+  }
+
+  std::vector<io::LinkFit> fits;
+  for (const GroupKey& key : order) {
+    const auto& [link_class, algorithm, collective, n] = key;
+    auto in_group = [&](const MeasuredRow& r) {
+      return r.link_class == link_class && r.algorithm == algorithm && r.collective == collective &&
+             r.n_ranks == n;
+    };
+    const bool has_out_of_place = std::any_of(
+        rows.begin(), rows.end(), [&](const MeasuredRow& r) { return in_group(r) && !r.in_place; });
+    std::vector<SizeTime> points;
+    std::uint64_t min_bytes = UINT64_MAX, max_bytes = 0;
+    int dropped_wrong = 0;
+    for (const MeasuredRow& r : rows) {
+      if (!in_group(r) || r.in_place == has_out_of_place) continue;
+      if (r.wrong > 0) {
+        ++dropped_wrong;
+        continue;
+      }
+      if (r.size_bytes == 0 || !(r.time_us > 0)) continue;
+      points.push_back({static_cast<double>(r.size_bytes), r.time_us});
+      min_bytes = std::min(min_bytes, r.size_bytes);
+      max_bytes = std::max(max_bytes, r.size_bytes);
+    }
+    if (dropped_wrong > 0) {
+      notes.push_back(group_name(key) + ": " + std::to_string(dropped_wrong) +
+                      " sizes with wrong results left out of the fit");
+    }
+    const double factor = collective_bus_factor(collective, n);
+    if (!(factor > 0)) {
+      notes.push_back(group_name(key) + ": no bus bandwidth on one rank, not fitted");
+      continue;
+    }
+    if (min_bytes == max_bytes || points.size() < 2) {
+      notes.push_back(group_name(key) + ": fewer than two sizes, not fitted");
+      continue;
+    }
+    const AlphaBetaFit f = fit_alpha_beta(points, FitWeighting::kRelative);
+    if (!(f.us_per_byte > 0)) {
+      notes.push_back(group_name(key) +
+                      ": time does not grow with size (all sizes in the latency regime), not "
+                      "fitted; sweep to larger sizes");
+      continue;
+    }
+    if (f.latency_clamped) {
+      notes.push_back(group_name(key) + ": the free fit's latency was negative; fitted through 0");
+    }
+    io::LinkFit fit;
+    fit.link_class = link_class;
+    fit.algorithm = algorithm;
+    fit.collective = collective;
+    fit.n_ranks = n;
+    fit.points = f.points;
+    fit.min_bytes = min_bytes;
+    fit.max_bytes = max_bytes;
+    fit.latency_us = f.latency_us;
+    fit.bandwidth_Bps = f.bandwidth_Bps();
+    const std::vector<int> hosts =
+        static_cast<int>(host_of_rank.size()) == n ? host_of_rank : std::vector<int>{};
+    fit.steps = algorithm_steps(algorithm, collective, n, hosts);
+    fit.bus_factor = factor;
+    fit.alpha_per_step_us = f.latency_us / fit.steps;
+    fit.busbw_inf_Bps = factor * fit.bandwidth_Bps;
+    fit.m_half_bytes = f.latency_us * 1e-6 * fit.bandwidth_Bps;
+    fit.residual_rms = f.residual_rms;
+    fit.r2 = f.r2;
+    fits.push_back(fit);
+  }
+  return fits;
+}
+
+std::vector<io::KernelCostEntry> kernel_cost_entries(const hw::KernelTimingReport& report) {
+  std::vector<io::KernelCostEntry> out;
+  for (const hw::KernelCostFit& fit : report.fits) {
+    if (!(fit.ns_per_element > 0)) continue;
+    io::KernelCostEntry e;
+    e.kernel = std::string(hw::kernel_kind_name(fit.kernel));
+    e.overhead_ns = fit.overhead_ns;
+    e.per_element_ns = fit.ns_per_element;
+    e.bandwidth_Bps =
+        static_cast<double>(hw::kernel_bytes_per_element(fit.kernel)) / fit.ns_per_element * 1e9;
+    e.points = fit.points;
+    out.push_back(e);
+  }
+  return out;
+}
+
+double sum_reduce_bandwidth_Bps(const hw::KernelTimingReport& report) {
+  const hw::KernelTimingRow* largest = nullptr;
+  for (const hw::KernelTimingRow& r : report.rows) {
+    if (r.kernel != hw::KernelKind::kSum || !(r.time_ns > 0)) continue;
+    if (!largest || r.n_elements > largest->n_elements) largest = &r;
+  }
+  if (!largest) return 0;
+  // float32 output: 4 bytes per element.
+  return 4.0 * static_cast<double>(largest->n_elements) / (largest->time_ns * 1e-9);
+}
+
+std::string describe_fit(const io::LinkFit& f) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s %s %s %d ranks: latency %.2f us, %.4g GB/s, %d steps: alpha/step %.2f us, "
+                "busbw_inf %.4g GB/s, m_half %.0f B, residual %.2f%%, R^2 %.4f, %d points",
+                f.link_class.c_str(), f.algorithm.c_str(), f.collective.c_str(), f.n_ranks,
+                f.latency_us, f.bandwidth_Bps / 1e9, f.steps, f.alpha_per_step_us,
+                f.busbw_inf_Bps / 1e9, f.m_half_bytes, f.residual_rms * 100, f.r2, f.points);
+  return buf;
+}
+
+}  // namespace adaptsim::calibrate

@@ -1,0 +1,86 @@
+#include "hw/live/gradient_buffers.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "sim/core/error.h"
+
+namespace adaptsim::live {
+namespace {
+
+constexpr std::size_t kPeriod = 13;
+
+// Phase of element 0 of `tensor` on `rank` in the period-13 pattern.
+std::size_t phase(int rank, std::size_t tensor) {
+  return (31 * static_cast<std::size_t>(rank) + 7 * tensor) % kPeriod;
+}
+
+}  // namespace
+
+float GradientBuffers::value(int rank, std::size_t tensor, std::size_t i) {
+  return static_cast<float>(1 + (phase(rank, tensor) + i) % kPeriod);
+}
+
+GradientBuffers::GradientBuffers(const train::Model& model, int rank, int size)
+    : rank_(rank), size_(size) {
+  for (const train::Tensor& t : model.backward_order) {
+    names_.push_back(t.name);
+    offset_.push_back(total_);
+    count_.push_back(t.elements);
+    total_ += t.elements;
+  }
+  send_ = std::make_unique<float[]>(total_);
+  recv_ = std::make_unique<float[]>(total_);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t t = 0; t < tensors(); ++t) {
+    float* s = send_.get() + offset_[t];
+    std::size_t k = phase(rank_, t);
+    for (std::size_t i = 0; i < count_[t]; ++i) {
+      s[i] = static_cast<float>(1 + k);
+      k = k + 1 == kPeriod ? 0 : k + 1;
+    }
+    std::fill(recv_.get() + offset_[t], recv_.get() + offset_[t] + count_[t], nan);
+  }
+}
+
+coll::Workspace GradientBuffers::workspace(std::size_t tensor) {
+  coll::Workspace w;
+  w.name = names_[tensor];
+  w.count = count_[tensor];
+  w.dtype = coll::DType::kF32;
+  w.op = coll::ReduceOp::kSum;
+  w.send = {reinterpret_cast<const std::byte*>(send(tensor)), w.count * sizeof(float)};
+  w.recv = {reinterpret_cast<std::byte*>(recv(tensor)), w.count * sizeof(float)};
+  return w;
+}
+
+void GradientBuffers::verify_and_poison(int step) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Element i of tensor t sums 1 + (31 r + k) mod 13 over ranks r, with k = (7 t + i) mod 13.
+  std::array<float, kPeriod> expected{};
+  for (std::size_t k = 0; k < kPeriod; ++k) {
+    double sum = 0;
+    for (int r = 0; r < size_; ++r)
+      sum += 1 + (31 * static_cast<std::size_t>(r) + k) % kPeriod;
+    expected[k] = static_cast<float>(sum);
+  }
+  for (std::size_t t = 0; t < tensors(); ++t) {
+    float* g = recv(t);
+    std::size_t k = (7 * t) % kPeriod;
+    for (std::size_t i = 0; i < count_[t]; ++i) {
+      if (g[i] != expected[k]) {
+        throw RuntimeFailure("rank " + std::to_string(rank_) + ": step " + std::to_string(step) +
+                             ": gradient '" + names_[t] + "' (tensor " + std::to_string(t) +
+                             ") element " + std::to_string(i) + " is " + std::to_string(g[i]) +
+                             " after the all-reduce, expected the sum over " +
+                             std::to_string(size_) + " ranks " + std::to_string(expected[k]));
+      }
+      g[i] = nan;
+      k = k + 1 == kPeriod ? 0 : k + 1;
+    }
+  }
+}
+
+}  // namespace adaptsim::live

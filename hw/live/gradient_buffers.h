@@ -1,0 +1,56 @@
+#pragma once
+// A live worker's gradients: one real float32 send buffer (this rank's gradient) and one receive
+// buffer (the reduced gradient) per tensor of the model, at the model's exact element counts.
+//
+// Values are small integers that depend on the rank, tensor and element,
+//   g_r[t][i] = 1 + (31 r + 7 t + i) mod 13,
+// so every sum over ranks is exact in float32 (at most 13 n < 2^24) and a misplaced chunk, a
+// missing or doubled rank, or a stale buffer shows up as a wrong value. After each step the
+// received values are compared with the exact sums and then poisoned with NaN, so a gradient that
+// a later step fails to write cannot pass as reduced.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/coll/allreduce.h"
+#include "sim/train/model_zoo.h"
+
+namespace adaptsim::live {
+
+class GradientBuffers {
+ public:
+  // Allocates and fills the buffers of `model` for `rank` of `size` ranks.
+  GradientBuffers(const train::Model& model, int rank, int size);
+
+  std::size_t tensors() const { return offset_.size(); }
+  std::size_t elements(std::size_t tensor) const { return count_[tensor]; }
+  std::uint64_t bytes() const { return total_ * sizeof(float); }  // one copy of every gradient
+  const std::string& name(std::size_t tensor) const { return names_[tensor]; }
+
+  const float* send(std::size_t tensor) const { return send_.get() + offset_[tensor]; }
+  float* recv(std::size_t tensor) { return recv_.get() + offset_[tensor]; }
+
+  // The all-reduce of tensor `t` in place: named after the parameter (as KungFu names its ops),
+  // float32 sum, send -> recv.
+  coll::Workspace workspace(std::size_t tensor);
+
+  // Compares every received gradient with the exact sum over ranks, then poisons it. Throws
+  // RuntimeFailure naming the rank, step, tensor and element of the first mismatch.
+  void verify_and_poison(int step);
+
+  // The value rank `rank` contributes at element `i` of tensor `tensor`.
+  static float value(int rank, std::size_t tensor, std::size_t i);
+
+ private:
+  int rank_;
+  int size_;
+  std::vector<std::string> names_;
+  std::vector<std::size_t> offset_, count_;
+  std::size_t total_ = 0;
+  std::unique_ptr<float[]> send_, recv_;
+};
+
+}  // namespace adaptsim::live

@@ -1,0 +1,218 @@
+// adaptsim-live: live data-parallel training over the TCP runtime. Every rank emulates the model's
+// compute per layer and all-reduces real gradient buffers with the configured system; rank 0
+// writes the aggregated result (live_config.h describes both files).
+//
+//   adaptsim-live CONFIG.json --procs 4 [--ranks-per-host 1] -o result.json       local processes
+//   adaptsim-live CONFIG.json --procs 4 --rank-prefix "ip netns exec ns{rank}"
+//       --hosts 10.0.0.1:7000,10.0.0.2:7000,... -o result.json               one namespace per rank
+//   adaptsim-live CONFIG.json --procs 4 --rank-prefix-json ranks.json -o result.json
+//   adaptsim-live CONFIG.json --hosts a:p,b:q,... --rank R [--bind ADDR] -o result.json
+//   mpirun -np 4 adaptsim-live CONFIG.json -o result.json
+//
+// Exit codes: 0 success; 1 a run-time failure (a peer died, a timeout, a wrong gradient); 2 bad
+// input (one line on stderr).
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "hw/live/live_config.h"
+#include "hw/live/live_training.h"
+#include "hw/live/rank_launcher.h"
+#include "hw/tcp/launcher.h"
+#include "hw/tcp/rendezvous.h"
+#include "sim/core/error.h"
+#include "sim/io/output.h"
+
+namespace {
+
+using namespace adaptsim;
+
+struct ToolOptions {
+  std::string config;
+  tcp::RendezvousOptions rendezvous;
+  std::string rank_prefix;       // template with {rank}
+  std::string rank_prefix_json;  // per-rank prefixes (and addresses, binds)
+  std::string output;
+  bool quiet = false;
+  // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
+  int fault_rank = -1;
+  std::uint64_t fault_after_sends = 0;
+};
+
+// One line on stderr in a single write(2): the ranks of a local launch share the stream, and
+// their lines must not interleave.
+void print_error_line(const std::string& text) {
+  const std::string line = "adaptsim-live: " + text + "\n";
+  std::size_t at = 0;
+  while (at < line.size()) {
+    const ssize_t n = ::write(2, line.data() + at, line.size() - at);
+    if (n <= 0) break;
+    at += static_cast<std::size_t>(n);
+  }
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string absolute(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).string();
+}
+
+void print_summary(const live::LiveRunSpec& spec, const live::LiveResult& r) {
+  const train::TrainingResult& t = r.training;
+  std::printf(
+      "# live %s on %d ranks, %s (%s), batch %d: step %.2f +- %.2f ms (compute %.2f, exposed link "
+      "%.2f, wait %.2f ms), %.1f +- %.1f %s/s per GPU, %.1f total; %d steps verified\n",
+      spec.model.name.c_str(), r.n_ranks, spec.live.system.label.c_str(),
+      std::string(train::system_kind_name(spec.live.system.kind)).c_str(), spec.live.batch_per_gpu,
+      t.step_mean_s * 1e3, t.step_std_s * 1e3, t.compute_s * 1e3, t.exposed_link_s * 1e3,
+      t.exposed_wait_s * 1e3, t.samples_per_s_per_gpu, t.samples_per_s_per_gpu_std,
+      spec.model.sample_unit.c_str(), t.samples_per_s_total, r.verified_steps);
+  std::fflush(stdout);
+}
+
+int run_worker(const ToolOptions& o, const live::LiveRunSpec& spec, tcp::RendezvousMode mode,
+               double start_s) {
+  tcp::RuntimeOptions ro;
+  ro.transport.connect_timeout_ns = spec.live.timeout_ns;
+  const int my_rank = tcp::rank_before_connect(o.rendezvous, mode);
+  if (o.fault_rank >= 0 && o.fault_rank == my_rank) {
+    ro.transport.fault = {tcp::FaultAction::kKillProcess, o.fault_after_sends};
+  }
+  std::unique_ptr<tcp::Runtime> rt = tcp::connect_runtime(o.rendezvous, mode, ro);
+  const live::LiveResult result = live::run_live_training(*rt, spec.model, spec.live);
+  if (rt->rank() == 0) {
+    if (!o.output.empty()) {
+      const std::filesystem::path out(o.output);
+      if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+      io::write_file_atomic(out, live::result_json(spec, result, now_s() - start_s));
+    }
+    if (!o.quiet) print_summary(spec, result);
+  }
+  rt->shutdown();
+  return 0;
+}
+
+// --procs N with a per-rank prefix: every rank binds its own address (host-list rendezvous).
+int launch_with_prefixes(const ToolOptions& o, const live::LiveRunSpec& spec) {
+  std::vector<live::RankPlacement> ranks;
+  if (!o.rank_prefix_json.empty()) {
+    ranks = live::load_rank_placements(o.rank_prefix_json);
+    if (static_cast<int>(ranks.size()) != o.rendezvous.procs) {
+      throw InputError(o.rank_prefix_json + " lists " + std::to_string(ranks.size()) +
+                       " ranks for --procs " + std::to_string(o.rendezvous.procs));
+    }
+  } else {
+    for (int r = 0; r < o.rendezvous.procs; ++r) {
+      ranks.push_back({live::expand_prefix_template(o.rank_prefix, r), "", ""});
+    }
+  }
+  live::assign_addresses(ranks, o.rendezvous.hosts);
+  const std::string hosts = live::host_list_of(ranks);
+  const std::string token =
+      o.rendezvous.token.empty() ? tcp::format_token(tcp::random_token()) : o.rendezvous.token;
+  const std::string program = live::self_executable();
+  live::CommandLaunchOptions lo;
+  lo.grace_ns = spec.live.timeout_ns + 2 * kNsPerSecond;
+  for (int r = 0; r < o.rendezvous.procs; ++r) {
+    const live::RankPlacement& p = ranks[static_cast<std::size_t>(r)];
+    std::vector<std::string> cmd = p.prefix;
+    cmd.insert(cmd.end(), {program, absolute(o.config), "--hosts", hosts, "--rank",
+                           std::to_string(r), "--token", token});
+    const std::string bind = p.bind.empty() ? o.rendezvous.bind_host : p.bind;
+    if (!bind.empty()) cmd.insert(cmd.end(), {"--bind", bind});
+    if (o.rendezvous.ranks_per_host > 0) {
+      cmd.insert(cmd.end(), {"--ranks-per-host", std::to_string(o.rendezvous.ranks_per_host)});
+    }
+    if (!o.output.empty()) cmd.insert(cmd.end(), {"-o", absolute(o.output)});
+    if (o.quiet) cmd.push_back("-q");
+    if (o.fault_rank >= 0) {
+      cmd.insert(cmd.end(), {"--fault-kill-rank", std::to_string(o.fault_rank),
+                             "--fault-after-sends", std::to_string(o.fault_after_sends)});
+    }
+    lo.commands.push_back(std::move(cmd));
+  }
+  const tcp::LaunchResult result = live::launch_commands(lo);
+  if (result.ok()) return 0;
+  print_error_line("launcher: " + result.summary());
+  return 1;
+}
+
+int run_tool(int argc, char** argv) {
+  const double start_s = now_s();
+  ToolOptions o;
+  CLI::App app{
+      "Live data-parallel training over the TCP runtime (emulated compute, real gradients)"};
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_option("config", o.config, "Configuration file (JSON)")->required();
+  app.add_option("--procs", o.rendezvous.procs, "Start N worker processes on this machine");
+  app.add_option("--hosts", o.rendezvous.hosts,
+                 "Host list host:port,... in rank order (with --rank; or the addresses of "
+                 "--procs ranks started with a prefix)");
+  app.add_option("--rank", o.rendezvous.rank, "This process's rank in --hosts");
+  app.add_option("--token", o.rendezvous.token, "Cluster token, hex");
+  app.add_option("--bind", o.rendezvous.bind_host, "Address to listen on");
+  app.add_option("--ranks-per-host", o.rendezvous.ranks_per_host,
+                 "Treat rank r as being on host r/K (0: group ranks by address)");
+  app.add_option("--rank-prefix", o.rank_prefix,
+                 "With --procs: command prefix of every rank, {rank} replaced "
+                 "(\"ip netns exec ns{rank}\")");
+  app.add_option("--rank-prefix-json", o.rank_prefix_json,
+                 "With --procs: JSON file with each rank's prefix (and address, bind)");
+  app.add_option("-o,--output", o.output, "Result file (JSON), written by rank 0");
+  app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
+  app.add_option("--fault-kill-rank", o.fault_rank, "Test hook: this rank dies mid-run")->group("");
+  app.add_option("--fault-after-sends", o.fault_after_sends, "Test hook: ... after N sent messages")
+      ->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw InputError(e.what());
+  }
+
+  const live::LiveRunSpec spec = live::load_live_run_spec(o.config);
+  const bool prefixed = !o.rank_prefix.empty() || !o.rank_prefix_json.empty();
+  if (prefixed) {
+    if (o.rendezvous.procs < 1) throw InputError("--rank-prefix/--rank-prefix-json need --procs N");
+    if (!o.rank_prefix.empty() && !o.rank_prefix_json.empty()) {
+      throw InputError("--rank-prefix and --rank-prefix-json exclude each other");
+    }
+    if (std::getenv(tcp::kEnvRank) == nullptr) return launch_with_prefixes(o, spec);
+  }
+  const tcp::RendezvousMode mode = tcp::choose_rendezvous(o.rendezvous);
+  if (mode == tcp::RendezvousMode::kLauncher) {
+    tcp::LaunchOptions lo;
+    lo.procs = o.rendezvous.procs;
+    lo.argv.assign(argv, argv + argc);
+    lo.grace_ns = spec.live.timeout_ns + 2 * kNsPerSecond;
+    const tcp::LaunchResult result = tcp::launch_local(lo);
+    if (result.ok()) return 0;
+    print_error_line("launcher: " + result.summary());
+    return 1;
+  }
+  return run_worker(o, spec, mode, start_s);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_tool(argc, argv);
+  } catch (const adaptsim::InputError& e) {
+    print_error_line(e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    print_error_line(e.what());
+    return 1;
+  }
+}

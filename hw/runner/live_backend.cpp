@@ -1,0 +1,148 @@
+#include "hw/runner/live_backend.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "hw/testbed/command.h"
+#include "hw/testbed/testbed.h"
+#include "sim/core/error.h"
+#include "sim/core/units.h"
+#include "sim/io/output.h"
+
+namespace adaptsim::runner {
+namespace fs = std::filesystem;
+
+std::filesystem::path find_live_tool() {
+  if (const char* env = std::getenv("ADAPTSIM_LIVE_TOOL")) return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // simctl lives in <build>/sim/simctl/; the live tool in <build>/hw/live/.
+    const fs::path sibling = self.parent_path() / ".." / ".." / "hw" / "live" / "adaptsim-live";
+    if (fs::exists(sibling)) return fs::canonical(sibling);
+  }
+  if (auto found = testbed::find_program("adaptsim-live")) return *found;
+  throw RuntimeFailure("cannot find the adaptsim-live tool (build it, or set ADAPTSIM_LIVE_TOOL)");
+}
+
+std::string live_config_json(const run::LiveTrainingTask& task) {
+  nlohmann::ordered_json system;
+  system["kind"] = std::string(train::system_kind_name(task.system.kind));
+  system["label"] = task.system.label;
+  if (task.system.kind == train::SystemKind::kKungFu) {
+    system["strategy"] = std::string(coll::strategy_name(task.system.strategy));
+    system["chunk_size"] = std::to_string(task.system.chunk_bytes) + "B";
+  }
+  if (task.system.kind == train::SystemKind::kHorovod) {
+    system["cycle_time"] = std::to_string(task.system.cycle_time_ns) + "ns";
+    system["fusion_threshold"] = std::to_string(task.system.fusion_bytes) + "B";
+  }
+  nlohmann::ordered_json c;
+  c["model"] = task.model;
+  c["batch_per_gpu"] = task.batch_per_gpu;
+  c["device"] = task.device.string();
+  if (!task.precision.empty()) c["precision"] = task.precision;
+  c["compute_scale"] = task.compute_scale;
+  c["system"] = system;
+  c["warmup_steps"] = task.warmup_steps;
+  c["steps"] = task.measured_steps;
+  c["seed"] = task.seed;
+  c["timeout"] = std::to_string(task.live.timeout_ns) + "ns";
+  return c.dump(2) + "\n";
+}
+
+train::TrainingResult parse_live_result(const std::string& json_text, const std::string& label) {
+  train::TrainingResult r;
+  try {
+    const auto j = nlohmann::json::parse(json_text);
+    r.step_s = j.at("step_s").get<std::vector<double>>();
+    r.step_mean_s = j.at("step_mean_s").get<double>();
+    r.step_std_s = j.at("step_std_s").get<double>();
+    r.compute_s = j.at("compute_s").get<double>();
+    r.exposed_link_s = j.at("exposed_link_s").get<double>();
+    r.exposed_wait_s = j.at("exposed_wait_s").get<double>();
+    r.samples_per_s_per_gpu = j.at("samples_per_s_per_gpu").get<double>();
+    r.samples_per_s_per_gpu_std = j.at("samples_per_s_per_gpu_std").get<double>();
+    r.samples_per_s_total = j.at("samples_per_s_total").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw RuntimeFailure(label + ": unreadable live result: " + e.what());
+  }
+  return r;
+}
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A scratch folder for one run, removed afterwards.
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    std::string templ = (fs::temp_directory_path() / "adaptsim-live-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) throw RuntimeFailure("cannot create a temporary folder");
+    path = templ;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+ProcessLiveBackend::ProcessLiveBackend(std::filesystem::path live_tool)
+    : live_tool_(std::move(live_tool)) {}
+
+train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTask& task) {
+  ScratchDir dir;
+  const fs::path config = dir.path / "config.json";
+  const fs::path result = dir.path / "result.json";
+  io::write_file_atomic(config, live_config_json(task));
+  const int gpus = task.nominal.server.gpus;
+  const int ranks = task.nominal.servers * gpus;
+
+  std::vector<std::string> argv = {live_tool_.string(), config.string(),
+                                   "--procs",           std::to_string(ranks),
+                                   "--ranks-per-host",  std::to_string(gpus),
+                                   "-o",                result.string(),
+                                   "-q"};
+  std::optional<testbed::Testbed> bed;
+  if (task.live.placement == "testbed") {
+    bed.emplace(testbed::Testbed::create(task.nominal));
+    // Rank r runs on server r / gpus, inside its namespace, listening on the server's address.
+    nlohmann::json placements;
+    for (int r = 0; r < ranks; ++r) {
+      const int host = r / gpus;
+      const auto& h = bed->hosts().at(host);
+      placements["ranks"].push_back({{"prefix", bed->exec_prefix(host)},
+                                     {"address", h.ip + ":" + std::to_string(7100 + r % gpus)},
+                                     {"bind", h.ip}});
+    }
+    io::write_file_atomic(dir.path / "placement.json", placements.dump(2));
+    argv.push_back("--rank-prefix-json");
+    argv.push_back((dir.path / "placement.json").string());
+  }
+  testbed::CommandOptions options;
+  // The tool's own timeouts end a stuck run; this one only guards against the tool itself.
+  options.timeout_ns = task.live.timeout_ns * 2 + 30 * kNsPerSecond;
+  const testbed::CommandResult run = testbed::run_command(argv, options);
+  if (bed) bed->teardown();
+  if (!run.ok()) {
+    std::string why = run.err.empty() ? run.out : run.err;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    throw RuntimeFailure("live run of " + task.model + " / " + task.system.label + " failed (" +
+                         run.status() + "): " + why);
+  }
+  return parse_live_result(read_file(result), result.string());
+}
+
+}  // namespace adaptsim::runner

@@ -1,0 +1,34 @@
+#pragma once
+// Runs a scenario's training tasks live: real processes (adaptsim-live, one per GPU of the
+// topology), placed on this machine or in an emulated cluster (hw/testbed: one network namespace
+// per server, NIC caps from the topology), exchanging real gradients over hw/tcp. The result is
+// the same TrainingResult the simulator produces, from the same step definitions.
+
+#include <filesystem>
+#include <string>
+
+#include "sim/run/workload.h"
+
+namespace adaptsim::runner {
+
+class ProcessLiveBackend final : public run::LiveBackend {
+ public:
+  // `live_tool`: the adaptsim-live executable (see find_live_tool).
+  explicit ProcessLiveBackend(std::filesystem::path live_tool);
+  train::TrainingResult run_training(const run::LiveTrainingTask& task) override;
+
+ private:
+  std::filesystem::path live_tool_;
+};
+
+// $ADAPTSIM_LIVE_TOOL, else adaptsim-live in the build tree next to the running tool
+// (<build>/hw/live/adaptsim-live), else on $PATH. Throws RuntimeFailure when none is found.
+std::filesystem::path find_live_tool();
+
+// The JSON configuration adaptsim-live reads for one task (exposed for tests).
+std::string live_config_json(const run::LiveTrainingTask& task);
+
+// Parses adaptsim-live's result file into the simulator's result type.
+train::TrainingResult parse_live_result(const std::string& json_text, const std::string& label);
+
+}  // namespace adaptsim::runner

@@ -1,0 +1,224 @@
+#include "hw/testbed/command.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "sim/core/error.h"
+
+extern char** environ;
+
+namespace adaptsim::testbed {
+namespace {
+
+bool is_executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+TimeNs now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// A close-on-exec pipe that closes whatever end is still open when it goes.
+struct Pipe {
+  int read = -1;
+  int write = -1;
+  Pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw RuntimeFailure("pipe: " + std::string(strerror(errno)));
+    read = fds[0];
+    write = fds[1];
+  }
+  ~Pipe() {
+    close_fd(read);
+    close_fd(write);
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+};
+
+// Child side between fork and execve: only async-signal-safe calls (the parent may have threads).
+[[noreturn]] void exec_child(int in_fd, int out_fd, int err_fd, int report_fd, bool new_netns,
+                             const char* path, char* const* argv) {
+  ::dup2(in_fd, STDIN_FILENO);
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // callers may block signals; the program must not
+  if (new_netns && ::unshare(CLONE_NEWNET) != 0) {
+    const int e = errno;
+    [[maybe_unused]] auto n = ::write(report_fd, &e, sizeof e);
+    ::_exit(127);
+  }
+  ::execve(path, argv, environ);
+  const int e = errno;
+  [[maybe_unused]] auto n = ::write(report_fd, &e, sizeof e);
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::string CommandResult::status() const {
+  if (timed_out) return "timed out";
+  if (signal != 0) return "killed by signal " + std::to_string(signal);
+  return "exit code " + std::to_string(exit_code);
+}
+
+std::optional<std::string> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) {
+    return is_executable(name) ? std::optional<std::string>(name) : std::nullopt;
+  }
+  std::string dirs;
+  if (const char* path = std::getenv("PATH")) dirs = path;
+  dirs += ":/usr/sbin:/sbin:/usr/bin:/bin";
+  std::size_t begin = 0;
+  while (begin <= dirs.size()) {
+    std::size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(begin, end - begin);
+    if (!dir.empty()) {
+      const std::string candidate = dir + "/" + name;
+      if (is_executable(candidate)) return candidate;
+    }
+    begin = end + 1;
+  }
+  return std::nullopt;
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options) {
+  if (argv.empty()) throw RuntimeFailure("run_command: empty command");
+  const std::optional<std::string> path = find_program(argv[0]);
+  if (!path) throw RuntimeFailure("`" + command_line(argv) + "`: program not found");
+
+  // Everything the child needs is built before fork.
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (std::string& a : args)
+    cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+
+  // Pipes for stdout, stderr and the child's exec errno; closed on every path out.
+  Pipe out, err, report;
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) throw RuntimeFailure("/dev/null: " + std::string(strerror(errno)));
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    exec_child(null_fd, out.write, err.write, report.write, options.new_netns, path->c_str(),
+               cargv.data());
+  }
+  const int fork_errno = errno;
+  ::close(null_fd);
+  if (pid < 0) throw RuntimeFailure("fork: " + std::string(strerror(fork_errno)));
+  close_fd(out.write);
+  close_fd(err.write);
+  close_fd(report.write);
+
+  CommandResult result;
+  const TimeNs deadline = now_ns() + options.timeout_ns;
+  while (out.read >= 0 || err.read >= 0) {
+    pollfd fds[2];
+    int n = 0;
+    int idx_out = -1;
+    int idx_err = -1;
+    if (out.read >= 0) {
+      idx_out = n;
+      fds[n++] = {out.read, POLLIN, 0};
+    }
+    if (err.read >= 0) {
+      idx_err = n;
+      fds[n++] = {err.read, POLLIN, 0};
+    }
+    const TimeNs left = deadline - now_ns();
+    if (left <= 0) {
+      result.timed_out = true;
+      break;
+    }
+    const int ready = ::poll(fds, static_cast<nfds_t>(n), static_cast<int>(left / kNsPerMs) + 1);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char buf[16384];
+    auto drain = [&](int idx, int& fd, std::string& sink) {
+      if (idx < 0 || fds[idx].revents == 0) return;
+      const ssize_t got = ::read(fd, buf, sizeof buf);
+      if (got > 0) {
+        sink.append(buf, static_cast<std::size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        close_fd(fd);
+      }
+    };
+    drain(idx_out, out.read, result.out);
+    drain(idx_err, err.read, result.err);
+  }
+  close_fd(out.read);
+  close_fd(err.read);
+  if (result.timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int exec_errno = 0;
+  const bool exec_failed = ::read(report.read, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  if (exec_failed) {
+    throw RuntimeFailure("`" + command_line(argv) + "`: cannot " +
+                         (options.new_netns ? "create a network namespace or " : "") +
+                         "execute: " + strerror(exec_errno));
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status) && !result.timed_out) result.signal = WTERMSIG(status);
+  if (result.timed_out) {
+    result.err += (result.err.empty() ? "" : "\n") + std::string("timed out after ") +
+                  std::to_string(options.timeout_ns / kNsPerMs) + " ms and was killed";
+  }
+  return result;
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& a : argv) {
+    if (!line.empty()) line += ' ';
+    const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
+    if (plain) {
+      line += a;
+    } else {
+      line += '\'';
+      for (char c : a)
+        line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      line += '\'';
+    }
+  }
+  return line;
+}
+
+std::string describe_failure(const std::vector<std::string>& argv, const CommandResult& result) {
+  std::string err;
+  for (char c : result.err)
+    err += c == '\n' ? ' ' : c;
+  while (!err.empty() && err.back() == ' ')
+    err.pop_back();
+  std::string out = "`";
+  out += command_line(argv);
+  out += "` failed (";
+  out += result.status();
+  out += ")";
+  if (!err.empty()) out += ": " + err;
+  return out;
+}
+
+}  // namespace adaptsim::testbed

@@ -1,0 +1,163 @@
+#include "hw/testbed/sysctl_guard.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sim/core/error.h"
+
+namespace adaptsim::testbed {
+namespace {
+
+std::filesystem::path key_path(const SysctlPaths& paths, const std::string& key) {
+  std::string rel = key;
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  return paths.proc_sys / rel;
+}
+
+// Holds <state dir>/sysctl.lock exclusively for its lifetime.
+class SysctlLock {
+ public:
+  explicit SysctlLock(const SysctlPaths& paths) {
+    std::error_code ec;
+    std::filesystem::create_directories(paths.state_dir, ec);
+    const std::filesystem::path path = paths.state_dir / "sysctl.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw RuntimeFailure("cannot open " + path.string() + ": " + strerror(errno));
+    // Holders only read and write a few small files, so a blocking wait is short.
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        ::close(fd_);
+        throw RuntimeFailure("cannot lock " + path.string() + ": " + strerror(errno));
+      }
+    }
+  }
+  ~SysctlLock() { ::close(fd_); }
+  SysctlLock(const SysctlLock&) = delete;
+  SysctlLock& operator=(const SysctlLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+std::map<std::string, std::string> read_saved(const std::filesystem::path& path) {
+  std::map<std::string, std::string> saved;
+  std::ifstream in(path);
+  std::string key, value;
+  while (in >> key >> value)
+    saved[key] = value;
+  return saved;
+}
+
+void write_saved(const std::filesystem::path& path,
+                 const std::map<std::string, std::string>& saved) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& [k, v] : saved)
+      out << k << ' ' << v << '\n';
+    if (!out) throw RuntimeFailure("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw RuntimeFailure("cannot write " + path.string() + ": " + ec.message());
+}
+
+bool read_value(const std::filesystem::path& path, std::string* value) {
+  std::ifstream in(path);
+  return static_cast<bool>(in >> *value);
+}
+
+// Writes with one write(2), as sysctl files expect; returns errno or 0.
+int write_value(const std::filesystem::path& path, const std::string& value) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const std::string text = value + "\n";
+  const ssize_t put = ::write(fd, text.data(), text.size());
+  const int err = put == static_cast<ssize_t>(text.size()) ? 0 : (put < 0 ? errno : EIO);
+  ::close(fd);
+  return err;
+}
+
+}  // namespace
+
+bool valid_sysctl_key(const std::string& key) {
+  if (key.empty() || key.front() == '.' || key.back() == '.' ||
+      key.find("..") != std::string::npos) {
+    return false;
+  }
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+std::vector<SysctlChange> raise_sysctls(
+    const std::vector<std::pair<std::string, std::uint64_t>>& at_least,
+    std::vector<std::string>* notes, const SysctlPaths& paths) {
+  std::vector<SysctlChange> changes;
+  if (at_least.empty()) return changes;
+  SysctlLock lock(paths);
+  const std::filesystem::path saved_path = paths.state_dir / "sysctl.saved";
+  std::map<std::string, std::string> saved = read_saved(saved_path);
+  for (const auto& [key, wanted] : at_least) {
+    if (!valid_sysctl_key(key)) throw RuntimeFailure("invalid sysctl key \"" + key + "\"");
+    const std::filesystem::path path = key_path(paths, key);
+    std::string current;
+    if (!read_value(path, &current)) {
+      if (notes) notes->push_back(key + ": not present on this kernel, left alone");
+      continue;
+    }
+    std::uint64_t value = 0;
+    try {
+      value = std::stoull(current);
+    } catch (const std::exception&) {
+      if (notes) notes->push_back(key + ": not an integer (" + current + "), left alone");
+      continue;
+    }
+    if (value >= wanted) continue;
+    // Save before writing: a crash in between leaves a restorable record, never a lost original.
+    if (saved.find(key) == saved.end()) {
+      saved[key] = current;
+      write_saved(saved_path, saved);
+    }
+    const std::string target = std::to_string(wanted);
+    if (const int err = write_value(path, target); err != 0) {
+      if (notes) {
+        notes->push_back(key + ": cannot raise " + current + " -> " + target + " (" +
+                         strerror(err) + "), left alone");
+      }
+      continue;
+    }
+    changes.push_back({key, current, target});
+  }
+  return changes;
+}
+
+std::vector<SysctlChange> restore_sysctls_if_last(const std::function<bool()>& others_alive,
+                                                  const SysctlPaths& paths) {
+  std::vector<SysctlChange> restored;
+  const std::filesystem::path saved_path = paths.state_dir / "sysctl.saved";
+  if (!std::filesystem::exists(saved_path)) return restored;
+  SysctlLock lock(paths);
+  if (others_alive()) return restored;
+  const std::map<std::string, std::string> saved = read_saved(saved_path);
+  for (const auto& [key, original] : saved) {
+    const std::filesystem::path path = key_path(paths, key);
+    std::string current;
+    read_value(path, &current);
+    if (write_value(path, original) == 0) restored.push_back({key, current, original});
+  }
+  std::error_code ec;
+  std::filesystem::remove(saved_path, ec);
+  return restored;
+}
+
+}  // namespace adaptsim::testbed

@@ -1,0 +1,136 @@
+// The alpha-beta fit: it recovers a known latency and bandwidth from noisy synthetic sweeps, its
+// 1/t^2 weighting is what makes the latency come out right, and its bounds and quality numbers.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "calibrate/alpha_beta_fit.h"
+#include "calibrate/collective_model.h"
+#include "sim/core/rng.h"
+
+using namespace adaptsim;
+using namespace adaptsim::calibrate;
+
+namespace {
+
+// t(m) = alpha + m / bandwidth, each point scaled by (1 + N(0, noise)), sizes 8 B .. 1 GiB x2:
+// the shape of a real sweep (FACTS 2.5), 28 points over eight decades.
+std::vector<SizeTime> synthetic_sweep(double alpha_us, double bandwidth_Bps, double noise,
+                                      std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<SizeTime> points;
+  for (double m = 8; m <= double(1 << 30); m *= 2) {
+    const double t = alpha_us + m / bandwidth_Bps * 1e6;
+    points.push_back({m, t * (1 + rng.normal(0, noise))});
+  }
+  return points;
+}
+
+double relative_error(double got, double want) {
+  return std::fabs(got - want) / want;
+}
+
+}  // namespace
+
+TEST_CASE("fit: recovers latency and bandwidth within 2% from a sweep with 1% noise") {
+  // 10 GbE-like link: alpha 50 us, 1.25 GB/s. For m >= 1 MiB the size term dominates, below
+  // 64 KiB the latency: both are seen by enough points for a 1% noise to average out.
+  const double alpha_us = 50, bandwidth = 1.25e9;
+  for (std::uint64_t seed : {1, 2, 3, 4, 5}) {
+    const auto points = synthetic_sweep(alpha_us, bandwidth, 0.01, seed);
+    const AlphaBetaFit fit = fit_alpha_beta(points);
+    INFO("seed " << seed << ": latency " << fit.latency_us << " us, bandwidth "
+                 << fit.bandwidth_Bps());
+    CHECK(relative_error(fit.latency_us, alpha_us) < 0.02);
+    CHECK(relative_error(fit.bandwidth_Bps(), bandwidth) < 0.02);
+    CHECK(fit.points == 28);
+    // The residual estimates the noise: RMS relative error ~ 1%.
+    CHECK(fit.residual_rms > 0.005);
+    CHECK(fit.residual_rms < 0.02);
+    CHECK(fit.r2 > 0.99);
+  }
+}
+
+TEST_CASE("fit: recovers an NVLink-like line (alpha 10 us, 400 GB/s) as well") {
+  const auto points = synthetic_sweep(10, 400e9, 0.01, 7);
+  const AlphaBetaFit fit = fit_alpha_beta(points);
+  CHECK(relative_error(fit.latency_us, 10) < 0.02);
+  CHECK(relative_error(fit.bandwidth_Bps(), 400e9) < 0.02);
+}
+
+TEST_CASE("fit: the 1/t^2 weighting is what recovers the latency, unweighted OLS misses it") {
+  // Same sweeps, 1% noise. The 1 GiB point takes 0.86 s; 1% of it is 8.6 ms, 170 times the 50 us
+  // latency, so ordinary least squares sets its intercept from the large sizes' noise alone
+  // (often below zero, then clamped to 0), while the relative fit sees the small sizes.
+  const double alpha_us = 50, bandwidth = 1.25e9;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const auto points = synthetic_sweep(alpha_us, bandwidth, 0.01, seed);
+    const AlphaBetaFit weighted = fit_alpha_beta(points, FitWeighting::kRelative);
+    const AlphaBetaFit uniform = fit_alpha_beta(points, FitWeighting::kUniform);
+    INFO("seed " << seed << ": weighted latency " << weighted.latency_us << " us, unweighted "
+                 << uniform.latency_us << " us");
+    CHECK(relative_error(weighted.latency_us, alpha_us) < 0.02);
+    CHECK(relative_error(uniform.latency_us, alpha_us) > 0.5);
+    // Both get the bandwidth, which the large sizes do determine.
+    CHECK(relative_error(uniform.bandwidth_Bps(), bandwidth) < 0.02);
+    // And the unweighted line is a bad model of the small messages.
+    CHECK(uniform.residual_rms > 10 * weighted.residual_rms);
+  }
+}
+
+TEST_CASE("fit: exact data give the line back, zero residual and R^2 = 1") {
+  // t = 20 + m / 1e3 (1 GB/s): points at 1 KB, 1 MB, 1 GB.
+  const std::vector<SizeTime> points = {{1e3, 21}, {1e6, 1020}, {1e9, 1000020}};
+  const AlphaBetaFit fit = fit_alpha_beta(points);
+  CHECK(fit.latency_us == doctest::Approx(20).epsilon(1e-9));
+  CHECK(fit.us_per_byte == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK(fit.bandwidth_Bps() == doctest::Approx(1e9).epsilon(1e-9));
+  CHECK(fit.residual_rms < 1e-9);
+  CHECK(fit.r2 == doctest::Approx(1.0));
+  CHECK_FALSE(fit.latency_clamped);
+}
+
+TEST_CASE("fit: latency and bandwidth are constrained non-negative") {
+  // t = m / 1e3 - 5: the free line has a = -5; the constrained fit goes through the origin.
+  const std::vector<SizeTime> through_origin = {{1e4, 5}, {1e5, 95}, {1e6, 995}};
+  const AlphaBetaFit a = fit_alpha_beta(through_origin);
+  CHECK(a.latency_clamped);
+  CHECK(a.latency_us == 0);
+  CHECK(a.us_per_byte > 0);
+  // Times falling with size: the slope is clamped to 0, the line is the weighted mean time.
+  const std::vector<SizeTime> falling = {{1e3, 12}, {1e6, 10}};
+  const AlphaBetaFit b = fit_alpha_beta(falling);
+  CHECK(b.slope_clamped);
+  CHECK(b.us_per_byte == 0);
+  CHECK(std::isinf(b.bandwidth_Bps()));
+  CHECK(b.latency_us > 10);
+  CHECK(b.latency_us < 12);
+}
+
+TEST_CASE("fit: needs two distinct sizes and positive times") {
+  CHECK_THROWS_AS(fit_alpha_beta(std::vector<SizeTime>{{8, 10}, {8, 11}}), std::invalid_argument);
+  CHECK_THROWS_AS(fit_alpha_beta(std::vector<SizeTime>{{8, 10}, {16, 0}}), std::invalid_argument);
+}
+
+TEST_CASE("steps and bus factors of the algorithms") {
+  // Ring all-reduce: 2 (n - 1) steps (FACTS 2.4); halving-doubling 2 log2 n, + 2 to fold a
+  // non-power of two; STAR: reduce to the root, broadcast back; a chain of n: n - 1 deep.
+  CHECK(algorithm_steps("CLASSIC_RING", "all_reduce", 4) == 6);
+  CHECK(algorithm_steps("HALVING_DOUBLING", "all_reduce", 8) == 6);
+  CHECK(algorithm_steps("HALVING_DOUBLING", "all_reduce", 6) == 6);
+  CHECK(algorithm_steps("STAR", "all_reduce", 4) == 2);
+  CHECK(algorithm_steps("BINARY_TREE", "all_reduce", 7) == 4);  // depth 2
+  CHECK(algorithm_steps("RING", "all_reduce", 4) == 6);         // chains of depth 3
+  // Two hosts of two ranks: intra-host star (1) under the host masters' tree (1).
+  CHECK(algorithm_steps("BINARY_TREE_STAR", "all_reduce", 4, {0, 0, 1, 1}) == 4);
+  CHECK(algorithm_steps("p2p", "sendrecv", 2) == 1);
+  CHECK(algorithm_steps("nccl", "all_reduce", 8) == 14);
+  CHECK(algorithm_steps("nccl", "all_gather", 8) == 7);
+  // busbw = algbw x 2 (n - 1) / n for all-reduce, (n - 1) / n for all-gather, 1 for sendrecv.
+  CHECK(collective_bus_factor("all_reduce", 8) == doctest::Approx(1.75));
+  CHECK(collective_bus_factor("all_gather", 4) == doctest::Approx(0.75));
+  CHECK(collective_bus_factor("sendrecv", 2) == 1);
+  CHECK_THROWS(collective_bus_factor("all_reduse", 2));
+}

@@ -1,0 +1,189 @@
+// The calibrate binary end to end: a tiny TCP calibration across 4 local processes writes a CSV
+// and a profile that loads and applies to a topology; nccl-tests output imports into a profile;
+// asking for GPUs the machine does not have, or for nothing, is one line and exit code 2.
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "calibrate/measurement.h"
+#include "sim/io/calibration_profile.h"
+#include "sim/io/topology_loader.h"
+
+namespace fs = std::filesystem;
+using namespace adaptsim;
+
+namespace {
+
+const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs calibrate with `args` (shell words), under `env` ("NAME=value ..." prefix, may be empty).
+Result run(const std::string& args, const std::string& env = "") {
+  const fs::path err_file =
+      fs::temp_directory_path() / ("calibrate_test_err_" + std::to_string(::getpid()));
+  const std::string cmd = env + (env.empty() ? "" : " ") + std::string(CALIBRATE_PATH) + " " +
+                          args + " 2>" + err_file.string();
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  Result r;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p))
+    r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  fs::remove(err_file);
+  return r;
+}
+
+int lines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("calibrate_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "calibrate --backend tcp --procs 4: a tiny sweep writes a profile the simulator accepts") {
+  const fs::path dir = scratch("tcp");
+  // Sizes 1 KiB, 8 KiB, 64 KiB, 512 KiB; two strategies; kernels up to 1e5 elements.
+  const Result r =
+      run("--backend tcp --procs 4 --strategy STAR,CLASSIC_RING --minbytes 1KiB "
+          "--maxbytes 512KiB --stepfactor 8 --iters 3 --warmup-iters 1 --timeout 20s "
+          "--kernel-max-elements 100000 --kernel-iters 3 -q -o " +
+          dir.string() + " --name tiny");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE(fs::exists(dir / "tiny.csv"));
+  REQUIRE(fs::exists(dir / "tiny.yaml"));
+
+  // The CSV: 4 sizes of the ping-pong and of each strategy, all exact.
+  const auto rows = calibrate::read_measurement_csv(dir / "tiny.csv");
+  CHECK(rows.size() == 12);
+  for (const auto& row : rows)
+    CHECK(row.wrong == 0);
+  CHECK(rows.front().algorithm == "p2p");
+  CHECK(rows.front().link_class == "loopback");
+  CHECK(rows.back().algorithm == "CLASSIC_RING");
+  CHECK(rows.back().n_ranks == 4);
+
+  // The profile loads, holds positive numbers, and applies to a topology.
+  const io::CalibrationProfile p = io::load_calibration_profile(dir / "tiny.yaml");
+  CHECK(p.sweep.backend == "tcp");
+  CHECK(p.sweep.ranks == 4);
+  CHECK(p.sweep.hosts == 1);
+  CHECK(p.sweep.csv == "tiny.csv");
+  CHECK(p.command.find("--procs 4") != std::string::npos);
+  CHECK_FALSE(p.host.hostname.empty());
+  CHECK(p.host.cores > 0);
+  REQUIRE(p.fits.size() == 3);
+  for (const io::LinkFit& f : p.fits) {
+    INFO(f.link_class << " " << f.algorithm);
+    CHECK(f.link_class == "loopback");
+    CHECK(f.latency_us > 0);
+    CHECK(f.bandwidth_Bps > 0);
+    CHECK(f.busbw_inf_Bps > 0);
+    CHECK(f.points == 4);
+  }
+  const io::LinkFit* p2p = p.find_fit("loopback", "p2p");
+  REQUIRE(p2p);
+  CHECK(p2p->n_ranks == 2);
+  const io::LinkFit* ring = p.find_fit("loopback", "CLASSIC_RING", 4);
+  REQUIRE(ring);
+  CHECK(ring->steps == 6);
+  CHECK(ring->bus_factor == doctest::Approx(1.5));
+  REQUIRE(p.cpu);
+  CHECK(p.cpu->reduce_bandwidth_Bps > 0);
+  CHECK(p.cpu->kernels.size() == 3);
+
+  net::ClusterSpec spec = io::load_topology(kRoot / "topologies/cloud-vms.yaml").spec;
+  const double nic = spec.server.nic.bandwidth_Bps;
+  io::apply_calibration(spec, p);
+  CHECK(spec.server.cpu_loopback_bandwidth_Bps == p2p->bandwidth_Bps);
+  CHECK(spec.server.cpu_reduce_bandwidth_Bps == p.cpu->reduce_bandwidth_Bps);
+  CHECK(spec.server.nic.bandwidth_Bps == nic);  // no cross-host link was measured
+  fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate import: nccl-tests text into a CSV and a profile") {
+  const fs::path dir = scratch("import");
+  {
+    std::ofstream f(dir / "ar.txt");
+    f << "# Collective test starting: all_reduce_perf\n"
+         "# nThread 1 nGpus 2 minBytes 1024 maxBytes 1048576 step: 32(factor) warmup iters: 5 "
+         "iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+         "#  Rank  0 Group  0 Pid 1 on host1 device  0 [0000:18:00] NVIDIA A100\n"
+         "#  Rank  1 Group  0 Pid 1 on host1 device  1 [0000:2a:00] NVIDIA A100\n"
+         "#       size         count      type   redop    root     time   algbw   busbw  #wrong "
+         "    time   algbw   busbw  #wrong\n"
+         "        1024           256     float     sum      -1    10.10    0.10    0.10       0 "
+         "   10.20    0.10    0.10       0\n"
+         "       32768          8192     float     sum      -1    10.33    3.17    3.17       0 "
+         "   10.40    3.15    3.15       0\n"
+         "     1048576        262144     float     sum      -1    20.49   51.17   51.17       0 "
+         "   20.60   50.90   50.90       0\n";
+  }
+  const Result r = run("import " + (dir / "ar.txt").string() + " -o " + (dir / "out").string());
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const io::CalibrationProfile p = io::load_calibration_profile(dir / "out/ar.yaml");
+  CHECK(p.sweep.backend == "import");
+  CHECK(p.sweep.ranks == 2);
+  CHECK(p.host.hostname == "host1");
+  REQUIRE(p.fits.size() == 1);
+  // t = 10 us + m / (100 GB/s): latency 10 us, 100 GB/s.
+  CHECK(p.fits[0].link_class == "nccl_intra");
+  CHECK(p.fits[0].latency_us == doctest::Approx(10).epsilon(0.01));
+  CHECK(p.fits[0].bandwidth_Bps == doctest::Approx(100e9).epsilon(0.01));
+  CHECK(calibrate::read_measurement_csv(dir / "out/ar.csv").size() == 6);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate --gpus 1 without a visible GPU: one line, exit code 2") {
+  // CUDA_VISIBLE_DEVICES= hides every GPU, so this holds on GPU machines too.
+  const Result r = run("--gpus 1 -o /nonexistent/never", "CUDA_VISIBLE_DEVICES=");
+  CHECK(r.code == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("calibrate: error: --gpus") == 0);
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists("/nonexistent/never"));
+}
+
+TEST_CASE("calibrate: more GPUs than exist, nothing to measure, bad sizes: one line, exit 2") {
+  const Result many = run("--gpus 4096");
+  CHECK(many.code == 2);
+  CHECK(lines(many.err) == 1);
+
+  const Result nothing = run("");
+  CHECK(nothing.code == 2);
+  CHECK(lines(nothing.err) == 1);
+  CHECK(nothing.err.find("nothing to measure") != std::string::npos);
+
+  const Result bare = run("--backend tcp --procs 2 --minbytes 8");
+  CHECK(bare.code == 2);
+  CHECK(lines(bare.err) == 1);
+  CHECK(bare.err.find("--minbytes: expected a size with a unit") != std::string::npos);
+
+  const Result missing = run("import /nonexistent/file.txt");
+  CHECK(missing.code == 2);
+  CHECK(lines(missing.err) == 1);
+}

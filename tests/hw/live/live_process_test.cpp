@@ -1,0 +1,237 @@
+// adaptsim-live across real processes: hw/tcp's local launcher, the per-rank prefix launcher, the
+// result file, a worker killed mid-run (the others fail naming it, nothing is left running), and
+// bad input.
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "tests/hw/live/live_test_support.h"
+#include "tests/hw/tcp/tcp_test_support.h"
+
+using namespace adaptsim;
+using namespace adaptsim::live::testing;
+using namespace adaptsim::tcp::testing;
+
+namespace {
+
+constexpr double kDeadlineS = 30;  // far below ctest's; nothing can hang the suite
+
+std::string diagnostics(const ProcessResult& r) {
+  return "exit " + std::to_string(r.exit_code) + " signal " + std::to_string(r.signal) +
+         (r.timed_out ? " TIMED OUT" : "") + " after " + std::to_string(r.wall_s) +
+         " s\n--- stdout\n" + r.out + "\n--- stderr\n" + r.err;
+}
+
+std::vector<std::string> tool(std::vector<std::string> args) {
+  args.insert(args.begin(), live_tool_path());
+  return args;
+}
+
+// A small inline model (3 tensors, 1.4 MB) with 2 + 4 + 1 ms of compute per step.
+std::string config(const std::string& system, int steps) {
+  return R"({
+    "model": {"name": "tiny", "layers": [
+      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.bias", "elements": 100},
+                                                       {"name": "fc.weight", "elements": 100000}]},
+      {"name": "conv", "backward_flops": 3,
+       "tensors": [{"name": "conv.weight", "elements": 250000}]}]},
+    "batch_per_gpu": 16,
+    "compute": {"forward": "2ms", "backward": "4ms", "optimizer": "1ms"},
+    "system": )" +
+         system + R"(,
+    "warmup_steps": 1, "steps": )" +
+         std::to_string(steps) + R"(, "timeout": "10s"})";
+}
+
+const std::string kKungFu = R"({"kind": "kungfu", "strategy": "MULTI_BINARY_TREE_STAR"})";
+const std::string kHorovod = R"({"kind": "horovod", "cycle_time": "2ms"})";
+
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(read_text(path));
+}
+
+void check_result(const nlohmann::json& j, int n, int steps) {
+  CHECK(j.at("n_ranks") == n);
+  CHECK(j.at("step_s").size() == static_cast<std::size_t>(steps));
+  CHECK(j.at("verified_steps") == steps + 1);
+  const double step = j.at("step_mean_s").get<double>();
+  CHECK(step >= j.at("compute_s").get<double>() - 1e-12);
+  CHECK(j.at("compute_s").get<double>() >= 0.007 * (1 - 1e-9));
+  CHECK(j.at("samples_per_s_per_gpu").get<double>() == doctest::Approx(16 / step));
+  CHECK(j.at("samples_per_s_total").get<double>() ==
+        doctest::Approx(n * j.at("samples_per_s_per_gpu").get<double>()));
+}
+
+// Waits until `count` processes carry `marker`.
+bool wait_for_processes(const std::string& marker, std::size_t count) {
+  for (int i = 0; i < 500; ++i) {
+    if (processes_with_env(marker).size() >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// The one process carrying both markers.
+int process_with_both(const std::string& a, const std::string& b) {
+  const std::vector<int> with_a = processes_with_env(a);
+  const std::set<int> set_a(with_a.begin(), with_a.end());
+  for (int pid : processes_with_env(b)) {
+    if (set_a.count(pid)) return pid;
+  }
+  return -1;
+}
+
+// Each survivor names itself and the dead rank 2.
+void check_survivors_name_rank_2(const ProcessResult& r) {
+  for (int rank : {0, 1, 3}) {
+    const std::string line = "adaptsim-live: rank " + std::to_string(rank) + ": ";
+    const auto at = r.err.find(line);
+    REQUIRE_MESSAGE(at != std::string::npos, "no error line from rank " << rank);
+    const std::string text = r.err.substr(at, r.err.find('\n', at) - at);
+    CHECK_MESSAGE(text.find("rank 2 (") != std::string::npos, text);
+  }
+  CHECK(r.err.find("adaptsim-live: launcher: rank 2 (pid") != std::string::npos);
+  CHECK(r.err.find("was killed by signal 9") != std::string::npos);
+}
+
+bool all_gone(const std::string& marker) {
+  for (int i = 0; i < 300; ++i) {
+    if (processes_with_env(marker).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("--procs 4: local processes train, rank 0 writes the result JSON") {
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/cfg.json", config(kKungFu, 3));
+  const auto r = run_process(tool({dir + "/cfg.json", "--procs", "4", "--ranks-per-host", "1", "-o",
+                                   dir + "/out/result.json"}),
+                             kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  const auto j = read_json(dir + "/out/result.json");
+  check_result(j, 4, 3);
+  CHECK(j.at("system") == "kungfu");
+  CHECK(j.at("strategy") == "MULTI_BINARY_TREE_STAR");
+  CHECK(r.out.find("# live tiny on 4 ranks") != std::string::npos);
+  // Written atomically: no temporary file left next to it.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir + "/out"))
+    ++files;
+  CHECK(files == 1);
+}
+
+TEST_CASE("--procs 3 --rank-prefix: every rank runs under its own prefix (host-list rendezvous)") {
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/cfg.json", config(kHorovod, 3));
+  const auto r = run_process(
+      tool({dir + "/cfg.json", "--procs", "3", "--rank-prefix",
+            "/usr/bin/env ADAPTSIM_LIVE_TEST_RANK={rank}", "-q", "-o", dir + "/result.json"}),
+      kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  const auto j = read_json(dir + "/result.json");
+  check_result(j, 3, 3);
+  CHECK(j.at("system") == "horovod");
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("mpirun: ranks meet through MPI and train over TCP") {
+  std::string mpirun;
+  for (const char* c : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
+    if (::access(c, X_OK) == 0) mpirun = c;
+  }
+  if (mpirun.empty()) {
+    MESSAGE("mpirun not found: skipping the mpirun test");
+    return;
+  }
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/cfg.json", config(kKungFu, 2));
+  const auto r = run_process({mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "3", "--mca",
+                              "btl", "self,tcp", live_tool_path(), dir + "/cfg.json", "--bind",
+                              "127.0.0.1", "-q", "-o", dir + "/result.json"},
+                             kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  check_result(read_json(dir + "/result.json"), 3, 2);
+}
+
+TEST_CASE("a worker killed mid-run: the others exit non-zero naming it, nothing is left") {
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/cfg.json", config(kKungFu, 100000));
+  const std::string marker = unique_marker();
+  ChildProcess launcher(tool({dir + "/cfg.json", "--procs", "4", "-q"}), {marker});
+  REQUIRE(wait_for_processes(marker, 5));                       // the launcher and its 4 workers
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // well into training
+  const int victim = process_with_both(marker, "ADAPTSIM_TCP_RANK=2");
+  REQUIRE(victim > 0);
+  ::kill(victim, SIGKILL);
+  const auto r = launcher.wait(kDeadlineS);
+  INFO(diagnostics(r));
+  CHECK(r.exit_code == 1);
+  check_survivors_name_rank_2(r);
+  CHECK(all_gone(marker));
+}
+
+TEST_CASE("a worker killed mid-run under the prefix launcher (horovod): same, nothing left") {
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/cfg.json", config(kHorovod, 100000));
+  const std::string marker = unique_marker();
+  ChildProcess launcher(tool({dir + "/cfg.json", "--procs", "4", "--rank-prefix",
+                              "/usr/bin/env ADAPTSIM_LIVE_TEST_RANK={rank}", "-q"}),
+                        {marker});
+  REQUIRE(wait_for_processes(marker, 5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int victim = process_with_both(marker, "ADAPTSIM_LIVE_TEST_RANK=2");
+  REQUIRE(victim > 0);
+  ::kill(victim, SIGKILL);
+  const auto r = launcher.wait(kDeadlineS);
+  INFO(diagnostics(r));
+  CHECK(r.exit_code == 1);
+  check_survivors_name_rank_2(r);
+  CHECK(all_gone(marker));
+}
+
+TEST_CASE("bad input: one clear line and exit code 2, before any worker starts") {
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/nccl.json", config(R"({"kind": "nccl"})", 1));
+  write_text(dir + "/ok.json", config(kKungFu, 1));
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{dir + "/nccl.json", "--procs", "2"}, "needs GPUs and NCCL"},
+      {{dir + "/missing.json", "--procs", "2"}, "cannot read the configuration file"},
+      {{dir + "/ok.json"}, "--procs N"},
+      {{dir + "/ok.json", "--rank-prefix", "env"}, "need --procs N"},
+      {{dir + "/ok.json", "--procs", "2", "--rank-prefix", "no-such-program-xyz"},
+       "not found in PATH"},
+      {{}, "config is required"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_process(tool(c.args), kDeadlineS);
+    INFO(diagnostics(r));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.expect) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}

@@ -1,0 +1,196 @@
+// Live training with ranks as threads of this process, each with its own runtime over loopback:
+// the mechanisms complete with exact gradients, the measurements follow the simulator's
+// definitions, and a lost rank fails the others naming it.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "hw/live/live_system.h"
+#include "hw/live/live_training.h"
+#include "sim/core/error.h"
+#include "tests/hw/live/live_test_support.h"
+#include "tests/hw/tcp/tcp_test_support.h"
+
+using namespace adaptsim;
+using namespace adaptsim::live;
+using namespace adaptsim::live::testing;
+
+namespace {
+
+std::string all_errors(const ClusterRun& run) {
+  std::string s;
+  for (std::size_t r = 0; r < run.errors.size(); ++r) {
+    if (!run.errors[r].empty()) s += "rank " + std::to_string(r) + ": " + run.errors[r] + "\n";
+  }
+  return s;
+}
+
+// The checks every successful run must pass.
+void check_run(const ClusterRun& run, const LiveConfig& c, int n) {
+  INFO(all_errors(run));
+  for (const std::string& e : run.errors)
+    REQUIRE(e.empty());
+  const LiveResult& r = run.results[0];
+  const train::TrainingResult& t = r.training;
+  CHECK(r.n_ranks == n);
+  CHECK(static_cast<int>(t.step_s.size()) == c.measured_steps);
+  CHECK(r.rank_step_mean_s.size() == static_cast<std::size_t>(n));
+  const bool verifies = c.verify && c.system.kind != train::SystemKind::kIdeal;
+  CHECK(r.verified_steps == (verifies ? c.warmup_steps + c.measured_steps : 0));
+  // A step is compute plus exposed communication, and without jitter the compute can only take
+  // longer than its emulated duration (sleeps overshoot).
+  CHECK(t.step_mean_s >= t.compute_s - 1e-12);
+  if (c.step_time_cv == 0) CHECK(t.compute_s >= c.compute.total_s() * (1 - 1e-9));
+  CHECK(t.exposed_link_s >= 0);
+  CHECK(t.exposed_wait_s >= 0);
+  // compute + link + wait = mean step (both are means over the same worker-steps).
+  CHECK(t.compute_s + t.exposed_link_s + t.exposed_wait_s == doctest::Approx(t.step_mean_s));
+  // Throughput as the simulator defines it.
+  CHECK(t.samples_per_s_per_gpu > 0);
+  CHECK(t.samples_per_s_per_gpu == doctest::Approx(c.batch_per_gpu / t.step_mean_s));
+  CHECK(t.samples_per_s_total == doctest::Approx(n * t.samples_per_s_per_gpu));
+  // Every rank returns the same aggregate.
+  for (int k = 1; k < n; ++k) {
+    CHECK(run.results[static_cast<std::size_t>(k)].training.step_s == t.step_s);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("kungfu MULTI_BINARY_TREE_STAR on 4 one-rank hosts: completes with exact gradients") {
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  c.system.strategy = coll::StrategyKind::kMultiBinaryTreeStar;
+  const ClusterRun run = run_cluster(4, {0, 1, 2, 3}, model, c);
+  check_run(run, c, 4);
+  // Communication is in flight after backward: the last layer's gradients are reduced after it.
+  CHECK(run.results[0].training.exposed_link_s > 0);
+  CHECK(run.results[0].training.exposed_wait_s == doctest::Approx(0).epsilon(1e-3));
+}
+
+TEST_CASE("kungfu BINARY_TREE_STAR on 2 hosts of 2 ranks (host masters): exact gradients") {
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  c.system.strategy = coll::StrategyKind::kBinaryTreeStar;
+  c.system.chunk_bytes = 256 << 10;  // many chunks per tensor, spread over the graphs
+  check_run(run_cluster(4, {0, 0, 1, 1}, model, c), c, 4);
+}
+
+TEST_CASE("horovod on 4 ranks: cycles, fusion and ring all-reduce give exact gradients") {
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(train::SystemKind::kHorovod);
+  const ClusterRun run = run_cluster(4, {0, 1, 2, 3}, model, c);
+  check_run(run, c, 4);
+  // After backward the worker waits at least for the next cycle's negotiation.
+  const train::TrainingResult& t = run.results[0].training;
+  CHECK(t.exposed_link_s + t.exposed_wait_s > 0);
+}
+
+TEST_CASE(
+    "ideal: no communication, the step is the emulated compute with the simulator's "
+    "jitter") {
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(train::SystemKind::kIdeal);
+  c.step_time_cv = 0.2;
+  c.seed = 9;
+  const int n = 3;
+  const ClusterRun run = run_cluster(n, {}, model, c);
+  check_run(run, c, n);
+  const train::TrainingResult& t = run.results[0].training;
+  CHECK(t.exposed_link_s == 0);
+  CHECK(t.exposed_wait_s == 0);
+  // Step k = mean over workers of total compute x jitter(worker, k), as the simulator computes;
+  // live sleeps only overshoot, by wake-up latencies (a few per step; more on a loaded machine).
+  double expected_sum = 0;
+  for (int k = 0; k < c.measured_steps; ++k) {
+    const int step = c.warmup_steps + k;
+    double expected = 0;
+    for (int w = 0; w < n; ++w)
+      expected += c.compute.total_s() * step_jitter(c.seed, 0.2, w, step);
+    expected /= n;
+    expected_sum += expected;
+    INFO("step " << step);
+    CHECK(t.step_s[static_cast<std::size_t>(k)] >= expected * (1 - 1e-6));
+    CHECK(t.step_s[static_cast<std::size_t>(k)] < expected + 0.025);
+  }
+  CHECK(t.step_mean_s < expected_sum / c.measured_steps + 0.005);
+}
+
+TEST_CASE("the same configuration twice gives step times within a loose tolerance") {
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  c.system.strategy = coll::StrategyKind::kMultiBinaryTreeStar;
+  // 52 ms of compute per step, so that the step is mostly emulated compute and the noise of a
+  // shared 2-core machine (which falls on the communication) stays a fraction of it.
+  c.compute = split_compute(model, 0.016, 0.032, 0.004);
+  const ClusterRun a = run_cluster(4, {0, 1, 2, 3}, model, c);
+  const ClusterRun b = run_cluster(4, {0, 1, 2, 3}, model, c);
+  INFO(all_errors(a) << all_errors(b));
+  REQUIRE(a.errors == std::vector<std::string>(4));
+  REQUIRE(b.errors == std::vector<std::string>(4));
+  const double ta = a.results[0].training.step_mean_s, tb = b.results[0].training.step_mean_s;
+  INFO("run 1 " << ta << " s, run 2 " << tb << " s");
+  // Real timing: on a quiet machine the two agree within a few percent; under load the
+  // communication part can take several times longer, hence the loose bound. Both include the
+  // 52 ms of emulated compute.
+  CHECK(std::max(ta, tb) / std::min(ta, tb) < 1.5);
+  CHECK(std::min(ta, tb) >= 0.052);
+}
+
+TEST_CASE("a rank that drops its connections mid-run fails the others, naming it") {
+  const train::Model model = synthetic_model();
+  for (auto kind : {train::SystemKind::kKungFu, train::SystemKind::kHorovod}) {
+    LiveConfig c = small_config(kind);
+    c.measured_steps = 50;
+    INFO(train::system_kind_name(kind));
+    const ClusterRun run = run_cluster(4, {0, 1, 2, 3}, model, c, 2, 30);
+    CHECK(run.errors[2].find("fault injection") != std::string::npos);
+    for (int r : {0, 1, 3}) {
+      const std::string& e = run.errors[static_cast<std::size_t>(r)];
+      INFO("rank " << r << ": " << e);
+      CHECK(e.find("rank " + std::to_string(r) + ": ") == 0);
+      CHECK(e.find("rank 2 (127.0.0.1:") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("GPU-only systems and inconsistent configurations are refused before any step") {
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(train::SystemKind::kNcclScheduled);
+  CHECK_THROWS_WITH_AS(validate_live_config(model, c), doctest::Contains("needs GPUs and NCCL"),
+                       InputError);
+  c = small_config(train::SystemKind::kKungFu);
+  c.compute.backward_layer_s.pop_back();
+  CHECK_THROWS_WITH_AS(validate_live_config(model, c),
+                       doctest::Contains("4 backward layers for model 'synthetic' of 5"),
+                       InputError);
+  c = small_config(train::SystemKind::kKungFu);
+  c.gradient_element_bytes = 2;
+  CHECK_THROWS_AS(validate_live_config(model, c), InputError);
+  c = small_config(train::SystemKind::kKungFu);
+  c.measured_steps = 0;
+  CHECK_THROWS_AS(validate_live_config(model, c), InputError);
+}
+
+TEST_CASE("abort_cluster: a rank's own failure reaches every peer at once with its reason") {
+  tcp::testing::ThreadCluster cluster(3);
+  const std::vector<std::string> errors = cluster.run_all([](int r, tcp::Runtime& rt) {
+    if (r == 1) {
+      abort_cluster(rt, "rank 1: step 3: gradient 'fc.weight' is wrong");
+      CHECK(rt.failed());
+      abort_cluster(rt, "again");  // a no-op once failed
+      return;
+    }
+    rt.barrier(10 * kNsPerSecond);  // would wait for rank 1 until the timeout
+  });
+  CHECK(errors[1].empty());
+  for (int r : {0, 2}) {
+    const std::string& e = errors[static_cast<std::size_t>(r)];
+    INFO(e);
+    CHECK(e.find("rank 1 (127.0.0.1:") != std::string::npos);
+    CHECK(e.find("gradient 'fc.weight' is wrong") != std::string::npos);
+  }
+}
