@@ -114,4 +114,75 @@ AlphaBetaFit fit_alpha_beta(std::span<const SizeTime> points, FitWeighting weigh
   return fit;
 }
 
+namespace {
+
+// Sum of squared relative errors of `fit` over `pts`.
+double relative_sse(const AlphaBetaFit& fit, std::span<const SizeTime> pts) {
+  double sse = 0;
+  for (const SizeTime& p : pts) {
+    const double e = (p.time_us - fit.predict_us(p.size_bytes)) / p.time_us;
+    sse += e * e;
+  }
+  return sse;
+}
+
+}  // namespace
+
+PiecewiseFit fit_piecewise(std::span<const SizeTime> points) {
+  std::vector<SizeTime> pts(points.begin(), points.end());
+  std::sort(pts.begin(), pts.end(),
+            [](const SizeTime& a, const SizeTime& b) { return a.size_bytes < b.size_bytes; });
+  PiecewiseFit best;
+  best.small = best.large = fit_alpha_beta(pts, FitWeighting::kRelative);
+  double best_sse = relative_sse(best.small, pts);
+  const double single_sse = best_sse;
+  constexpr std::size_t kMinSide = 3;
+  if (pts.size() >= 2 * kMinSide) {
+    for (std::size_t k = kMinSide; k + kMinSide <= pts.size(); ++k) {
+      if (pts[k - 1].size_bytes == pts[k].size_bytes) continue;  // a break between equal sizes
+      const std::span<const SizeTime> lo(pts.data(), k), hi(pts.data() + k, pts.size() - k);
+      AlphaBetaFit a, b;
+      try {
+        a = fit_alpha_beta(lo, FitWeighting::kRelative);
+        // The large regime's slope is the bandwidth big transfers get: least squares in absolute
+        // time, so the largest sizes set it (mid sizes that still ride a burst or an empty queue
+        // would pull a relative fit towards a rate the link does not sustain).
+        b = fit_alpha_beta(hi, FitWeighting::kUniform);
+      } catch (const std::invalid_argument&) {
+        continue;  // one side has a single distinct size
+      }
+      if (!(b.us_per_byte > 0)) continue;  // the large regime must grow with size
+      const double sse = relative_sse(a, lo) + relative_sse(b, hi);
+      if (sse < best_sse) {
+        best_sse = sse;
+        best.small = a;
+        best.large = b;
+        best.break_bytes = pts[k].size_bytes;
+        best.split = true;
+      }
+    }
+    // A second regime must halve the error of a line that is visibly off (RMS above 1%).
+    const bool line_fits = single_sse <= 1e-4 * static_cast<double>(pts.size());
+    if (best.split && (line_fits || best_sse * 2 > single_sse)) {
+      best.small = best.large = fit_alpha_beta(pts, FitWeighting::kRelative);
+      best.split = false;
+      best.break_bytes = 0;
+      best_sse = single_sse;
+    }
+  }
+  best.residual_rms = std::sqrt(best_sse / static_cast<double>(pts.size()));
+  // R^2 with the relative weights: 1 - SSE_w / SST_w, SST_w about the weighted mean.
+  double sw = 0, swt = 0;
+  for (const SizeTime& p : pts) {
+    const double w = 1 / (p.time_us * p.time_us);
+    sw += w;
+    swt += w * p.time_us;
+  }
+  const double mean = swt / sw;
+  double sst = 0;
+  for (const SizeTime& p : pts) sst += (p.time_us - mean) * (p.time_us - mean) / (p.time_us * p.time_us);
+  best.r2 = sst > 0 ? 1 - best_sse / sst : 1;
+  return best;
+}
+
 }  // namespace adaptsim::calibrate

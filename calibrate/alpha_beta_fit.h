@@ -47,4 +47,25 @@ struct AlphaBetaFit {
 AlphaBetaFit fit_alpha_beta(std::span<const SizeTime> points,
                             FitWeighting weighting = FitWeighting::kRelative);
 
+// Two regimes (FACTS 2.5 step 4): real paths are not one line. Shaped links let a burst through
+// faster than their rate, TCP windows and socket buffers have knees, protocols switch with size.
+// The sweep is split at the breakpoint that minimises the total squared relative error of a
+// line on each side (at least 3 sizes each): relative weights below the break, where latency
+// matters, and ordinary least squares above it, so the largest transfers set the bandwidth. The
+// latency comes from the small sizes' line, the bandwidth from the large sizes' line.
+// With fewer than 6 sizes, when a single line is already within 1% RMS, or when no split beats
+// it by 2x in squared error, both come from the single line.
+struct PiecewiseFit {
+  AlphaBetaFit small;  // fit of the sizes below the break (or the single line)
+  AlphaBetaFit large;  // fit of the sizes from the break up (or the single line)
+  double break_bytes = 0;  // smallest size of the large regime; 0 when not split
+  bool split = false;
+  double residual_rms = 0;  // RMS relative error of the piecewise model over all sizes
+  double r2 = 0;            // relative-weighted R^2 of the piecewise model
+
+  double latency_us() const { return small.latency_us; }
+  double bandwidth_Bps() const { return large.bandwidth_Bps(); }
+};
+PiecewiseFit fit_piecewise(std::span<const SizeTime> points);
+
 }  // namespace adaptsim::calibrate

@@ -67,14 +67,20 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
       notes.push_back(group_name(key) + ": fewer than two sizes, not fitted");
       continue;
     }
-    const AlphaBetaFit f = fit_alpha_beta(points, FitWeighting::kRelative);
+    const PiecewiseFit pw = fit_piecewise(points);
+    const AlphaBetaFit& f = pw.large;
     if (!(f.us_per_byte > 0)) {
       notes.push_back(group_name(key) +
                       ": time does not grow with size (all sizes in the latency regime), not "
                       "fitted; sweep to larger sizes");
       continue;
     }
-    if (f.latency_clamped) {
+    if (pw.split) {
+      notes.push_back(group_name(key) + ": two regimes, split at " +
+                      std::to_string(static_cast<long long>(pw.break_bytes)) +
+                      " B (latency from the small sizes, bandwidth from the large)");
+    }
+    if (pw.small.latency_clamped) {
       notes.push_back(group_name(key) + ": the free fit's latency was negative; fitted through 0");
     }
     io::LinkFit fit;
@@ -82,20 +88,20 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
     fit.algorithm = algorithm;
     fit.collective = collective;
     fit.n_ranks = n;
-    fit.points = f.points;
+    fit.points = static_cast<int>(points.size());
     fit.min_bytes = min_bytes;
     fit.max_bytes = max_bytes;
-    fit.latency_us = f.latency_us;
-    fit.bandwidth_Bps = f.bandwidth_Bps();
+    fit.latency_us = pw.latency_us();
+    fit.bandwidth_Bps = pw.bandwidth_Bps();
     const std::vector<int> hosts =
         static_cast<int>(host_of_rank.size()) == n ? host_of_rank : std::vector<int>{};
     fit.steps = algorithm_steps(algorithm, collective, n, hosts);
     fit.bus_factor = factor;
-    fit.alpha_per_step_us = f.latency_us / fit.steps;
+    fit.alpha_per_step_us = fit.latency_us / fit.steps;
     fit.busbw_inf_Bps = factor * fit.bandwidth_Bps;
-    fit.m_half_bytes = f.latency_us * 1e-6 * fit.bandwidth_Bps;
-    fit.residual_rms = f.residual_rms;
-    fit.r2 = f.r2;
+    fit.m_half_bytes = fit.latency_us * 1e-6 * fit.bandwidth_Bps;
+    fit.residual_rms = pw.residual_rms;
+    fit.r2 = pw.r2;
     fits.push_back(fit);
   }
   return fits;

@@ -302,12 +302,22 @@ int run_tool(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "Create a testbed, run CMD, tear it down");
   add_build_options(run);
   run->add_flag("-q,--quiet", t.quiet, "No line on stderr when the testbed is up");
-  run->add_option("command", t.command, "-- CMD ARGS...");
+  run->footer("Usage: adaptsim-testbed run TOPOLOGY [--set p=v]... -- CMD ARGS...");
   CLI::App* down = app.add_subcommand("down", "Remove a testbed (stopping its owner) or leftovers");
   down->add_option("--prefix", t.prefix, "Name prefix")->capture_default_str();
   CLI::App* status = app.add_subcommand("status", "List testbeds and whether their owner lives");
+  // Everything after the first "--" is `run`'s command, verbatim: CLI11 would read dashed words of
+  // the command (bash -c, calibrate --hosts ...) as options of a subcommand.
+  int tool_argc = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      tool_argc = i;
+      t.command.assign(argv + i + 1, argv + argc);
+      break;
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(tool_argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

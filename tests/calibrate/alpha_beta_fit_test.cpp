@@ -134,3 +134,28 @@ TEST_CASE("steps and bus factors of the algorithms") {
   CHECK(collective_bus_factor("sendrecv", 2) == 1);
   CHECK_THROWS(collective_bus_factor("all_reduse", 2));
 }
+
+TEST_CASE("two regimes: a shaped link's burst does not inflate the fitted bandwidth") {
+  // Up to 64 KiB a token-bucket burst passes at 10 Gbit/s (1.25e9 B/s) after 20 us; beyond it the
+  // link runs at its 500 Mbit/s rate: t = 20 us + m / 6.25e7 B/s. One line through all sizes is
+  // pulled towards the burst; the piecewise fit takes latency from the small sizes and the
+  // bandwidth from the large ones, within 2% of the truth.
+  std::vector<SizeTime> pts;
+  for (double m = 8; m <= 64 * 1024; m *= 4) pts.push_back({m, 20 + m / 1.25e9 * 1e6});
+  for (double m = 256 * 1024; m <= 64 * 1024 * 1024; m *= 4) pts.push_back({m, 20 + m / 6.25e7 * 1e6});
+  const PiecewiseFit pw = fit_piecewise(pts);
+  CHECK(pw.split);
+  CHECK(pw.bandwidth_Bps() == doctest::Approx(6.25e7).epsilon(0.02));
+  CHECK(pw.latency_us() == doctest::Approx(20).epsilon(0.02));
+  const AlphaBetaFit single = fit_alpha_beta(pts, FitWeighting::kRelative);
+  CHECK(std::abs(single.bandwidth_Bps() - 6.25e7) / 6.25e7 > 0.2);  // the single line misses
+}
+
+TEST_CASE("one regime: the piecewise fit keeps the single line") {
+  // Exact t = 10 us + m / 1e9: no split reduces the error, so it is not split.
+  std::vector<SizeTime> pts;
+  for (double m = 8; m <= 1 << 26; m *= 4) pts.push_back({m, 10 + m / 1e9 * 1e6});
+  const PiecewiseFit pw = fit_piecewise(pts);
+  CHECK_FALSE(pw.split);
+  CHECK(pw.bandwidth_Bps() == doctest::Approx(1e9).epsilon(1e-6));
+}
