@@ -153,7 +153,7 @@ PiecewiseFit fit_piecewise(std::span<const SizeTime> points) {
       }
       if (!(b.us_per_byte > 0)) continue;  // the large regime must grow with size
       const double sse = relative_sse(a, lo) + relative_sse(b, hi);
-      if (sse < best_sse) {
+      if (sse < best_sse || !best.split) {
         best_sse = sse;
         best.small = a;
         best.large = b;
@@ -161,9 +161,11 @@ PiecewiseFit fit_piecewise(std::span<const SizeTime> points) {
         best.split = true;
       }
     }
-    // A second regime must halve the error of a line that is visibly off (RMS above 1%).
+    // One line within 1% RMS needs no second regime. Otherwise the split stands even when noise
+    // keeps it from reducing the error much: the large sizes must set the bandwidth, which a
+    // relative-weighted single line lets the (noisier, latency-bound) small sizes decide.
     const bool line_fits = single_sse <= 1e-4 * static_cast<double>(pts.size());
-    if (best.split && (line_fits || best_sse * 2 > single_sse)) {
+    if (best.split && line_fits) {
       best.small = best.large = fit_alpha_beta(pts, FitWeighting::kRelative);
       best.split = false;
       best.break_bytes = 0;

@@ -53,8 +53,8 @@ AlphaBetaFit fit_alpha_beta(std::span<const SizeTime> points,
 // line on each side (at least 3 sizes each): relative weights below the break, where latency
 // matters, and ordinary least squares above it, so the largest transfers set the bandwidth. The
 // latency comes from the small sizes' line, the bandwidth from the large sizes' line.
-// With fewer than 6 sizes, when a single line is already within 1% RMS, or when no split beats
-// it by 2x in squared error, both come from the single line.
+// With fewer than 6 sizes, or when a single line is already within 1% RMS, both come from the
+// single line; otherwise the best split is used even if noise keeps it from lowering the error.
 struct PiecewiseFit {
   AlphaBetaFit small;  // fit of the sizes below the break (or the single line)
   AlphaBetaFit large;  // fit of the sizes from the break up (or the single line)

@@ -38,6 +38,10 @@ struct LiveOptions {
   std::string placement = "local";  // local: processes on this machine; testbed: one network
                                     // namespace per server with the topology's NIC caps (root)
   TimeNs timeout_ns = 120 * kNsPerSecond;  // per run
+  // Testbed placement: the drop-tail queue behind each NIC cap, as time at the cap's rate. The
+  // simulator models no packet loss, so a queue too short for the senders' windows (TCP incast)
+  // makes live runs diverge through retransmission timeouts (docs/validation.md).
+  TimeNs queue_delay_ns = 5 * kNsPerMs;
 };
 
 // One training task to run on real processes.
