@@ -117,9 +117,8 @@ train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTa
                                    "-q"};
   std::optional<testbed::Testbed> bed;
   if (task.live.placement == "testbed") {
-    testbed::TestbedOptions bed_options;
-    bed_options.queue_delay_ns = task.live.queue_delay_ns;
-    bed.emplace(testbed::Testbed::create(task.nominal, bed_options));
+    // The buffers behind the caps come from the topology (nic.queue), as the simulation's do.
+    bed.emplace(testbed::Testbed::create(task.nominal));
     // Rank r runs on server r / gpus, inside its namespace, listening on the server's address.
     nlohmann::json placements;
     for (int r = 0; r < ranks; ++r) {

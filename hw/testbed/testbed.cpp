@@ -291,6 +291,10 @@ Testbed Testbed::create(const net::ClusterSpec& spec, TestbedOptions options) {
   // Input first: everything the user can get wrong is reported before touching the machine.
   PlanOptions po;
   po.prefix = options.prefix;
+  if (options.queue_delay_ns == 0) {
+    options.queue_delay_ns =
+        spec.server.nic.queue_ns > 0 ? spec.server.nic.queue_ns : kDefaultQueueDelayNs;
+  }
   po.queue_delay_ns = options.queue_delay_ns;
   if (options.subnet_octet > 255) {
     throw InputError("testbed: subnet 10." + std::to_string(options.subnet_octet) +

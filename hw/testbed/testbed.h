@@ -28,6 +28,9 @@ namespace adaptsim::testbed {
 // Whether testbeds can be built here; otherwise `why` (if given) says what is missing, in one line.
 bool testbed_supported(std::string* why);
 
+// The FIFO depth when neither the options nor the topology give one.
+inline constexpr TimeNs kDefaultQueueDelayNs = 5 * kNsPerMs;
+
 struct TestbedOptions {
   std::string prefix = "adaptsim";  // letters and digits; names "<prefix>-h<i>", "<prefix>-br"...
   // x of the hosts' subnet 10.x.0.0/16; -1: the first of default_subnet_candidates() that no
@@ -35,7 +38,8 @@ struct TestbedOptions {
   // overlap would only matter to traffic between them and the root namespace.)
   int subnet_octet = -1;
   // Depth of the FIFO behind every shaper, as queueing time at the link's rate (Shaping).
-  TimeNs queue_delay_ns = 5 * kNsPerMs;
+  // 0: the topology's NIC `queue` when it gives one, else kDefaultQueueDelayNs.
+  TimeNs queue_delay_ns = 0;
   // Machine-wide sysctls raised to at least these values while any testbed is up, restored by
   // the last one to go (sysctl_guard.h). Default: the live transport's 4 MiB socket buffers.
   std::vector<std::pair<std::string, std::uint64_t>> raise_sysctls = {

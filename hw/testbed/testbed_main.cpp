@@ -50,7 +50,7 @@ struct ToolOptions {
   std::vector<std::string> sets;
   std::string prefix = TestbedOptions{}.prefix;
   std::string subnet;
-  std::string queue_delay = "5ms";
+  std::string queue_delay;  // empty: the topology's NIC queue, else 5 ms
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -100,8 +100,10 @@ TestbedOptions testbed_options(const ToolOptions& t) {
     }
     o.subnet_octet = static_cast<int>((net.address >> 16) & 0xff);
   }
-  o.queue_delay_ns = parse_duration_ns(t.queue_delay);
-  if (o.queue_delay_ns <= 0) throw InputError("--queue-delay: must be > 0");
+  if (!t.queue_delay.empty()) {
+    o.queue_delay_ns = parse_duration_ns(t.queue_delay);
+    if (o.queue_delay_ns <= 0) throw InputError("--queue-delay: must be > 0");
+  }
   return o;
 }
 
@@ -294,8 +296,9 @@ int run_tool(int argc, char** argv) {
     sub->add_option("--prefix", t.prefix, "Name prefix of namespaces and interfaces")
         ->capture_default_str();
     sub->add_option("--subnet", t.subnet, "Hosts' subnet 10.X.0.0/16 (default: a free one)");
-    sub->add_option("--queue-delay", t.queue_delay, "FIFO depth behind each cap, as time")
-        ->capture_default_str();
+    sub->add_option("--queue-delay", t.queue_delay,
+                    "FIFO depth behind each cap, as time (default: the topology's NIC queue, "
+                    "else 5ms)");
   };
   CLI::App* up = app.add_subcommand("up", "Create a testbed and keep it up until Ctrl-C");
   add_build_options(up);

@@ -5,19 +5,18 @@
 namespace adaptsim::io {
 namespace {
 
-net::LinkParams read_link(MapReader& parent, std::string_view key) {
-  MapReader m = parent.map(key);
-  net::LinkParams p;
-  p.bandwidth_Bps = m.bandwidth_Bps("bandwidth");
-  p.latency_ns = m.duration_ns("latency");
-  m.finish();
-  return p;
-}
-
 net::LinkParams read_link_fields(MapReader& m) {
   net::LinkParams p;
   p.bandwidth_Bps = m.bandwidth_Bps("bandwidth");
   p.latency_ns = m.duration_ns("latency");
+  p.queue_ns = m.duration_ns_or("queue", 0);
+  return p;
+}
+
+net::LinkParams read_link(MapReader& parent, std::string_view key) {
+  MapReader m = parent.map(key);
+  const net::LinkParams p = read_link_fields(m);
+  m.finish();
   return p;
 }
 

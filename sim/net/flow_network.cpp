@@ -273,35 +273,54 @@ bool fill_later(const auto& a, const auto& b) {
 }  // namespace
 
 void FlowNetwork::fill_component() {
-  // Progressive filling (see MaxMinSolver, the reference implementation with its own tests),
-  // run in place over the persistent per-resource flow lists.
+  // Progressive filling (see MaxMinSolver, the reference implementation with its own tests), run
+  // in place over the persistent per-resource flow lists. Weighted: every unfrozen flow's rate
+  // rises as weight x level; a resource saturates at level remaining / (sum of its unfrozen
+  // weights). With unit weights this is plain max-min.
+  for (std::uint32_t fi : comp_flows_) {
+    Flow& f = flows_[fi];
+    f.frozen = false;
+    f.weight = 1;
+    if (sharing_ == Sharing::kTcp) {
+      TimeNs rtt = 2 * f.latency;
+      for (ResourceId r : f.resources) {
+        if (resources_[r].queue_ns > 0 && resources_[r].flows.size() >= 2) rtt += resources_[r].queue_ns;
+      }
+      f.weight = 1.0 / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+    }
+  }
   fill_heap_.clear();
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
     res.remaining = res.capacity;
     res.unfrozen = static_cast<std::uint32_t>(res.flows.size());
+    res.unfrozen_weight = 0;
+    for (std::uint32_t fi : res.flows) res.unfrozen_weight += flows_[fi].weight;
     ++res.version;
-    if (res.unfrozen > 0) fill_heap_.push_back({res.remaining / res.unfrozen, r, res.version, false});
+    if (res.unfrozen > 0) {
+      fill_heap_.push_back({res.remaining / res.unfrozen_weight, r, res.version, false});
+    }
   }
   for (std::uint32_t fi : comp_flows_) {
-    Flow& f = flows_[fi];
-    f.frozen = false;
-    if (f.cap != MaxMinSolver::kUncapped) fill_heap_.push_back({f.cap, fi, 0, true});
+    const Flow& f = flows_[fi];
+    if (f.cap != MaxMinSolver::kUncapped) fill_heap_.push_back({f.cap / f.weight, fi, 0, true});
   }
   std::make_heap(fill_heap_.begin(), fill_heap_.end(), fill_later<FillItem, FillItem>);
 
   std::size_t left = comp_flows_.size();
-  auto freeze = [&](std::uint32_t fi, double rate, std::uint32_t except) {
+  auto freeze = [&](std::uint32_t fi, double level, std::uint32_t except) {
     Flow& f = flows_[fi];
+    const double rate = f.weight * level;
     f.frozen = true;
     new_rates_[f.stamp] = rate;  // f.stamp holds the flow's position in comp_flows_ here
     --left;
-    // No heap push here: freezing flows at the current minimum share only raises the other
-    // resources' shares, so their heap keys stay lower bounds and are refreshed when popped.
+    // No heap push here: freezing flows at the current minimum level only raises the other
+    // resources' levels, so their heap keys stay lower bounds and are refreshed when popped.
     for (ResourceId r : f.resources) {
       if (r == except) continue;
       Resource& res = resources_[r];
       res.remaining = std::max(0.0, res.remaining - rate);
+      res.unfrozen_weight = std::max(0.0, res.unfrozen_weight - f.weight);
       --res.unfrozen;
       ++res.version;
     }
@@ -317,17 +336,18 @@ void FlowNetwork::fill_component() {
     Resource& res = resources_[item.id];
     if (res.unfrozen == 0) continue;  // all its flows are frozen already
     if (item.version != res.version) {
-      // Stale key (a lower bound): re-queue at the current share.
-      fill_heap_.push_back({res.remaining / res.unfrozen, item.id, res.version, false});
+      // Stale key (a lower bound): re-queue at the current level.
+      fill_heap_.push_back({res.remaining / res.unfrozen_weight, item.id, res.version, false});
       std::push_heap(fill_heap_.begin(), fill_heap_.end(), fill_later<FillItem, FillItem>);
       continue;
     }
-    const double share = std::max(0.0, res.remaining / res.unfrozen);
+    const double level = std::max(0.0, res.remaining / res.unfrozen_weight);
     for (std::uint32_t fi : res.flows) {
-      if (!flows_[fi].frozen) freeze(fi, share, item.id);
+      if (!flows_[fi].frozen) freeze(fi, level, item.id);
     }
     res.remaining = 0;
     res.unfrozen = 0;
+    res.unfrozen_weight = 0;
     ++res.version;
   }
 }

@@ -35,7 +35,12 @@ using ResourceId = std::uint32_t;
 //                of max-min's; equal to max-min when every flow's bottleneck is shared only by
 //                flows bottlenecked there too (e.g. symmetric collectives). Cost per change is
 //                O(flows on the touched links), for very large clusters.
-enum class Sharing { kMaxMin, kBottleneck };
+//   kTcp:        max-min weighted by 1 / RTT, as TCP's congestion control shares a FIFO bottleneck
+//                (the RTT-aware sharing of SimGrid's LV08/CM02 network models). RTT = twice the
+//                flow's path latency plus the queueing delay of every contended resource on its
+//                path (one with a drop-tail buffer and two or more flows: competing TCP flows
+//                keep such a buffer full). Equal RTTs give plain max-min.
+enum class Sharing { kMaxMin, kBottleneck, kTcp };
 
 class FlowNetwork {
  public:
@@ -65,6 +70,8 @@ class FlowNetwork {
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
   ResourceId add_resource(double capacity_Bps, std::string name);
+  // The drop-tail buffer in front of a resource, as time at its rate (Sharing::kTcp).
+  void set_queue_delay(ResourceId r, TimeNs queue_ns) { resources_.at(r).queue_ns = queue_ns; }
   std::size_t resource_count() const { return resources_.size(); }
   const std::string& resource_name(ResourceId r) const { return resources_[r].name; }
   double capacity(ResourceId r) const { return resources_[r].capacity; }
@@ -93,9 +100,11 @@ class FlowNetwork {
     std::string name;
     std::vector<std::uint32_t> flows;  // active (transmitting) flows crossing it
     double carried_bytes = 0;
+    TimeNs queue_ns = 0;
     std::uint32_t stamp = 0;
     // Progressive-filling scratch, valid while stamp == the current solve's stamp.
     double remaining = 0;
+    double unfrozen_weight = 0;  // sum of the weights of its unfrozen flows
     std::uint32_t unfrozen = 0;
     std::uint32_t version = 0;
   };
@@ -114,6 +123,7 @@ class FlowNetwork {
     std::uint32_t heap_pos = kNotQueued;  // position in drain_heap_
     bool transmitting = false;
     bool frozen = false;  // solve scratch
+    double weight = 1;    // solve scratch: 1 / RTT under Sharing::kTcp, else 1
     bool in_use = false;
   };
   struct FillItem {

@@ -11,8 +11,9 @@ Network::Network(EventEngine& engine, const Topology& topology, Sharing sharing)
   // Channel i is resource i.
   for (ChannelId c = 0; c < topology_.channel_count(); ++c) {
     const Channel& ch = topology_.channel(c);
-    flows_.add_resource(ch.params.bandwidth_Bps, topology_.node(ch.from).name + "->" +
-                                                     topology_.node(ch.to).name);
+    const ResourceId r = flows_.add_resource(
+        ch.params.bandwidth_Bps, topology_.node(ch.from).name + "->" + topology_.node(ch.to).name);
+    flows_.set_queue_delay(r, ch.params.queue_ns);
   }
 }
 

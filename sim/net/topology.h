@@ -33,6 +33,10 @@ std::optional<LinkKind> parse_link_kind(std::string_view name);
 struct LinkParams {
   double bandwidth_Bps = 0;  // per direction
   TimeNs latency_ns = 0;
+  // Drop-tail buffer in front of the link, as the time it takes to drain at the link's rate
+  // (0: not modelled). TCP flows that compete for the link keep it full, which adds this delay to
+  // their round trips (Sharing::kTcp).
+  TimeNs queue_ns = 0;
 };
 
 struct Node {

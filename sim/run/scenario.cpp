@@ -59,7 +59,6 @@ LiveOptions read_live(io::MapReader& top) {
   if (auto live = top.optional_map("live")) {
     o.placement = live->choice_or("placement", {"local", "testbed"}, o.placement);
     o.timeout_ns = live->duration_ns_or("timeout", o.timeout_ns);
-    o.queue_delay_ns = live->duration_ns_or("queue_delay", o.queue_delay_ns);
     live->finish();
   }
   return o;

@@ -38,10 +38,6 @@ struct LiveOptions {
   std::string placement = "local";  // local: processes on this machine; testbed: one network
                                     // namespace per server with the topology's NIC caps (root)
   TimeNs timeout_ns = 120 * kNsPerSecond;  // per run
-  // Testbed placement: the drop-tail queue behind each NIC cap, as time at the cap's rate. The
-  // simulator models no packet loss, so a queue too short for the senders' windows (TCP incast)
-  // makes live runs diverge through retransmission timeouts (docs/validation.md).
-  TimeNs queue_delay_ns = 5 * kNsPerMs;
 };
 
 // One training task to run on real processes.
@@ -84,8 +80,8 @@ struct WorkloadKind {
   std::function<std::unique_ptr<Workload>(io::MapReader&, const PointContext&)> parse;
 };
 
-// workload.sharing: "max-min" (exact, default) or "bottleneck" (cheaper, for very large
-// clusters; see net::Sharing).
+// workload.sharing: "max-min" (exact, default), "bottleneck" (cheaper, for very large clusters)
+// or "tcp" (max-min weighted by 1/RTT with queueing delay; see net::Sharing).
 net::Sharing read_sharing(io::MapReader& w);
 
 // The workload kinds this build knows.

@@ -3,9 +3,10 @@
 namespace adaptsim::run {
 
 net::Sharing read_sharing(io::MapReader& w) {
-  return w.choice_or("sharing", {"max-min", "bottleneck"}, "max-min") == "bottleneck"
-             ? net::Sharing::kBottleneck
-             : net::Sharing::kMaxMin;
+  const std::string s = w.choice_or("sharing", {"max-min", "bottleneck", "tcp"}, "max-min");
+  return s == "bottleneck" ? net::Sharing::kBottleneck
+         : s == "tcp"      ? net::Sharing::kTcp
+                           : net::Sharing::kMaxMin;
 }
 
 const std::vector<WorkloadKind>& workload_kinds() {
