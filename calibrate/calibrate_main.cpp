@@ -13,7 +13,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -25,6 +24,8 @@
 #include "calibrate/tcp_calibration.h"
 #include "hw/cuda/cpu_kernel_timing.h"
 #include "hw/tcp/launcher.h"
+#include "hw/tcp/rendezvous_cli.h"
+#include "sim/coll/strategy.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 
@@ -44,6 +45,7 @@ struct CliOptions {
   std::string backend;  // tcp, nccl; empty: from --gpus / --procs / --hosts
   int gpus = 0;
   tcp::RendezvousOptions rendezvous;
+  std::string congestion_control;
   std::string strategy = "all";
   std::string collective = "all_reduce";
   std::string min_bytes = "8B";
@@ -75,31 +77,6 @@ std::uint64_t size_option(const char* option, const std::string& text) {
   } catch (const InputError& e) {
     throw InputError(std::string(option) + ": " + e.what());
   }
-}
-
-std::vector<coll::StrategyKind> parse_strategies(const std::string& text) {
-  std::string upper;
-  for (char c : text)
-    upper += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "ALL") return coll::all_strategies();
-  std::vector<coll::StrategyKind> out;
-  std::size_t begin = 0;
-  while (begin <= upper.size()) {
-    std::size_t end = upper.find(',', begin);
-    if (end == std::string::npos) end = upper.size();
-    const std::string name = upper.substr(begin, end - begin);
-    const auto kind = coll::parse_strategy(name);
-    if (!kind) {
-      std::string known;
-      for (auto k : coll::all_strategies())
-        known += std::string(known.empty() ? "" : ", ") + std::string(coll::strategy_name(k));
-      throw InputError("--strategy: unknown strategy \"" + name + "\" (known: " + known +
-                       ", or all)");
-    }
-    out.push_back(*kind);
-    begin = end + 1;
-  }
-  return out;
 }
 
 coll::DType dtype_option(const std::string& text) {
@@ -147,7 +124,8 @@ std::uint64_t wrong_total(const std::vector<MeasuredRow>& rows) {
 TcpCalibrationOptions tcp_options(const CliOptions& o) {
   TcpCalibrationOptions t;
   t.rendezvous = o.rendezvous;
-  t.sweep.strategies = parse_strategies(o.strategy);
+  t.congestion_control = o.congestion_control;
+  t.sweep.strategies = coll::parse_strategy_list(o.strategy, "--strategy");
   t.sweep.min_bytes = size_option("--minbytes", o.min_bytes);
   t.sweep.max_bytes = size_option("--maxbytes", o.max_bytes.empty() ? "64MiB" : o.max_bytes);
   t.sweep.step_factor = o.step_factor;
@@ -169,6 +147,7 @@ TcpCalibrationOptions tcp_options(const CliOptions& o) {
 
 int run_tcp(const CliOptions& o, int argc, char** argv) {
   const TcpCalibrationOptions t = tcp_options(o);
+  tcp::check_congestion_control(t.congestion_control);
   const tcp::RendezvousMode mode = tcp::choose_rendezvous(o.rendezvous);
   if (mode == tcp::RendezvousMode::kLauncher) {
     tcp::LaunchOptions lo;
@@ -356,13 +335,8 @@ Writes DIR/NAME.csv (every point) and DIR/NAME.yaml (the profile). Exit codes: 0
   app.add_option("--backend", o.backend, "tcp or nccl (default: nccl with --gpus, else tcp)")
       ->check(CLI::IsMember({"tcp", "nccl"}));
   app.add_option("--gpus", o.gpus, "NCCL + CUDA calibration on N GPUs of this host");
-  app.add_option("--procs", o.rendezvous.procs, "TCP: start N worker processes on 127.0.0.1");
-  app.add_option("--hosts", o.rendezvous.hosts, "TCP: host list host:port,... in rank order");
-  app.add_option("--rank", o.rendezvous.rank, "TCP: this process's rank in --hosts");
-  app.add_option("--token", o.rendezvous.token, "TCP: cluster token, hex");
-  app.add_option("--bind", o.rendezvous.bind_host, "TCP: address to listen on");
-  app.add_option("--ranks-per-host", o.rendezvous.ranks_per_host,
-                 "TCP: strategies treat rank r as on host r/K (0: group ranks by address)");
+  tcp::add_rendezvous_options(app, o.rendezvous, "TCP rendezvous");
+  tcp::add_congestion_control_option(app, o.congestion_control, "TCP rendezvous");
   app.add_option("--strategy", o.strategy, "TCP: strategy name, comma list, or all")
       ->capture_default_str();
   app.add_option("--collective", o.collective,

@@ -94,6 +94,7 @@ TcpCalibrationResult run_tcp_calibration(const TcpCalibrationOptions& o, tcp::Re
   tcp::validate_sweep_options(o.sweep);
   tcp::RuntimeOptions ro;
   ro.transport.connect_timeout_ns = o.sweep.timeout_ns;
+  ro.transport.congestion_control = o.congestion_control;
   // A message may carry a whole tensor when the chunk is larger than the tensor (and a
   // ping-pong message is always whole).
   ro.transport.limits.max_payload_bytes =

@@ -32,6 +32,7 @@ namespace adaptsim::calibrate {
 struct TcpCalibrationOptions {
   tcp::RendezvousOptions rendezvous;
   tcp::SweepOptions sweep;  // strategies, sizes, iterations, check, dtype, timeout, chunk size
+  std::string congestion_control;  // TCP_CONGESTION of every connection; empty: the system's
   bool pingpong = true;
   bool time_kernels = true;
   hw::KernelTimingOptions kernels;  // CPU kernel sizes and iterations

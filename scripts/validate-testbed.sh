@@ -12,7 +12,7 @@ for cap in "${caps[@]}"; do
     scripts/calibrate-testbed.sh topologies/cloud-vms.yaml traces/calibration "testbed-$cap" \
       --set servers=4 --set "nic_bandwidth=$cap" --set nic_queue=100ms -- \
       --strategy MULTI_BINARY_TREE_STAR,CLASSIC_RING --minbytes 8B --maxbytes 16MiB \
-      --stepfactor 4 --iters 10 --warmup-iters 3
+      --stepfactor 4 --iters 10 --warmup-iters 3 --congestion-control cubic
   fi
   "$build/sim/simctl/simctl" compare scenarios/validate-testbed.yaml -o "out/validate-testbed-$cap" \
     --set "topology.params.nic_bandwidth=$cap" --calibration "traces/calibration/testbed-$cap.yaml"

@@ -337,6 +337,7 @@ LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& labe
     c.timeout_ns = r.quantity("timeout", [](const std::string& t) { return parse_duration_ns(t); });
     if (c.timeout_ns <= 0) r.fail("timeout", "must be > 0");
   }
+  c.congestion_control = r.string_or("congestion_control", c.congestion_control);
   c.verify = r.boolean_or("verify", c.verify);
   const std::string mode = r.string_or("compute_mode", "sleep");
   if (mode == "sleep") {

@@ -27,6 +27,7 @@
 #include "hw/live/rank_launcher.h"
 #include "hw/tcp/launcher.h"
 #include "hw/tcp/rendezvous.h"
+#include "hw/tcp/rendezvous_cli.h"
 #include "sim/core/error.h"
 #include "sim/io/output.h"
 
@@ -83,6 +84,7 @@ int run_worker(const ToolOptions& o, const live::LiveRunSpec& spec, tcp::Rendezv
                double start_s) {
   tcp::RuntimeOptions ro;
   ro.transport.connect_timeout_ns = spec.live.timeout_ns;
+  ro.transport.congestion_control = spec.live.congestion_control;
   const int my_rank = tcp::rank_before_connect(o.rendezvous, mode);
   if (o.fault_rank >= 0 && o.fault_rank == my_rank) {
     ro.transport.fault = {tcp::FaultAction::kKillProcess, o.fault_after_sends};
@@ -153,15 +155,10 @@ int run_tool(int argc, char** argv) {
       "Live data-parallel training over the TCP runtime (emulated compute, real gradients)"};
   app.set_help_flag("-h,--help", "Print this help and exit");
   app.add_option("config", o.config, "Configuration file (JSON)")->required();
-  app.add_option("--procs", o.rendezvous.procs, "Start N worker processes on this machine");
-  app.add_option("--hosts", o.rendezvous.hosts,
-                 "Host list host:port,... in rank order (with --rank; or the addresses of "
-                 "--procs ranks started with a prefix)");
-  app.add_option("--rank", o.rendezvous.rank, "This process's rank in --hosts");
-  app.add_option("--token", o.rendezvous.token, "Cluster token, hex");
-  app.add_option("--bind", o.rendezvous.bind_host, "Address to listen on");
-  app.add_option("--ranks-per-host", o.rendezvous.ranks_per_host,
-                 "Treat rank r as being on host r/K (0: group ranks by address)");
+  tcp::add_rendezvous_options(app, o.rendezvous);
+  app.get_option("--hosts")->description(
+      "Host list host:port,... in rank order (with --rank; or the addresses of --procs ranks "
+      "started with a prefix)");
   app.add_option("--rank-prefix", o.rank_prefix,
                  "With --procs: command prefix of every rank, {rank} replaced "
                  "(\"ip netns exec ns{rank}\")");
@@ -169,9 +166,7 @@ int run_tool(int argc, char** argv) {
                  "With --procs: JSON file with each rank's prefix (and address, bind)");
   app.add_option("-o,--output", o.output, "Result file (JSON), written by rank 0");
   app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
-  app.add_option("--fault-kill-rank", o.fault_rank, "Test hook: this rank dies mid-run")->group("");
-  app.add_option("--fault-after-sends", o.fault_after_sends, "Test hook: ... after N sent messages")
-      ->group("");
+  tcp::add_fault_hook_options(app, o.fault_rank, o.fault_after_sends);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

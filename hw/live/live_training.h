@@ -52,6 +52,8 @@ struct LiveConfig {
   std::size_t gradient_element_bytes = 4;
   // Bounds every wait: each blocking runtime call, each step's wait for its gradients.
   TimeNs timeout_ns = 30 * kNsPerSecond;
+  // TCP congestion control of the connections (tcp::TcpTransportOptions); empty: the system's.
+  std::string congestion_control;
   // Sleep by default: several ranks share a few cores, and spinning compute threads would steal
   // them from the communication (hw/cuda/compute_emulation.h).
   hw::CpuComputeMode compute_mode = hw::CpuComputeMode::kSleep;

@@ -1,59 +1,20 @@
 #include "hw/live/rank_launcher.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <optional>
 #include <sstream>
-#include <thread>
 
 #include "hw/tcp/cluster_spec.h"
 #include "hw/tcp/socket_util.h"
 #include "sim/core/error.h"
 
-extern char** environ;
-
 namespace adaptsim::live {
 namespace {
-
-// Set by the launcher's signal handler (static storage is all a handler can reach); live only
-// inside launch_commands(), like hw/tcp's launcher flag.
-volatile sig_atomic_t g_interrupted = 0;
-
-extern "C" void on_launch_signal(int) {
-  g_interrupted = 1;
-}
-
-constexpr auto kPollPeriod = std::chrono::milliseconds(5);
-
-// The variables through which hw/tcp's launcher hands a worker its cluster: a worker of ours must
-// not inherit them, or it would take the launched-worker rendezvous instead of its host list.
-bool is_launch_variable(const char* entry) {
-  for (const char* name :
-       {tcp::kEnvRank, tcp::kEnvSize, tcp::kEnvToken, tcp::kEnvAddresses, tcp::kEnvListenFd}) {
-    const std::size_t n = std::strlen(name);
-    if (std::strncmp(entry, name, n) == 0 && entry[n] == '=') return true;
-  }
-  return false;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (std::string& s : v)
-    out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
 
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) {
@@ -187,122 +148,22 @@ std::string self_executable() {
 }
 
 tcp::LaunchResult launch_commands(const CommandLaunchOptions& options) {
-  const int n = static_cast<int>(options.commands.size());
-  if (n == 0) throw InputError("no rank to launch");
-  // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
-  std::vector<std::vector<std::string>> argv = options.commands;
-  std::vector<std::string> programs;
-  for (auto& a : argv) {
-    if (a.empty()) throw InputError("empty command");
-    programs.push_back(find_program(a.front()));
+  if (options.commands.empty()) throw InputError("no rank to launch");
+  const std::vector<std::string> env = tcp::environment_without_launch_variables();
+  std::vector<tcp::WorkerCommand> workers;
+  for (const auto& argv : options.commands) {
+    if (argv.empty()) throw InputError("empty command");
+    tcp::WorkerCommand w;
+    w.program = find_program(argv.front());
+    w.argv = argv;
+    w.env = env;
+    workers.push_back(std::move(w));
   }
-  std::vector<std::vector<char*>> argv_c;
-  for (auto& a : argv)
-    argv_c.push_back(c_strings(a));
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (!is_launch_variable(*e)) env.emplace_back(*e);
-  }
-  std::vector<char*> env_c = c_strings(env);
-
-  g_interrupted = 0;
-  struct sigaction action {};
-  action.sa_handler = on_launch_signal;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {
-  }, old_term{}, old_hup{};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-  sigaction(SIGHUP, &action, &old_hup);
-
-  tcp::LaunchResult result;
-  result.workers.resize(static_cast<std::size_t>(n));
-  std::vector<bool> alive(static_cast<std::size_t>(n), false);
-  const pid_t parent = ::getpid();
-  auto kill_alive = [&] {
-    for (int r = 0; r < n; ++r) {
-      auto& w = result.workers[static_cast<std::size_t>(r)];
-      if (alive[static_cast<std::size_t>(r)] && !w.killed_by_launcher) {
-        ::kill(-w.pid, SIGKILL);  // its whole process group: wrappers and what they started
-        ::kill(w.pid, SIGKILL);
-        w.killed_by_launcher = true;
-      }
-    }
-  };
-
-  std::string spawn_error;
-  for (int r = 0; r < n; ++r) {
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      spawn_error = "fork: " + tcp::errno_text(errno);
-      break;
-    }
-    if (pid == 0) {
-      ::setpgid(0, 0);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(1);
-      ::signal(SIGINT, SIG_DFL);
-      ::signal(SIGTERM, SIG_DFL);
-      ::signal(SIGHUP, SIG_DFL);
-      ::execve(programs[static_cast<std::size_t>(r)].c_str(),
-               argv_c[static_cast<std::size_t>(r)].data(), env_c.data());
-      const char msg[] = "adaptsim-live launcher: exec failed\n";
-      [[maybe_unused]] ssize_t w = ::write(2, msg, sizeof msg - 1);
-      ::_exit(127);
-    }
-    ::setpgid(pid, pid);  // also here: whichever of parent and child runs first
-    auto& w = result.workers[static_cast<std::size_t>(r)];
-    w.rank = r;
-    w.pid = pid;
-    alive[static_cast<std::size_t>(r)] = true;
-  }
-  if (!spawn_error.empty()) kill_alive();
-
-  using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> first_failure;
-  int running = static_cast<int>(std::count(alive.begin(), alive.end(), true));
-  int next_exit_order = 0;
-  while (running > 0) {
-    bool reaped = false;
-    for (int r = 0; r < n; ++r) {
-      if (!alive[static_cast<std::size_t>(r)]) continue;
-      auto& w = result.workers[static_cast<std::size_t>(r)];
-      int status = 0;
-      const pid_t got = ::waitpid(w.pid, &status, WNOHANG);
-      if (got == 0) continue;
-      if (got < 0 && errno == EINTR) continue;
-      alive[static_cast<std::size_t>(r)] = false;
-      w.exit_order = next_exit_order++;
-      --running;
-      reaped = true;
-      if (got < 0) {
-        w.exit_code = 127;
-      } else if (WIFEXITED(status)) {
-        w.exit_code = WEXITSTATUS(status);
-      } else if (WIFSIGNALED(status)) {
-        w.signal = WTERMSIG(status);
-      }
-      if (!w.ok()) {
-        if (!first_failure) first_failure = Clock::now();
-        ::kill(-w.pid, SIGKILL);  // what a failed wrapper may have left in its group
-      }
-    }
-    if (g_interrupted) {
-      result.interrupted = true;
-      kill_alive();
-    }
-    if (first_failure &&
-        Clock::now() - *first_failure > std::chrono::nanoseconds(options.grace_ns)) {
-      kill_alive();
-    }
-    if (!reaped && running > 0) std::this_thread::sleep_for(kPollPeriod);
-  }
-
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
-  if (!spawn_error.empty()) throw RuntimeFailure("launching workers failed: " + spawn_error);
-  return result;
+  tcp::SuperviseOptions so;
+  so.grace_ns = options.grace_ns;
+  so.own_process_group = true;
+  so.name = "adaptsim-live launcher";
+  return tcp::spawn_and_supervise(std::move(workers), so);
 }
 
 }  // namespace adaptsim::live

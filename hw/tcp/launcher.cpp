@@ -104,45 +104,24 @@ std::string LaunchResult::summary() const {
   return s.empty() ? "all " + std::to_string(workers.size()) + " workers succeeded" : s;
 }
 
-LaunchResult launch_local(const LaunchOptions& options) {
-  if (options.procs < 1) {
-    throw InputError("--procs must be at least 1, got " + std::to_string(options.procs));
-  }
-  const int n = options.procs;
-  std::vector<UniqueFd> listeners;
-  std::vector<SocketAddress> addresses;
-  for (int r = 0; r < n; ++r) {
-    listeners.push_back(listen_tcp({options.host, 0}));
-    addresses.push_back(local_address(listeners.back().get()));
-  }
-  std::string address_list;
-  for (const SocketAddress& a : addresses) {
-    if (!address_list.empty()) address_list += ',';
-    address_list += a.str();
-  }
-  const std::string token = format_token(random_token());
-
-  // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
-  std::vector<std::string> argv =
-      options.argv.empty() ? std::vector<std::string>{options.program} : options.argv;
-  std::vector<char*> argv_c = c_strings(argv);
-  std::vector<std::string> base_env;
+std::vector<std::string> environment_without_launch_variables() {
+  std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (!is_launch_variable(*e)) base_env.emplace_back(*e);
+    if (!is_launch_variable(*e)) env.emplace_back(*e);
   }
-  std::vector<std::vector<std::string>> envs(static_cast<std::size_t>(n), base_env);
-  std::vector<std::vector<char*>> envs_c;
-  for (int r = 0; r < n; ++r) {
-    auto& env = envs[static_cast<std::size_t>(r)];
-    env.push_back(std::string(kEnvRank) + "=" + std::to_string(r));
-    env.push_back(std::string(kEnvSize) + "=" + std::to_string(n));
-    env.push_back(std::string(kEnvToken) + "=" + token);
-    env.push_back(std::string(kEnvAddresses) + "=" + address_list);
-    env.push_back(std::string(kEnvListenFd) + "=" +
-                  std::to_string(listeners[static_cast<std::size_t>(r)].get()));
+  return env;
+}
+
+LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
+                                 const SuperviseOptions& options) {
+  const int n = static_cast<int>(workers.size());
+  // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
+  std::vector<std::vector<char*>> argv_c, env_c;
+  for (WorkerCommand& w : workers) {
+    argv_c.push_back(c_strings(w.argv));
+    env_c.push_back(c_strings(w.env));
   }
-  for (auto& env : envs)
-    envs_c.push_back(c_strings(env));
+  const std::string exec_failed = options.name + ": exec failed\n";
 
   g_launcher_interrupted = 0;
   struct sigaction action {};
@@ -158,10 +137,12 @@ LaunchResult launch_local(const LaunchOptions& options) {
   result.workers.resize(static_cast<std::size_t>(n));
   std::vector<bool> alive(static_cast<std::size_t>(n), false);
   const pid_t parent = ::getpid();
+  const bool groups = options.own_process_group;
   auto kill_alive = [&] {
     for (int r = 0; r < n; ++r) {
       auto& w = result.workers[static_cast<std::size_t>(r)];
       if (alive[static_cast<std::size_t>(r)] && !w.killed_by_launcher) {
+        if (groups) ::kill(-w.pid, SIGKILL);  // its whole group: wrappers and what they started
         ::kill(w.pid, SIGKILL);
         w.killed_by_launcher = true;
       }
@@ -170,31 +151,34 @@ LaunchResult launch_local(const LaunchOptions& options) {
 
   std::string spawn_error;
   for (int r = 0; r < n; ++r) {
-    const int fd = listeners[static_cast<std::size_t>(r)].get();
+    const WorkerCommand& cmd = workers[static_cast<std::size_t>(r)];
+    const int fd = cmd.inherit.get();
     const pid_t pid = ::fork();
     if (pid < 0) {
       spawn_error = "fork: " + errno_text(errno);
       break;
     }
     if (pid == 0) {
-      // Child: die with the launcher; keep only our own listening socket across exec.
+      // Child: die with the launcher; keep only our own inherited descriptor across exec.
+      if (groups) ::setpgid(0, 0);
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(1);
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
       ::signal(SIGHUP, SIG_DFL);
-      const int flags = ::fcntl(fd, F_GETFD);
-      ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
-      ::execve(options.program.c_str(), argv_c.data(), envs_c[static_cast<std::size_t>(r)].data());
-      const char msg[] = "adaptsim-tcp launcher: exec failed\n";
-      [[maybe_unused]] ssize_t w = ::write(2, msg, sizeof msg - 1);
+      if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
+      ::execve(cmd.program.c_str(), argv_c[static_cast<std::size_t>(r)].data(),
+               env_c[static_cast<std::size_t>(r)].data());
+      [[maybe_unused]] ssize_t w = ::write(2, exec_failed.data(), exec_failed.size());
       ::_exit(127);
     }
+    if (groups) ::setpgid(pid, pid);  // also here: whichever of parent and child runs first
     result.workers[static_cast<std::size_t>(r)].rank = r;
     result.workers[static_cast<std::size_t>(r)].pid = pid;
     alive[static_cast<std::size_t>(r)] = true;
   }
-  listeners.clear();  // the workers hold their sockets now
+  for (WorkerCommand& w : workers)
+    w.inherit.reset();  // the workers hold them now
   if (!spawn_error.empty()) kill_alive();
 
   using Clock = std::chrono::steady_clock;
@@ -221,7 +205,10 @@ LaunchResult launch_local(const LaunchOptions& options) {
       } else if (WIFSIGNALED(status)) {
         w.signal = WTERMSIG(status);
       }
-      if (!w.ok() && !first_failure) first_failure = Clock::now();
+      if (!w.ok()) {
+        if (!first_failure) first_failure = Clock::now();
+        if (groups) ::kill(-w.pid, SIGKILL);  // what a failed wrapper may have left in its group
+      }
     }
     if (g_launcher_interrupted) {
       result.interrupted = true;
@@ -239,6 +226,43 @@ LaunchResult launch_local(const LaunchOptions& options) {
   sigaction(SIGHUP, &old_hup, nullptr);
   if (!spawn_error.empty()) throw RuntimeFailure("launching workers failed: " + spawn_error);
   return result;
+}
+
+LaunchResult launch_local(const LaunchOptions& options) {
+  if (options.procs < 1) {
+    throw InputError("--procs must be at least 1, got " + std::to_string(options.procs));
+  }
+  const int n = options.procs;
+  std::vector<UniqueFd> listeners;
+  std::vector<SocketAddress> addresses;
+  for (int r = 0; r < n; ++r) {
+    listeners.push_back(listen_tcp({options.host, 0}));
+    addresses.push_back(local_address(listeners.back().get()));
+  }
+  std::string address_list;
+  for (const SocketAddress& a : addresses) {
+    if (!address_list.empty()) address_list += ',';
+    address_list += a.str();
+  }
+  const std::string token = format_token(random_token());
+  const std::vector<std::string> base_env = environment_without_launch_variables();
+  std::vector<WorkerCommand> workers(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    WorkerCommand& w = workers[static_cast<std::size_t>(r)];
+    w.program = options.program;
+    w.argv = options.argv.empty() ? std::vector<std::string>{options.program} : options.argv;
+    w.env = base_env;
+    w.inherit = std::move(listeners[static_cast<std::size_t>(r)]);
+    w.env.push_back(std::string(kEnvRank) + "=" + std::to_string(r));
+    w.env.push_back(std::string(kEnvSize) + "=" + std::to_string(n));
+    w.env.push_back(std::string(kEnvToken) + "=" + token);
+    w.env.push_back(std::string(kEnvAddresses) + "=" + address_list);
+    w.env.push_back(std::string(kEnvListenFd) + "=" + std::to_string(w.inherit.get()));
+  }
+  SuperviseOptions so;
+  so.grace_ns = options.grace_ns;
+  so.name = "adaptsim-tcp launcher";
+  return spawn_and_supervise(std::move(workers), so);
 }
 
 std::optional<LaunchedWorker> launched_worker_from_env() {

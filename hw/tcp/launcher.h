@@ -67,6 +67,29 @@ struct LaunchResult {
 // Call it before the process starts any thread (it forks).
 LaunchResult launch_local(const LaunchOptions& options);
 
+// Lower level, shared with hw/live's prefixed launcher: fork + exec of prepared commands and the
+// supervision above (reaping, grace period after the first failure, signals, PDEATHSIG).
+struct WorkerCommand {
+  std::string program;            // path to exec (already resolved)
+  std::vector<std::string> argv;  // argv[0] included
+  std::vector<std::string> env;   // the whole environment
+  UniqueFd inherit;               // kept open across exec in this worker only; closed in the parent
+};
+struct SuperviseOptions {
+  TimeNs grace_ns = 10 * kNsPerSecond;  // as LaunchOptions::grace_ns
+  // Each worker leads its own process group, killed as a whole (wrappers such as `sudo` or a
+  // shell that fork leave nothing behind).
+  bool own_process_group = false;
+  std::string name = "launcher";  // in the exec-failure message
+};
+// Starts every command and waits for all of them; results by rank. Throws RuntimeFailure when a
+// process cannot be created (then nothing is left running). Call before starting any thread.
+LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
+                                 const SuperviseOptions& options);
+// This process's environment without the launched-worker variables (kEnv*), so a worker started
+// by another launcher does not take the launched-worker rendezvous.
+std::vector<std::string> environment_without_launch_variables();
+
 // Worker side.
 struct LaunchedWorker {
   ClusterSpec cluster;

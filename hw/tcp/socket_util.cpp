@@ -144,13 +144,37 @@ std::string peer_host(int fd) {
   return from_sockaddr(s).str();
 }
 
-void tune_socket(int fd, int buffer_bytes) {
+bool tune_socket(int fd, int buffer_bytes, const std::string& congestion_control,
+                 std::string* error) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (buffer_bytes > 0) {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
   }
+  if (congestion_control.empty()) return true;
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, congestion_control.data(),
+                   static_cast<socklen_t>(congestion_control.size())) == 0) {
+    return true;
+  }
+  if (error != nullptr) *error = errno_text(errno);
+  return false;
+}
+
+void check_congestion_control(const std::string& congestion_control) {
+  if (congestion_control.empty()) return;
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  std::string why = "socket: " + errno_text(errno);
+  if (fd.valid() && tune_socket(fd.get(), 0, congestion_control, &why)) return;
+  throw InputError("TCP congestion control \"" + congestion_control + "\" cannot be used: " + why +
+                   " (available: /proc/sys/net/ipv4/tcp_available_congestion_control)");
+}
+
+std::string socket_congestion_control(int fd) {
+  char name[32] = {};
+  socklen_t len = sizeof name;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) return {};
+  return std::string(name, ::strnlen(name, len));
 }
 
 std::string default_advertised_host() {

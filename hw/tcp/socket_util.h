@@ -60,8 +60,16 @@ void set_nonblocking(int fd);
 void set_cloexec(int fd, bool on);
 // TCP_NODELAY (collective messages are latency-bound at small sizes, and Nagle would hold back
 // the tail of every frame), and SO_SNDBUF/SO_RCVBUF of `buffer_bytes` when > 0 (0 keeps the
-// kernel's autotuning). Failures to tune are ignored: they cost speed, not correctness.
-void tune_socket(int fd, int buffer_bytes);
+// kernel's autotuning), and the congestion control algorithm when not empty ("cubic"; root may
+// pick any loaded one). Buffer failures are ignored (they cost speed, not correctness); returns
+// false, with the reason in *error, when the congestion control cannot be set.
+bool tune_socket(int fd, int buffer_bytes, const std::string& congestion_control = {},
+                 std::string* error = nullptr);
+// Throws InputError (one line: the name, why, where the available ones are listed) when this
+// process cannot use `congestion_control` on its TCP sockets; for tools to check before starting.
+void check_congestion_control(const std::string& congestion_control);
+// The congestion control a socket uses (getsockopt TCP_CONGESTION); empty on error.
+std::string socket_congestion_control(int fd);
 
 // An address other ranks can reach this host at when bound to the wildcard: the first
 // non-loopback IPv4 address of an interface that is up, else "127.0.0.1".

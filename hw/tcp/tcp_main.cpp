@@ -11,7 +11,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -20,6 +19,8 @@
 #include "hw/tcp/allreduce_sweep.h"
 #include "hw/tcp/launcher.h"
 #include "hw/tcp/rendezvous.h"
+#include "hw/tcp/rendezvous_cli.h"
+#include "sim/coll/strategy.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 
@@ -41,6 +42,7 @@ struct ToolOptions {
   std::string op = "sum";
   std::string timeout = "30s";
   std::string chunk = "1MiB";
+  std::string congestion_control;
   std::string output_dir;
   bool quiet = false;
   // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
@@ -50,34 +52,9 @@ struct ToolOptions {
 
 constexpr const char* kCsvName = "allreduce_tcp.csv";
 
-std::vector<coll::StrategyKind> parse_strategies(const std::string& text) {
-  std::string upper;
-  for (char c : text)
-    upper += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "ALL") return coll::all_strategies();
-  std::vector<coll::StrategyKind> out;
-  std::size_t begin = 0;
-  while (begin <= upper.size()) {
-    std::size_t end = upper.find(',', begin);
-    if (end == std::string::npos) end = upper.size();
-    const std::string name = upper.substr(begin, end - begin);
-    auto kind = coll::parse_strategy(name);
-    if (!kind) {
-      std::string known;
-      for (auto k : coll::all_strategies())
-        known += std::string(known.empty() ? "" : ", ") + std::string(coll::strategy_name(k));
-      throw InputError("--strategy: unknown strategy \"" + name + "\" (known: " + known +
-                       ", or all)");
-    }
-    out.push_back(*kind);
-    begin = end + 1;
-  }
-  return out;
-}
-
 SweepOptions sweep_options(const ToolOptions& t) {
   SweepOptions s;
-  s.strategies = parse_strategies(t.strategy);
+  s.strategies = coll::parse_strategy_list(t.strategy, "--strategy");
   s.min_bytes = parse_size_bytes(t.min_bytes);
   s.max_bytes = parse_size_bytes(t.max_bytes);
   s.step_factor = t.step_factor;
@@ -101,6 +78,7 @@ SweepOptions sweep_options(const ToolOptions& t) {
 int run_worker(const ToolOptions& t, const SweepOptions& sweep, RendezvousMode mode) {
   RuntimeOptions ro;
   ro.transport.connect_timeout_ns = sweep.timeout_ns;
+  ro.transport.congestion_control = t.congestion_control;
   // A message may carry a whole tensor when the chunk is larger than the tensor.
   ro.transport.limits.max_payload_bytes =
       std::max<std::uint64_t>(ro.transport.limits.max_payload_bytes, sweep.max_bytes);
@@ -146,14 +124,8 @@ int run_tool(int argc, char** argv) {
   ToolOptions t;
   CLI::App app{"All-reduce sweep (nccl-tests style) over the live TCP transport"};
   app.set_help_flag("-h,--help", "Print this help and exit");
-  app.add_option("--procs", t.rendezvous.procs, "Start N worker processes on 127.0.0.1");
-  app.add_option("--hosts", t.rendezvous.hosts, "Host list host:port,... in rank order");
-  app.add_option("--rank", t.rendezvous.rank, "This process's rank in --hosts");
-  app.add_option("--token", t.rendezvous.token,
-                 "Cluster token, hex (default: derived from --hosts, random under --procs/mpirun)");
-  app.add_option("--bind", t.rendezvous.bind_host, "Address to listen on");
-  app.add_option("--ranks-per-host", t.rendezvous.ranks_per_host,
-                 "Treat rank r as being on host r/K (0: group ranks by address)");
+  add_rendezvous_options(app, t.rendezvous);
+  add_congestion_control_option(app, t.congestion_control);
   app.add_option("--strategy", t.strategy, "Strategy name, comma list, or all")
       ->capture_default_str();
   app.add_option("-b,--minbytes", t.min_bytes, "Smallest size, e.g. 8B")->capture_default_str();
@@ -172,9 +144,7 @@ int run_tool(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("-o,--output", t.output_dir, "Directory for allreduce_tcp.csv");
   app.add_flag("-q,--quiet", t.quiet, "No table on stdout");
-  app.add_option("--fault-kill-rank", t.fault_rank, "Test hook: this rank dies mid-run")->group("");
-  app.add_option("--fault-after-sends", t.fault_after_sends, "Test hook: ... after N sent messages")
-      ->group("");
+  add_fault_hook_options(app, t.fault_rank, t.fault_after_sends);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -184,6 +154,7 @@ int run_tool(int argc, char** argv) {
   }
 
   const SweepOptions sweep = sweep_options(t);
+  check_congestion_control(t.congestion_control);
   const RendezvousMode mode = choose_rendezvous(t.rendezvous);
   if (mode == RendezvousMode::kLauncher) {
     LaunchOptions lo;

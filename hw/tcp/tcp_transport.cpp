@@ -15,6 +15,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "sim/core/error.h"
+
 namespace adaptsim::tcp {
 namespace {
 
@@ -164,7 +166,8 @@ void TcpTransport::start(const ClusterSpec& cluster, UniqueFd listener, coll::Ca
   listener_ = std::move(listener);
   if (listener_.valid()) {
     // Accepted sockets inherit the buffer sizes, and the window scale is chosen at the SYN.
-    tune_socket(listener_.get(), options_.socket_buffer_bytes);
+    check_congestion_control(options_.congestion_control);
+    tune_socket(listener_.get(), options_.socket_buffer_bytes, options_.congestion_control);
     loop_.add_fd(listener_.get(), EPOLLIN, [this](std::uint32_t) { on_listener_readable(); });
   }
   if (size_ == 1) {
@@ -222,7 +225,7 @@ void TcpTransport::on_listener_readable() {
       log("rejected connection from " + remote + ": too many connections in handshake");
       continue;
     }
-    tune_socket(fd, options_.socket_buffer_bytes);
+    tune_socket(fd, options_.socket_buffer_bytes, options_.congestion_control);
     auto c = std::make_shared<Connection>();
     c->fd = std::move(owned);
     c->state = Connection::State::kHandshake;
@@ -254,7 +257,7 @@ void TcpTransport::connect_to(int peer) {
     retry_connect(peer, "socket: " + errno_text(errno));
     return;
   }
-  tune_socket(fd.get(), options_.socket_buffer_bytes);
+  tune_socket(fd.get(), options_.socket_buffer_bytes, options_.congestion_control);
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&resolved.first), resolved.second) !=
           0 &&
       errno != EINPROGRESS) {

@@ -72,6 +72,10 @@ struct TcpTransportOptions {
   // SO_SNDBUF/SO_RCVBUF (0 = kernel autotuning). 4 MiB holds several 1 MiB chunks in flight;
   // the kernel caps it at net.core.{w,r}mem_max.
   int socket_buffer_bytes = 4 << 20;
+  // TCP congestion control of every connection (TCP_CONGESTION), e.g. "cubic"; empty: the
+  // system's default (net.ipv4.tcp_congestion_control). It decides how flows share a bottleneck
+  // and whether they keep its buffer full (docs/validation.md).
+  std::string congestion_control;
   // Per-connection read buffer for headers and names (and the payload bytes that arrive with
   // them). Small, so that the bulk of a payload is read directly into its destination.
   std::size_t read_buffer_bytes = 16 << 10;

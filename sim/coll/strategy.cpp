@@ -1,8 +1,11 @@
 #include "sim/coll/strategy.h"
 
+#include <cctype>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+
+#include "sim/core/error.h"
 
 namespace adaptsim::coll {
 namespace {
@@ -147,6 +150,31 @@ const std::vector<StrategyKind>& all_strategies() {
     return v;
   }();
   return kAll;
+}
+
+std::vector<StrategyKind> parse_strategy_list(std::string_view text, std::string_view option) {
+  std::string upper;
+  for (char c : text)
+    upper += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "ALL") return all_strategies();
+  std::vector<StrategyKind> out;
+  std::size_t begin = 0;
+  while (begin <= upper.size()) {
+    std::size_t end = upper.find(',', begin);
+    if (end == std::string::npos) end = upper.size();
+    const std::string name = upper.substr(begin, end - begin);
+    const auto kind = parse_strategy(name);
+    if (!kind) {
+      std::string known;
+      for (StrategyKind k : all_strategies())
+        known += std::string(known.empty() ? "" : ", ") + std::string(strategy_name(k));
+      throw InputError(std::string(option) + ": unknown strategy \"" + name + "\" (known: " +
+                       known + ", or all)");
+    }
+    out.push_back(*kind);
+    begin = end + 1;
+  }
+  return out;
 }
 
 bool is_graph_strategy(StrategyKind kind) {

@@ -38,6 +38,7 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
   Flow& f = flows_[index];
   f.resources = std::move(spec.resources);
   f.remaining = spec.bytes;
+  f.bytes = spec.bytes;
   f.rate = 0;
   f.cap = spec.rate_cap_Bps;
   f.updated = engine_.now();
@@ -277,18 +278,8 @@ void FlowNetwork::fill_component() {
   // in place over the persistent per-resource flow lists. Weighted: every unfrozen flow's rate
   // rises as weight x level; a resource saturates at level remaining / (sum of its unfrozen
   // weights). With unit weights this is plain max-min.
-  for (std::uint32_t fi : comp_flows_) {
-    Flow& f = flows_[fi];
-    f.frozen = false;
-    f.weight = 1;
-    if (sharing_ == Sharing::kTcp) {
-      TimeNs rtt = 2 * f.latency;
-      for (ResourceId r : f.resources) {
-        if (resources_[r].queue_ns > 0 && resources_[r].flows.size() >= 2) rtt += resources_[r].queue_ns;
-      }
-      f.weight = 1.0 / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
-    }
-  }
+  // Flow weights are set by the caller (1, or 1 / RTT under Sharing::kTcp).
+  for (std::uint32_t fi : comp_flows_) flows_[fi].frozen = false;
   fill_heap_.clear();
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
@@ -350,6 +341,61 @@ void FlowNetwork::fill_component() {
     res.unfrozen_weight = 0;
     ++res.version;
   }
+}
+
+void FlowNetwork::mark_standing_queues() {
+  // From new_rates_: a flow is limited at a resource when the resource is saturated and no flow
+  // there has a higher level (rate / weight), the weighted max-min bottleneck condition. The
+  // filling scratch is reused: remaining = rate used, unfrozen_weight = highest level.
+  constexpr double kTol = 1e-9;
+  auto rate_of = [&](std::uint32_t fi) { return new_rates_[flows_[fi].stamp]; };
+  for (ResourceId r : comp_resources_) {
+    Resource& res = resources_[r];
+    res.standing = false;
+    res.remaining = 0;
+    res.unfrozen_weight = 0;
+    for (std::uint32_t g : res.flows) {
+      res.remaining += rate_of(g);
+      res.unfrozen_weight = std::max(res.unfrozen_weight, rate_of(g) / flows_[g].weight);
+    }
+  }
+  auto limited_at = [&](std::uint32_t fi, ResourceId r) {
+    const Resource& res = resources_[r];
+    return res.remaining >= res.capacity * (1 - kTol) &&
+           rate_of(fi) / flows_[fi].weight >= res.unfrozen_weight * (1 - kTol);
+  };
+  for (std::uint32_t fi : comp_flows_) {
+    const Flow& f = flows_[fi];
+    if (f.bytes <= kInitialWindowBytes) continue;
+    bool paced = f.cap != MaxMinSolver::kUncapped && rate_of(fi) >= f.cap * (1 - kTol);
+    for (ResourceId r : f.resources) {
+      if (paced) break;
+      paced = resources_[r].queue_ns == 0 && limited_at(fi, r);
+    }
+    if (paced) continue;
+    for (ResourceId r : f.resources) {
+      if (resources_[r].queue_ns > 0 && limited_at(fi, r)) resources_[r].standing = true;
+    }
+  }
+}
+
+void FlowNetwork::solve_tcp() {
+  // 1. Unit weights: which buffers fill. 2. RTT weights from those queues, the weighted solve,
+  // and the queues it leaves standing (standing_queue() reports them).
+  for (std::uint32_t fi : comp_flows_) flows_[fi].weight = 1;
+  fill_component();
+  mark_standing_queues();
+  for (std::uint32_t fi : comp_flows_) {
+    Flow& f = flows_[fi];
+    TimeNs rtt = 2 * f.latency;
+    for (ResourceId r : f.resources) {
+      if (resources_[r].standing) rtt += resources_[r].queue_ns;
+    }
+    f.weight = 1.0 / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+  }
+  std::fill(new_rates_.begin(), new_rates_.end(), 0.0);
+  fill_component();
+  mark_standing_queues();
 }
 
 void FlowNetwork::apply_rate(std::uint32_t fi, double new_rate) {
@@ -417,6 +463,7 @@ void FlowNetwork::reallocate() {
       }
     }
   }
+  for (ResourceId r : comp_resources_) resources_[r].standing = false;
   if (comp_flows_.empty()) return;
 
   // 2. Solve. Flow stamps are reused as positions into new_rates_ for the duration.
@@ -424,7 +471,12 @@ void FlowNetwork::reallocate() {
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
     flows_[comp_flows_[i]].stamp = static_cast<std::uint32_t>(i);
   }
-  fill_component();
+  if (sharing_ == Sharing::kTcp) {
+    solve_tcp();
+  } else {
+    for (std::uint32_t fi : comp_flows_) flows_[fi].weight = 1;
+    fill_component();
+  }
 
   // 3. Apply: settle bytes at the old rate, then move the flows whose rate changed.
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {

@@ -35,11 +35,19 @@ using ResourceId = std::uint32_t;
 //                of max-min's; equal to max-min when every flow's bottleneck is shared only by
 //                flows bottlenecked there too (e.g. symmetric collectives). Cost per change is
 //                O(flows on the touched links), for very large clusters.
-//   kTcp:        max-min weighted by 1 / RTT, as TCP's congestion control shares a FIFO bottleneck
-//                (the RTT-aware sharing of SimGrid's LV08/CM02 network models). RTT = twice the
-//                flow's path latency plus the queueing delay of every contended resource on its
-//                path (one with a drop-tail buffer and two or more flows: competing TCP flows
-//                keep such a buffer full). Equal RTTs give plain max-min.
+//   kTcp:        how loss-based TCP shares drop-tail buffers. A resource's buffer (its queue
+//                delay, set_queue_delay) holds a standing queue while TCP senders could push more
+//                into it than it drains: it is saturated and some flow is limited there, not by a
+//                paced resource (one without a buffer: a host's own NIC, whose qdisc the sender's
+//                stack keeps short) or its own cap, and is larger than TCP's initial window.
+//                Loss-based congestion control grows its window until such a buffer is full, so
+//                flows through it see its queue delay in their RTT. Rates are max-min weighted by
+//                1 / RTT (RTT = 2 x path latency + the standing queues on the path), as TCP shares
+//                a FIFO bottleneck (the RTT-aware sharing of SimGrid's LV08/CM02 models); which
+//                buffers stand is found with unit weights, then the weighted solve runs. With no
+//                buffers this is plain max-min. Delivery is not delayed by the queues: how full
+//                a buffer really is depends on how many bytes the senders still have
+//                (docs/validation.md), which a rate model does not track.
 enum class Sharing { kMaxMin, kBottleneck, kTcp };
 
 class FlowNetwork {
@@ -73,6 +81,8 @@ class FlowNetwork {
   // The drop-tail buffer in front of a resource, as time at its rate (Sharing::kTcp).
   void set_queue_delay(ResourceId r, TimeNs queue_ns) { resources_.at(r).queue_ns = queue_ns; }
   std::size_t resource_count() const { return resources_.size(); }
+  // Sharing::kTcp: whether the resource's buffer held a standing queue at its last re-solve.
+  bool standing_queue(ResourceId r) const { return resources_.at(r).standing; }
   const std::string& resource_name(ResourceId r) const { return resources_[r].name; }
   double capacity(ResourceId r) const { return resources_[r].capacity; }
   // Changes a capacity now; the rates of every flow in the touched component are recomputed.
@@ -94,6 +104,10 @@ class FlowNetwork {
 
  private:
   static constexpr std::uint32_t kNotQueued = UINT32_MAX;
+  // TCP's initial window, 10 segments of 1448 payload bytes (RFC 6928; 1500-byte MTU with
+  // timestamps). A message no larger leaves in one flight and never grows a window, so it cannot
+  // fill a buffer (Sharing::kTcp): control messages do not make standing queues.
+  static constexpr double kInitialWindowBytes = 10 * 1448;
 
   struct Resource {
     double capacity;
@@ -101,6 +115,7 @@ class FlowNetwork {
     std::vector<std::uint32_t> flows;  // active (transmitting) flows crossing it
     double carried_bytes = 0;
     TimeNs queue_ns = 0;
+    bool standing = false;  // Sharing::kTcp: its buffer holds a standing queue (last solve)
     std::uint32_t stamp = 0;
     // Progressive-filling scratch, valid while stamp == the current solve's stamp.
     double remaining = 0;
@@ -111,6 +126,7 @@ class FlowNetwork {
   struct Flow {
     std::vector<ResourceId> resources;
     double remaining = 0;  // bytes still to transmit as of `updated`
+    double bytes = 0;      // the whole message
     double rate = 0;
     double cap = MaxMinSolver::kUncapped;
     TimeNs updated = 0;
@@ -139,7 +155,9 @@ class FlowNetwork {
   void reallocate();
   void reallocate_bottleneck();
   void apply_rate(std::uint32_t index, double rate);
-  void fill_component();  // progressive filling over comp_flows_/comp_resources_
+  void fill_component();  // progressive filling over comp_flows_/comp_resources_ -> new_rates_
+  void solve_tcp();       // Sharing::kTcp: standing queues, RTT weights, weighted filling
+  void mark_standing_queues();
   void on_drained(std::uint32_t index);
   void detach(std::uint32_t index);
   void release(std::uint32_t index);

@@ -13,7 +13,12 @@ Network::Network(EventEngine& engine, const Topology& topology, Sharing sharing)
     const Channel& ch = topology_.channel(c);
     const ResourceId r = flows_.add_resource(
         ch.params.bandwidth_Bps, topology_.node(ch.from).name + "->" + topology_.node(ch.to).name);
-    flows_.set_queue_delay(r, ch.params.queue_ns);
+    // Buffers that fill are switch output ports: a host's own NIC queue is kept short by its
+    // TCP stack (TCP Small Queues, BQL pace the socket to the qdisc), so the sender paces itself.
+    const NodeKind from = topology_.node(ch.from).kind;
+    if (from == NodeKind::kSwitch || from == NodeKind::kRouter) {
+      flows_.set_queue_delay(r, ch.params.queue_ns);
+    }
   }
 }
 

@@ -59,6 +59,7 @@ LiveOptions read_live(io::MapReader& top) {
   if (auto live = top.optional_map("live")) {
     o.placement = live->choice_or("placement", {"local", "testbed"}, o.placement);
     o.timeout_ns = live->duration_ns_or("timeout", o.timeout_ns);
+    o.congestion_control = live->string_or("congestion_control", o.congestion_control);
     live->finish();
   }
   return o;

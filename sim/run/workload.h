@@ -38,6 +38,8 @@ struct LiveOptions {
   std::string placement = "local";  // local: processes on this machine; testbed: one network
                                     // namespace per server with the topology's NIC caps (root)
   TimeNs timeout_ns = 120 * kNsPerSecond;  // per run
+  // TCP congestion control of the live connections ("cubic", "bbr", ...); empty: the system's.
+  std::string congestion_control;
 };
 
 // One training task to run on real processes.

@@ -192,3 +192,139 @@ TEST_CASE("bottleneck sharing equals max-min on one shared link and re-rates whe
   CHECK(a == 2'000'000);
   CHECK(b == 4'000'000);
 }
+
+// --- Sharing::kTcp -----------------------------------------------------------------------------
+// Resources: each sender's paced NIC egress (no buffer) and a receiver port with a drop-tail
+// buffer of Q = 10 ms (a switch output port).
+
+namespace {
+
+FlowNetwork::FlowSpec path_flow(std::vector<adaptsim::net::ResourceId> path, double bytes,
+                                TimeNs latency, FlowNetwork::Callback done) {
+  FlowNetwork::FlowSpec s;
+  s.resources = std::move(path);
+  s.bytes = bytes;
+  s.latency = latency;
+  s.on_complete = std::move(done);
+  return s;
+}
+
+constexpr TimeNs kQueue = 10'000'000;  // 10 ms
+
+}  // namespace
+
+TEST_CASE("tcp sharing: a lone flow paced by its own NIC makes no standing queue") {
+  // Sender egress 1e9 B/s (no buffer) -> receiver port 1e9 B/s (buffer 10 ms). Both saturate,
+  // but the sender's own NIC limits the flow, so nothing queues at the port: 1e6 B take 1 ms,
+  // plus 5 us latency, exactly as max-min.
+  EventEngine e;
+  FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+  auto egress = net.add_resource(1e9, "a->sw");
+  auto port = net.add_resource(1e9, "sw->c");
+  net.set_queue_delay(port, kQueue);
+  TimeNs done = -1;
+  net.start(path_flow({egress, port}, 1e6, 5'000, [&] { done = e.now(); }));
+  e.run_until(1);
+  CHECK_FALSE(net.standing_queue(port));
+  e.run();
+  CHECK(done == 1'000'000 + 5'000);
+}
+
+TEST_CASE("tcp sharing: a fan-in fills the receiver's buffer, a broadcast does not") {
+  // A and B (egress 1e9 B/s each, half used) both send 1e6 B to C through C's port (1e9 B/s,
+  // 10 ms buffer): the port limits both and neither sender does, so loss-based TCP keeps the
+  // buffer full. Equal RTTs: equal shares, 5e8 B/s each, both done at 2 ms + 5 us.
+  {
+    EventEngine e;
+    FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+    auto a = net.add_resource(1e9, "a->sw");
+    auto b = net.add_resource(1e9, "b->sw");
+    auto port = net.add_resource(1e9, "sw->c");
+    net.set_queue_delay(port, kQueue);
+    TimeNs done_a = -1, done_b = -1;
+    net.start(path_flow({a, port}, 1e6, 5'000, [&] { done_a = e.now(); }));
+    net.start(path_flow({b, port}, 1e6, 5'000, [&] { done_b = e.now(); }));
+    e.run_until(1);
+    CHECK(net.standing_queue(port));
+    e.run();
+    CHECK(done_a == 2'000'000 + 5'000);
+    CHECK(done_b == 2'000'000 + 5'000);
+    CHECK_FALSE(net.standing_queue(port));  // empty once the flows are gone
+  }
+  // Both flows leave through one sender NIC (a broadcast): the NIC, which has no buffer, limits
+  // them to 5e8 B/s each; the receivers' ports (1e9 B/s) are not saturated.
+  {
+    EventEngine e;
+    FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+    auto a = net.add_resource(1e9, "a->sw");
+    auto port_b = net.add_resource(1e9, "sw->b");
+    auto port_c = net.add_resource(1e9, "sw->c");
+    net.set_queue_delay(port_b, kQueue);
+    net.set_queue_delay(port_c, kQueue);
+    net.start(path_flow({a, port_b}, 1e6, 5'000, nullptr));
+    net.start(path_flow({a, port_c}, 1e6, 5'000, nullptr));
+    e.run_until(1);
+    CHECK_FALSE(net.standing_queue(port_b));
+    CHECK_FALSE(net.standing_queue(port_c));
+    e.run();
+  }
+}
+
+TEST_CASE("tcp sharing: messages within TCP's initial window make no standing queue") {
+  // The fan-in above with 1e4 B messages (under 10 x 1448 B): one flight each, no window to grow.
+  EventEngine e;
+  FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+  auto a = net.add_resource(1e9, "a->sw");
+  auto b = net.add_resource(1e9, "b->sw");
+  auto port = net.add_resource(1e9, "sw->c");
+  net.set_queue_delay(port, kQueue);
+  net.start(path_flow({a, port}, 1e4, 5'000, nullptr));
+  net.start(path_flow({b, port}, 1e4, 5'000, nullptr));
+  e.run_until(1);
+  CHECK_FALSE(net.standing_queue(port));
+  e.run();
+}
+
+TEST_CASE("tcp sharing: max-min mode never reports standing queues") {
+  EventEngine e;
+  FlowNetwork net(e);
+  auto a = net.add_resource(1e9, "a->sw");
+  auto b = net.add_resource(1e9, "b->sw");
+  auto port = net.add_resource(1e9, "sw->c");
+  net.set_queue_delay(port, kQueue);
+  net.start(path_flow({a, port}, 1e6, 0, nullptr));
+  net.start(path_flow({b, port}, 1e6, 0, nullptr));
+  e.run_until(1);
+  CHECK_FALSE(net.standing_queue(port));
+  e.run();
+}
+
+TEST_CASE("tcp sharing: a flow crossing two standing queues gets the RTT-weighted share") {
+  // Ports P1 and P2 (1e9 B/s, 10 ms buffers). Flow X crosses P1 and P2; flow Y only P1; flow Z
+  // only P2; no sender NICs (unconstrained senders), latency 0. With unit weights every port is
+  // saturated by flows limited there: both queues stand. RTTs: X 20 ms, Y and Z 10 ms, so
+  // weights 50 and 100 (1/s). Weighted filling: P1 saturates at level L with 50 L + 100 L = 1e9,
+  // L = 1e9 / 150, P2 likewise: X = 50 L = 1e9 / 3 B/s, Y = Z = 2e9 / 3 (max-min: 5e8 each).
+  // X carries 1e6 B and drains at 1e6 / (1e9 / 3) = 3 ms (+1 ns of drain-time rounding).
+  EventEngine e;
+  FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+  auto p1 = net.add_resource(1e9, "p1");
+  auto p2 = net.add_resource(1e9, "p2");
+  net.set_queue_delay(p1, kQueue);
+  net.set_queue_delay(p2, kQueue);
+  TimeNs done_x = -1;
+  auto x = net.start(path_flow({p1, p2}, 1e6, 0, [&] { done_x = e.now(); }));
+  auto y = net.start(path_flow({p1}, 1e9, 0, nullptr));
+  auto z = net.start(path_flow({p2}, 1e9, 0, nullptr));
+  e.run_until(1'000'000);
+  CHECK(net.standing_queue(p1));
+  CHECK(net.standing_queue(p2));
+  CHECK(net.rate(x) == doctest::Approx(1e9 / 3));
+  CHECK(net.rate(y) == doctest::Approx(2e9 / 3));
+  CHECK(net.rate(z) == doctest::Approx(2e9 / 3));
+  e.run_until(10'000'000);
+  CHECK(done_x >= 3'000'000);
+  CHECK(done_x <= 3'000'001);
+  net.stop(y);
+  net.stop(z);
+}

@@ -325,6 +325,8 @@ TEST_CASE("bad input: one clear line and exit code 2") {
       {{"--procs", "2", "--maxbytes", "64"}, "expected a size"},
       {{"--procs", "2", "--strategy", "FASTEST"}, "unknown strategy \"FASTEST\""},
       {{"--procs", "2", "--dtype", "int4"}, "--dtype"},
+      {{"--procs", "2", "--congestion-control", "no-such-cc"},
+       "TCP congestion control \"no-such-cc\" cannot be used"},
       {{"--procs", "2", "--timeout", "soon"}, "expected a duration"},
       {{"--procs", "2", "--minbytes", "1MiB", "--maxbytes", "1KiB"}, "--maxbytes"},
       {{"--hosts", "127.0.0.1:1,127.0.0.1:2"}, "--hosts needs --rank"},
@@ -339,4 +341,31 @@ TEST_CASE("bad input: one clear line and exit code 2") {
     CHECK(r.err.find(c.expect) != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("congestion control: set on a socket, checked by name, and used by a whole run") {
+  // reno is built into every Linux kernel (tcp_available_congestion_control always lists it).
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  REQUIRE(fd.valid());
+  std::string why;
+  CHECK(tune_socket(fd.get(), 0, "reno", &why));
+  CHECK(socket_congestion_control(fd.get()) == "reno");
+  CHECK_FALSE(tune_socket(fd.get(), 0, "no-such-cc", &why));
+  CHECK_FALSE(why.empty());
+  CHECK_NOTHROW(check_congestion_control(""));
+  CHECK_NOTHROW(check_congestion_control("reno"));
+  CHECK_THROWS_WITH(check_congestion_control("no-such-cc"),
+                    doctest::Contains("TCP congestion control \"no-such-cc\" cannot be used"));
+
+  const std::string dir = make_temp_dir();
+  const auto r = run_process(tool({"--procs", "2", "--congestion-control", "reno", "--strategy",
+                                   "RING", "--minbytes", "4B", "--maxbytes", "1MiB",
+                                   "--stepfactor", "64", "--iters", "1", "--warmup-iters", "0",
+                                   "-q", "-o", dir}),
+                             kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  for (const auto& row : sweep_rows(dir))
+    CHECK(row[9] == "0");
+  std::filesystem::remove_all(dir);
 }

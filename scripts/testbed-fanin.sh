@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Measures what a fan-in does to a testbed port (docs/validation.md, "standing queues"): N hosts
+# send to host 0 with iperf3; prints each sender's goodput, the smoothed RTT its kernel measures
+# mid-run (`ss -ti`: path + the queue the senders keep in host 0's port) and the retransmitted
+# segments. Needs root.
+#   [FANIN_CC=cubic] scripts/testbed-fanin.sh [SENDERS=2] [CAP=500Mbps] [QUEUE=100ms] [SECONDS=6]
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${ADAPTSIM_BUILD:-$here/build}"
+senders="${1:-2}"; cap="${2:-500Mbps}"; queue="${3:-100ms}"; secs="${4:-6}"
+export FANIN_SENDERS="$senders" FANIN_SECONDS="$secs"
+exec "$build/hw/testbed/adaptsim-testbed" run "$here/topologies/cloud-vms.yaml" \
+  --set "servers=$((senders + 1))" --set "nic_bandwidth=$cap" --set "nic_queue=$queue" -- bash -c '
+  set -euo pipefail
+  IFS=, read -r -a ips <<< "$ADAPTSIM_TESTBED_HOSTS"
+  IFS=, read -r -a nss <<< "$ADAPTSIM_TESTBED_NS"
+  if [ -n "${FANIN_CC:-}" ]; then
+    for ns in "${nss[@]}"; do ip netns exec "$ns" sysctl -q -w "net.ipv4.tcp_congestion_control=$FANIN_CC"; done
+  fi
+  echo "congestion control: $(ip netns exec "${nss[1]}" sysctl -n net.ipv4.tcp_congestion_control)"
+  retrans() { ip netns exec "$1" nstat -az TcpRetransSegs | awk "/TcpRetransSegs/ {print \$2}"; }
+  for s in $(seq 1 "$FANIN_SENDERS"); do
+    ip netns exec "${nss[0]}" iperf3 -s -1 -p $((5200 + s)) -D
+  done
+  sleep 0.5
+  before=0; for s in $(seq 1 "$FANIN_SENDERS"); do before=$((before + $(retrans "${nss[$s]}"))); done
+  for s in $(seq 1 "$FANIN_SENDERS"); do
+    ip netns exec "${nss[$s]}" iperf3 -c "${ips[0]}" -p $((5200 + s)) -t "$FANIN_SECONDS" -J \
+      > "/tmp/fanin-$s.json" &
+  done
+  sleep 2
+  for t in 1 2 3; do
+    for s in $(seq 1 "$FANIN_SENDERS"); do
+      rtt=$(ip netns exec "${nss[$s]}" ss -tin dst "${ips[0]}" | grep -o "rtt:[0-9.]*/[0-9.]*" | sed "s/rtt://" | sort -g | tail -1)
+      echo "t+$((t + 1))s sender $s: $rtt ms (srtt/rttvar of its busiest connection)"
+    done
+    sleep 1
+  done
+  wait
+  after=0; for s in $(seq 1 "$FANIN_SENDERS"); do after=$((after + $(retrans "${nss[$s]}"))); done
+  total=0
+  for s in $(seq 1 "$FANIN_SENDERS"); do
+    bps=$(python3 -c "import json;print(json.load(open(\"/tmp/fanin-$s.json\"))[\"end\"][\"sum_received\"][\"bits_per_second\"])")
+    echo "sender $s: $(python3 -c "print(f\"{$bps/1e6:.1f}\")") Mbit/s received"
+  done
+  echo "retransmitted segments during the run: $((after - before))"
+'
