@@ -150,11 +150,8 @@ int run_tcp(const CliOptions& o, int argc, char** argv) {
   tcp::check_congestion_control(t.congestion_control);
   const tcp::RendezvousMode mode = tcp::choose_rendezvous(o.rendezvous);
   if (mode == tcp::RendezvousMode::kLauncher) {
-    tcp::LaunchOptions lo;
-    lo.procs = o.rendezvous.procs;
-    lo.argv.assign(argv, argv + argc);
-    lo.grace_ns = t.sweep.timeout_ns + 2 * kNsPerSecond;
-    const tcp::LaunchResult result = tcp::launch_local(lo);
+    const tcp::LaunchResult result =
+        tcp::launch_self(o.rendezvous.procs, argc, argv, t.sweep.timeout_ns + 2 * kNsPerSecond);
     if (result.ok()) return 0;
     std::cerr << "calibrate: launcher: " << result.summary() << std::endl;
     return kExitRuntime;

@@ -34,7 +34,8 @@ print(f"  iperf3 one stream: {iperf:.3f} GB/s")
 for row in csv.DictReader(open(sys.argv[1])):
     name, mib, bw = row["strategy"], int(row["size_bytes"]) >> 20, float(row["busbw_GBps"])
     print(f"  adaptsim-tcp {name:<13} {mib} MiB: busbw {bw:.3f} GB/s = {bw / iperf:.2f} x iperf3")
-PY  rm -rf "$out"
+PY
+  rm -rf "$out"
 '
 export ARGS="--strategy STAR,CLASSIC_RING --minbytes 64MiB --maxbytes 64MiB --iters 5 --warmup-iters 1"
 echo "loopback (2 processes):"

@@ -9,7 +9,14 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${ADAPTSIM_BUILD:-$here/build}"
 senders="${1:-2}"; cap="${2:-500Mbps}"; queue="${3:-100ms}"; secs="${4:-6}"
 export FANIN_SENDERS="$senders" FANIN_SECONDS="$secs"
-exec "$build/hw/testbed/adaptsim-testbed" run "$here/topologies/cloud-vms.yaml" \
+if [ -n "${FANIN_CC:-}" ]; then
+  # A namespace's default congestion control must be in the machine's allowed list; add it for
+  # the run and put the list back afterwards.
+  allowed="$(sysctl -n net.ipv4.tcp_allowed_congestion_control)"
+  trap 'sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$allowed"' EXIT
+  sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$allowed $FANIN_CC"
+fi
+"$build/hw/testbed/adaptsim-testbed" run "$here/topologies/cloud-vms.yaml" \
   --set "servers=$((senders + 1))" --set "nic_bandwidth=$cap" --set "nic_queue=$queue" -- bash -c '
   set -euo pipefail
   IFS=, read -r -a ips <<< "$ADAPTSIM_TESTBED_HOSTS"

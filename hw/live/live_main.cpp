@@ -186,11 +186,8 @@ int run_tool(int argc, char** argv) {
   }
   const tcp::RendezvousMode mode = tcp::choose_rendezvous(o.rendezvous);
   if (mode == tcp::RendezvousMode::kLauncher) {
-    tcp::LaunchOptions lo;
-    lo.procs = o.rendezvous.procs;
-    lo.argv.assign(argv, argv + argc);
-    lo.grace_ns = spec.live.timeout_ns + 2 * kNsPerSecond;
-    const tcp::LaunchResult result = tcp::launch_local(lo);
+    const tcp::LaunchResult result =
+        tcp::launch_self(o.rendezvous.procs, argc, argv, spec.live.timeout_ns + 2 * kNsPerSecond);
     if (result.ok()) return 0;
     print_error_line("launcher: " + result.summary());
     return 1;

@@ -265,6 +265,14 @@ LaunchResult launch_local(const LaunchOptions& options) {
   return spawn_and_supervise(std::move(workers), so);
 }
 
+LaunchResult launch_self(int procs, int argc, char** argv, TimeNs grace_ns) {
+  LaunchOptions lo;
+  lo.procs = procs;
+  lo.argv.assign(argv, argv + argc);
+  lo.grace_ns = grace_ns;
+  return launch_local(lo);
+}
+
 std::optional<LaunchedWorker> launched_worker_from_env() {
   const char* rank = std::getenv(kEnvRank);
   if (rank == nullptr) return std::nullopt;

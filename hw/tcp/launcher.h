@@ -67,6 +67,10 @@ struct LaunchResult {
 // Call it before the process starts any thread (it forks).
 LaunchResult launch_local(const LaunchOptions& options);
 
+// The usual use: this same program, with its own command line, as `procs` workers (the workers
+// see the launched-worker environment and take that rendezvous instead of launching again).
+LaunchResult launch_self(int procs, int argc, char** argv, TimeNs grace_ns);
+
 // Lower level, shared with hw/live's prefixed launcher: fork + exec of prepared commands and the
 // supervision above (reaping, grace period after the first failure, signals, PDEATHSIG).
 struct WorkerCommand {

@@ -157,11 +157,8 @@ int run_tool(int argc, char** argv) {
   check_congestion_control(t.congestion_control);
   const RendezvousMode mode = choose_rendezvous(t.rendezvous);
   if (mode == RendezvousMode::kLauncher) {
-    LaunchOptions lo;
-    lo.procs = t.rendezvous.procs;
-    lo.argv.assign(argv, argv + argc);
-    lo.grace_ns = sweep.timeout_ns + 2 * kNsPerSecond;
-    const LaunchResult result = launch_local(lo);
+    const LaunchResult result =
+        launch_self(t.rendezvous.procs, argc, argv, sweep.timeout_ns + 2 * kNsPerSecond);
     if (result.ok()) return 0;
     std::cerr << "adaptsim-tcp: launcher: " << result.summary() << std::endl;
     return 1;

@@ -48,6 +48,23 @@ struct TcpTransport::OutFrame {
   coll::Callback done;
 
   std::size_t total() const { return head_bytes + name.size() + payload.size; }
+  // Appends the iovecs of what is still unwritten (head, name, payload past `written`) to
+  // iov[*n_iov...]; at most 3.
+  void unwritten_iov(iovec* iov, int* n_iov) const {
+    std::size_t skip = written;
+    auto add = [&](const void* base, std::size_t len) {
+      if (skip >= len) {
+        skip -= len;
+        return;
+      }
+      iov[(*n_iov)++] = {const_cast<std::byte*>(static_cast<const std::byte*>(base)) + skip,
+                         len - skip};
+      skip = 0;
+    };
+    add(head.data(), head_bytes);
+    add(name.data(), name.size());
+    add(payload.data, payload.size);
+  }
 };
 
 struct TcpTransport::Connection {
@@ -623,21 +640,9 @@ void TcpTransport::flush(const std::shared_ptr<Connection>& c) {
   while (!c->outq.empty() && !c->closed) {
     iovec iov[kMaxIov];
     int n_iov = 0;
-    for (OutFrame& f : c->outq) {
+    for (const OutFrame& f : c->outq) {
       if (n_iov + 3 > kMaxIov) break;
-      std::size_t skip = f.written;
-      auto add = [&](const void* base, std::size_t len) {
-        if (skip >= len) {
-          skip -= len;
-          return;
-        }
-        iov[n_iov++] = {const_cast<std::byte*>(static_cast<const std::byte*>(base)) + skip,
-                        len - skip};
-        skip = 0;
-      };
-      add(f.head.data(), f.head_bytes);
-      add(f.name.data(), f.name.size());
-      add(f.payload.data, f.payload.size);
+      f.unwritten_iov(iov, &n_iov);
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -943,22 +948,9 @@ void TcpTransport::send_abort(Connection& c, const std::string& reason, TimeNs d
   // payload is still valid, since the collective that sent it has not completed (its caller is
   // still waiting).
   if (!c.outq.empty() && c.outq.front().written > 0) {
-    OutFrame& f = c.outq.front();
     iovec iov[3];
     int n_iov = 0;
-    std::size_t skip = f.written;
-    auto add = [&](const void* base, std::size_t len) {
-      if (skip >= len) {
-        skip -= len;
-        return;
-      }
-      iov[n_iov++] = {const_cast<std::byte*>(static_cast<const std::byte*>(base)) + skip,
-                      len - skip};
-      skip = 0;
-    };
-    add(f.head.data(), f.head_bytes);
-    add(f.name.data(), f.name.size());
-    add(f.payload.data, f.payload.size);
+    c.outq.front().unwritten_iov(iov, &n_iov);
     if (!write_all(iov, n_iov)) return;
   }
   const std::string text = reason.substr(0, kMaxAbortReasonBytes);
