@@ -17,7 +17,8 @@ if not frames:
     sys.exit(__doc__)
 df = pd.concat(frames, ignore_index=True)
 err = df["rel_error"].abs()
-cols = ["run"] + [c for c in ["servers", "model", "system"] if c in df.columns]
+df = df.rename(columns={"n_gpus": "hosts"})  # one GPU per host on the testbed
+cols = ["run"] + [c for c in ["hosts", "model", "system"] if c in df.columns]
 print("| " + " | ".join(cols + ["sim step (ms)", "live step (ms)", "live std (ms)", "error"]) + " |")
 print("|" + "---|" * (len(cols) + 4))
 for r in df.itertuples():
@@ -31,3 +32,7 @@ print(f"rows: {len(df)}; median |error| {100 * err.median():.1f}%; max |error| {
 for run, g in df.groupby("run", sort=False):
     e = g["rel_error"].abs()
     print(f"  {run}: {len(g)} rows, median {100 * e.median():.1f}%, max {100 * e.max():.1f}%")
+print()
+print("median |error| by system: " + ", ".join(
+    f"{system} {100 * g['rel_error'].abs().median():.1f}%"
+    for system, g in df.groupby("system", sort=False)))
