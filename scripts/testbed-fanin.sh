@@ -2,7 +2,8 @@
 # Measures what a fan-in does to a testbed port (docs/validation.md, "standing queues"): N hosts
 # send to host 0 with iperf3; prints each sender's goodput, the smoothed RTT its kernel measures
 # mid-run (`ss -ti`: path + the queue the senders keep in host 0's port) and the retransmitted
-# segments. Needs root.
+# segments, and the coefficient of variation of the senders' shares (workload.share_cv of the
+# validation scenarios). Needs root.
 #   [FANIN_CC=cubic] scripts/testbed-fanin.sh [SENDERS=2] [CAP=500Mbps] [QUEUE=100ms] [SECONDS=6]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -45,10 +46,16 @@ fi
   done
   wait
   after=0; for s in $(seq 1 "$FANIN_SENDERS"); do after=$((after + $(retrans "${nss[$s]}"))); done
-  total=0
-  for s in $(seq 1 "$FANIN_SENDERS"); do
-    bps=$(python3 -c "import json;print(json.load(open(\"/tmp/fanin-$s.json\"))[\"end\"][\"sum_received\"][\"bits_per_second\"])")
-    echo "sender $s: $(python3 -c "print(f\"{$bps/1e6:.1f}\")") Mbit/s received"
-  done
+  python3 - "$FANIN_SENDERS" <<"PY"
+import json, statistics, sys
+n = int(sys.argv[1])
+rates = [json.load(open(f"/tmp/fanin-{s}.json"))["end"]["sum_received"]["bits_per_second"] / 1e6
+         for s in range(1, n + 1)]
+for s, r in enumerate(rates, 1):
+    print(f"sender {s}: {r:.1f} Mbit/s received")
+print(f"total {sum(rates):.1f} Mbit/s")
+if n > 1:
+    print(f"share CV (stdev / mean of the sender goodputs): {statistics.stdev(rates) / statistics.mean(rates):.3f}")
+PY
   echo "retransmitted segments during the run: $((after - before))"
 '

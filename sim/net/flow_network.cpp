@@ -39,6 +39,8 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
   f.resources = std::move(spec.resources);
   f.remaining = spec.bytes;
   f.bytes = spec.bytes;
+  if (!(spec.share > 0)) throw std::invalid_argument("flow share must be > 0");
+  f.share = spec.share;
   f.rate = 0;
   f.cap = spec.rate_cap_Bps;
   f.updated = engine_.now();
@@ -382,7 +384,7 @@ void FlowNetwork::mark_standing_queues() {
 void FlowNetwork::solve_tcp() {
   // 1. Unit weights: which buffers fill. 2. RTT weights from those queues, the weighted solve,
   // and the queues it leaves standing (standing_queue() reports them).
-  for (std::uint32_t fi : comp_flows_) flows_[fi].weight = 1;
+  for (std::uint32_t fi : comp_flows_) flows_[fi].weight = flows_[fi].share;
   fill_component();
   mark_standing_queues();
   for (std::uint32_t fi : comp_flows_) {
@@ -391,7 +393,7 @@ void FlowNetwork::solve_tcp() {
     for (ResourceId r : f.resources) {
       if (resources_[r].standing) rtt += resources_[r].queue_ns;
     }
-    f.weight = 1.0 / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+    f.weight = f.share / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
   }
   std::fill(new_rates_.begin(), new_rates_.end(), 0.0);
   fill_component();

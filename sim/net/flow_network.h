@@ -66,6 +66,9 @@ class FlowNetwork {
     double bytes = 0;  // kInfiniteBytes for a background flow that runs until stop()
     TimeNs latency = 0;
     double rate_cap_Bps = MaxMinSolver::kUncapped;
+    // Sharing::kTcp: the flow's relative claim on a contended buffer (its connection's long-run
+    // share, 1 = fair); multiplies the 1 / RTT weight.
+    double share = 1;
     Callback on_complete;  // runs at completion; not for stopped flows
     // Runs when the last byte has left the source (completion minus the path latency): a
     // connection may start its next message then, as a TCP sender does.
@@ -139,7 +142,8 @@ class FlowNetwork {
     std::uint32_t heap_pos = kNotQueued;  // position in drain_heap_
     bool transmitting = false;
     bool frozen = false;  // solve scratch
-    double weight = 1;    // solve scratch: 1 / RTT under Sharing::kTcp, else 1
+    double share = 1;     // FlowSpec::share
+    double weight = 1;    // solve scratch: share / RTT under Sharing::kTcp, else 1
     bool in_use = false;
   };
   struct FillItem {

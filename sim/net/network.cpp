@@ -1,8 +1,11 @@
 #include "sim/net/network.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 #include "sim/core/error.h"
+#include "sim/core/rng.h"
 
 namespace adaptsim::net {
 
@@ -41,6 +44,7 @@ Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback
     const auto& path = topology_.route(src, dst);
     spec.resources.assign(path.begin(), path.end());
     spec.latency = topology_.path_latency(path);
+    spec.share = connection_share(src, dst);
     // Two processes on different sockets of one server still talk through a local socket: the
     // same per-stream rate and memory traffic as on one socket, plus the inter-socket link.
     const Node& a = topology_.node(src);
@@ -52,6 +56,25 @@ Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback
     }
   }
   return flows_.start(std::move(spec));
+}
+
+void Network::set_share_dispersion(double cv, std::uint64_t seed) {
+  if (!(cv >= 0)) throw std::invalid_argument("share dispersion must be >= 0");
+  share_cv_ = cv;
+  share_seed_ = seed;
+  shares_.clear();
+}
+
+double Network::connection_share(NodeId src, NodeId dst) {
+  if (share_cv_ == 0) return 1;
+  const std::uint64_t key = static_cast<std::uint64_t>(src) << 32 | static_cast<std::uint32_t>(dst);
+  if (auto it = shares_.find(key); it != shares_.end()) return it->second;
+  // Log-normal with mean 1: sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2.
+  const double sigma = std::sqrt(std::log1p(share_cv_ * share_cv_));
+  Rng rng = Rng::derive(share_seed_ ^ 0x5348415245ULL, key);  // "SHARE": its own stream family
+  const double share = std::exp(rng.normal(-sigma * sigma / 2, sigma));
+  shares_.emplace(key, share);
+  return share;
 }
 
 std::optional<ResourceId> Network::memory_resource(NodeId node) {

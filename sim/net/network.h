@@ -34,6 +34,13 @@ class Network {
   // there are free.
   void reduce(NodeId node, double bytes, Callback on_done);
 
+  // Sharing::kTcp: TCP connections do not split a contended buffer evenly. Every (src, dst)
+  // connection gets a share drawn once, log-normal with mean 1 and coefficient of variation
+  // `cv` (measured: scripts/testbed-fanin.sh), seeded by (seed, src, dst) so a run is
+  // reproducible and independent of message order. cv = 0 (the default): equal shares.
+  void set_share_dispersion(double cv, std::uint64_t seed);
+  double connection_share(NodeId src, NodeId dst);
+
   // Changes one direction of a link now (time-varying capacity).
   void set_channel_bandwidth(ChannelId channel, double bandwidth_Bps);
   ResourceId channel_resource(ChannelId channel) const { return channel; }
@@ -45,6 +52,9 @@ class Network {
   // A node's memory, shared by its local copies and reductions (absent: unbounded).
   std::optional<ResourceId> memory_resource(NodeId node);
   std::unordered_map<NodeId, std::optional<ResourceId>> memory_;
+  double share_cv_ = 0;
+  std::uint64_t share_seed_ = 0;
+  std::unordered_map<std::uint64_t, double> shares_;  // by src << 32 | dst
 };
 
 }  // namespace adaptsim::net

@@ -12,7 +12,8 @@
 //     compute_scale: 1.0                        # multiplies compute (short live validations)
 //     connection: serialized                    # host transport, as in the allreduce workload
 //     per_message_overhead: 0us
-//     sharing: max-min                          # or bottleneck (very large clusters)
+//     sharing: max-min                          # or bottleneck (very large clusters), or tcp
+//     share_cv: 0                               # tcp only: dispersion of connections' shares
 //     systems:
 //       - {label: ideal, kind: ideal}
 //       - {label: kungfu, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
@@ -206,6 +207,13 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   options.host_transport.serialize_per_peer = connection == "serialized";
   options.host_transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
   options.sharing = read_sharing(w);
+  options.share_cv = w.number_or("share_cv", 0.0);
+  if (!(options.share_cv >= 0 && options.share_cv <= 10)) {
+    w.fail("share_cv", "expected a coefficient of variation between 0 and 10");
+  }
+  if (options.share_cv > 0 && options.sharing != net::Sharing::kTcp) {
+    w.fail("share_cv", "needs sharing: tcp (it disperses TCP connections' shares)");
+  }
 
   const std::vector<std::string> models = w.string_list("models");
   if (models.empty()) w.fail("models", "expected at least one model");

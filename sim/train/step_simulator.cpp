@@ -62,6 +62,7 @@ class StepSimulator final : public SystemEnv {
     for (const Tensor& t : model.backward_order) {
       tensor_bytes_.push_back(t.elements * options.gradient_element_bytes);
     }
+    network_.set_share_dispersion(options.share_cv, options.seed);
     total_steps_ = options.warmup_steps + options.measured_steps;
     step_sum_s_.assign(total_steps_, 0.0);
   }

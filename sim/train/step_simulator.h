@@ -33,6 +33,9 @@ struct TrainingOptions {
   double compute_scale = 1.0;
   coll::SimTransportOptions host_transport;  // endpoint is forced to kHost
   net::Sharing sharing = net::Sharing::kMaxMin;
+  // With Sharing::kTcp: dispersion of the connections' shares of a contended buffer
+  // (net::Network::set_share_dispersion), seeded by `seed`.
+  double share_cv = 0;
 };
 
 // Per-worker per-step quantities, averaged over workers and measured steps.

@@ -1,8 +1,12 @@
 #include "sim/net/flow_network.h"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "sim/core/rng.h"
+#include "sim/net/cluster_spec.h"
+#include "sim/net/network.h"
 
 #include <doctest/doctest.h>
 
@@ -327,4 +331,62 @@ TEST_CASE("tcp sharing: a flow crossing two standing queues gets the RTT-weighte
   CHECK(done_x <= 3'000'001);
   net.stop(y);
   net.stop(z);
+}
+
+TEST_CASE("tcp sharing: connection shares divide a standing buffer in proportion") {
+  // The two-sender fan-in with shares 3 and 1 (equal RTTs): the port's 1e9 B/s splits 3:1.
+  EventEngine e;
+  FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+  auto a = net.add_resource(1e9, "a->sw");
+  auto b = net.add_resource(1e9, "b->sw");
+  auto port = net.add_resource(1e9, "sw->c");
+  net.set_queue_delay(port, kQueue);
+  auto fa = path_flow({a, port}, 1e9, 0, nullptr);
+  fa.share = 3;
+  auto fb = path_flow({b, port}, 1e9, 0, nullptr);
+  auto ia = net.start(std::move(fa));
+  auto ib = net.start(std::move(fb));
+  e.run_until(1);
+  CHECK(net.rate(ia) == doctest::Approx(7.5e8));
+  CHECK(net.rate(ib) == doctest::Approx(2.5e8));
+  net.stop(ia);
+  net.stop(ib);
+  e.run();
+}
+
+TEST_CASE("connection shares: log-normal with mean 1 and the given CV, fixed per (seed, src, dst)") {
+  adaptsim::net::ClusterSpec c;
+  c.name = "t";
+  c.servers = 2;
+  c.server.gpus = 1;
+  c.server.pcie = {1e15, 0};
+  c.server.cpu_loopback_bandwidth_Bps = 1e15;
+  c.server.nic = {1e9, 1000};
+  const adaptsim::net::Topology topo = adaptsim::net::build_cluster(c);
+  EventEngine e;
+  adaptsim::net::Network net(e, topo, adaptsim::net::Sharing::kTcp);
+  CHECK(net.connection_share(0, 1) == 1);  // no dispersion by default
+  net.set_share_dispersion(0.4, 7);
+  std::vector<double> shares;
+  for (int i = 0; i < 60; ++i) {
+    for (int j = 0; j < 60; ++j) {
+      if (i != j) shares.push_back(net.connection_share(i, j));
+    }
+  }
+  double mean = 0, var = 0;
+  for (double s : shares) mean += s;
+  mean /= static_cast<double>(shares.size());
+  for (double s : shares) var += (s - mean) * (s - mean);
+  const double cv = std::sqrt(var / static_cast<double>(shares.size() - 1)) / mean;
+  INFO("mean " << mean << " cv " << cv << " over " << shares.size() << " connections");
+  CHECK(mean == doctest::Approx(1).epsilon(0.03));
+  CHECK(cv == doctest::Approx(0.4).epsilon(0.1));
+  CHECK(*std::min_element(shares.begin(), shares.end()) > 0);
+  CHECK(net.connection_share(3, 5) == net.connection_share(3, 5));  // drawn once
+  CHECK(net.connection_share(3, 5) != net.connection_share(5, 3));  // each direction its own
+  adaptsim::net::Network again(e, topo, adaptsim::net::Sharing::kTcp);
+  again.set_share_dispersion(0.4, 7);
+  CHECK(again.connection_share(3, 5) == net.connection_share(3, 5));  // same seed, same share
+  again.set_share_dispersion(0.4, 8);
+  CHECK(again.connection_share(3, 5) != net.connection_share(3, 5));
 }
