@@ -168,3 +168,18 @@ TEST_CASE("validate, list and version") {
   CHECK(run("--version").output.rfind("simctl ", 0) == 0);
   CHECK(run("frobnicate").code == 2);
 }
+
+TEST_CASE("share_cv: only with sharing tcp, and a plausible coefficient of variation") {
+  const std::string sc = (kRoot / "scenarios/validate-testbed.yaml").string();
+  Result r = run("validate " + sc);
+  CHECK_MESSAGE(r.code == 0, r.output);
+  r = run("validate " + sc + " --set workload.sharing=max-min");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("key 'workload.share_cv': needs sharing: tcp") != std::string::npos,
+                r.output);
+  r = run("validate " + sc + " --set workload.share_cv=-0.5");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("expected a coefficient of variation between 0 and 10") !=
+                    std::string::npos,
+                r.output);
+}
