@@ -23,6 +23,10 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
  private:
   // KungFu's "effective buffer": the own data until something was received, then the result.
   ConstBytes effective() const { return received_ == 0 ? w_.send : ConstBytes(w_.recv); }
+  // Intentional deviation: KungFu sends both graphs' messages under the chunk's bare name and
+  // relies on its per-(peer, name) FIFO; RING uses the edge x -> x+1 in both graphs, so the
+  // "#<graph index>" suffix keeps a reduce partial and a broadcast result apart without that
+  // ordering. The pair is still chosen by the hash of the bare name, as KungFu does.
   std::string message_name() const { return w_.name + "#" + std::to_string(graph_index_); }
 
   void next_graph() {

@@ -125,12 +125,23 @@ net::FabricSpec read_fabric(MapReader& f, int servers) {
       MapReader l = MapReader::item_map(f, "links", i, links[i]);
       const auto between = l.string_list("between");
       if (between.size() != 2) l.fail("between", "expected two region names");
+      if (between[0] == between[1]) l.fail("between", "a WAN link joins two different regions");
       fb.wan_links.push_back({between[0], between[1], read_link_fields(l)});
       l.finish();
     }
   }
   f.finish();
   return fb;
+}
+
+// "file:line" of `key` itself inside `map` (the line a reader looks for), else of the map.
+std::string key_location(const Document& doc, const YAML::Node& map, std::string_view key) {
+  if (map.IsMap()) {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (it->first.IsScalar() && it->first.Scalar() == key) return doc.where(it->first);
+    }
+  }
+  return doc.where(map);
 }
 
 }  // namespace
@@ -191,7 +202,35 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   top.finish();
   out.path = path;
   out.quantities = top.quantities();
+  out.key_where["server"] = key_location(doc, doc.root(), "server");
+  out.key_where["fabric"] = key_location(doc, doc.root(), "fabric");
+  if (spec.fabric.kind == net::FabricKind::kWan) {
+    out.key_where["fabric.links"] = key_location(doc, fabric.node(), "links");
+  }
   return out;
+}
+
+net::Topology build_connected(const LoadedTopology& topology) {
+  net::Topology t = net::build_cluster(topology.spec);
+  const auto error_at = [&](const std::string& key, const std::string& message) {
+    const auto it = topology.key_where.find(key);
+    const std::string where = it != topology.key_where.end() ? it->second : topology.path.string();
+    return InputError(where + ": key '" + key + "': " + message);
+  };
+  if (t.rank_count() == 0) throw error_at("server", "the topology has no GPUs");
+  const auto gap = t.disconnected_pair();
+  if (!gap) return t;
+  // The two endpoints' common server, if any: then the gap is inside the server's wiring.
+  const int server_a = t.node(gap->first).server;
+  const int server_b = t.node(gap->second).server;
+  std::string key = "fabric";
+  if (server_a >= 0 && server_a == server_b) {
+    key = "server";
+  } else if (topology.spec.fabric.kind == net::FabricKind::kWan) {
+    key = "fabric.links";
+  }
+  throw error_at(key, "no path from " + t.node(gap->first).name + " to " +
+                          t.node(gap->second).name + " (disconnected topology)");
 }
 
 std::vector<std::string> topology_parameters(const std::filesystem::path& path) {

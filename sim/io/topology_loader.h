@@ -8,6 +8,8 @@
 //     bandwidth: {value: 10Gbps, source: "..."}
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,11 +23,20 @@ struct LoadedTopology {
   std::filesystem::path path;
   std::vector<SourcedQuantity> quantities;            // every quantity read, with its source
   std::vector<std::pair<std::string, std::string>> params;  // resolved parameter values (text)
+  // "file:line" of the keys that build_connected() may blame for a gap, by dotted key: "server",
+  // "fabric" and, for a WAN, "fabric.links".
+  std::map<std::string, std::string, std::less<>> key_where;
 };
 
 // `overrides`: parameter values set by a scenario; each names where it was given. An override of
 // an undeclared parameter is an error located at the override.
 LoadedTopology load_topology(const std::filesystem::path& path, const Params& overrides = {});
+
+// build_cluster(topology.spec), checked so that every rank reaches every other. A gap is an
+// InputError located at the key that wires the two endpoints (the server's internals, the WAN's
+// links, or the fabric):
+//   wan.yaml:31: key 'fabric.links': no path from s0.gpu0 to s3.gpu0 (disconnected topology)
+net::Topology build_connected(const LoadedTopology& topology);
 
 // The parameter names a topology declares (for `simctl list topologies`).
 std::vector<std::string> topology_parameters(const std::filesystem::path& path);

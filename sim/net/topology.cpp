@@ -113,8 +113,7 @@ double Topology::path_bandwidth(const std::vector<ChannelId>& path) const {
   return bw;
 }
 
-const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
-  if (src == dst) throw std::invalid_argument("route from a node to itself");
+const std::vector<std::int64_t>& Topology::distances_to(NodeId dst) const {
   if (!router_) {
     router_ = std::make_unique<Router>();
     router_->graph = Router::Graph(nodes_.size());
@@ -125,9 +124,6 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
                       router_->graph);
     }
   }
-  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  if (auto it = router_->routes.find(key); it != router_->routes.end()) return it->second;
-
   auto dit = router_->dist_to.find(dst);
   if (dit == router_->dist_to.end()) {
     const auto& g = router_->graph;
@@ -153,7 +149,20 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
             .distance_inf(std::numeric_limits<std::int64_t>::max()));
     dit = router_->dist_to.emplace(dst, std::move(dist)).first;
   }
-  const std::vector<std::int64_t>& dist = dit->second;
+  return dit->second;
+}
+
+bool Topology::reachable(NodeId src, NodeId dst) const {
+  return src == dst || distances_to(dst)[src] != std::numeric_limits<std::int64_t>::max();
+}
+
+const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
+  if (src == dst) throw std::invalid_argument("route from a node to itself");
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  if (router_) {
+    if (auto it = router_->routes.find(key); it != router_->routes.end()) return it->second;
+  }
+  const std::vector<std::int64_t>& dist = distances_to(dst);
   const auto inf = std::numeric_limits<std::int64_t>::max();
   if (dist[src] == inf) {
     throw InputError("topology '" + name + "': no path from " + nodes_[src].name + " to " +
@@ -179,13 +188,22 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
   return router_->routes.emplace(key, std::move(path)).first->second;
 }
 
-void Topology::check_connected() const {
-  const int n = rank_count();
-  if (n == 0) throw InputError("topology '" + name + "' has no GPUs");
-  for (int r = 1; r < n; ++r) {
+std::optional<std::pair<NodeId, NodeId>> Topology::disconnected_pair() const {
+  for (int r = 1; r < rank_count(); ++r) {
     // Connectivity is symmetric for full-duplex links: checking rank 0 <-> r covers all pairs.
-    route(rank_gpu_[0], rank_gpu_[r]);
-    if (rank_host_[0] != rank_host_[r]) route(rank_host_[0], rank_host_[r]);
+    if (!reachable(rank_gpu_[0], rank_gpu_[r])) return std::make_pair(rank_gpu_[0], rank_gpu_[r]);
+    if (!reachable(rank_host_[0], rank_host_[r])) {
+      return std::make_pair(rank_host_[0], rank_host_[r]);
+    }
+  }
+  return std::nullopt;
+}
+
+void Topology::check_connected() const {
+  if (rank_count() == 0) throw InputError("topology '" + name + "' has no GPUs");
+  if (const auto gap = disconnected_pair()) {
+    throw InputError("topology '" + name + "': no path from " + nodes_[gap->first].name + " to " +
+                     nodes_[gap->second].name + " (disconnected topology)");
   }
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -102,11 +103,19 @@ class Topology {
   // Min over the path's channel bandwidths.
   double path_bandwidth(const std::vector<ChannelId>& path) const;
 
-  // Throws InputError naming two ranks whose GPUs (and host CPUs) cannot reach each other.
+  // Whether `dst` can be reached from `src` (GPUs never forward).
+  bool reachable(NodeId src, NodeId dst) const;
+  // Two endpoints of different ranks (GPUs, or host CPUs) with no path between them, if any.
+  std::optional<std::pair<NodeId, NodeId>> disconnected_pair() const;
+  // Throws InputError if there are no ranks or disconnected_pair() finds a gap; the message names
+  // both endpoints. Callers holding the topology file's location add it (io::build_connected).
   void check_connected() const;
 
  private:
   struct Router;  // Boost.Graph state, built on first use
+  // Shortest-path distances (latency + 1 per hop) of every node to `dst`, cached; unreachable
+  // nodes hold INT64_MAX.
+  const std::vector<std::int64_t>& distances_to(NodeId dst) const;
   std::vector<Node> nodes_;
   std::vector<Channel> channels_;
   std::vector<std::vector<ChannelId>> out_;  // outgoing channels per node, in creation order

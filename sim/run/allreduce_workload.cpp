@@ -31,10 +31,9 @@ class AllReduceWorkload final : public Workload {
         strategies_(std::move(strategies)),
         sizes_(std::move(sizes)),
         options_(options) {
-    // Validate the topology once here, so bad input fails before any task runs.
-    net::Topology t = net::build_cluster(spec_);
-    t.check_connected();
-    ranks_ = t.rank_count();
+    // Validate the topology once here, so bad input (a disconnected topology, located at the
+    // topology file's key that leaves the gap) fails before any task runs.
+    ranks_ = io::build_connected(topology).rank_count();
   }
 
   std::vector<std::string> columns() const override {

@@ -129,6 +129,9 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
     }
     base.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
   }
+  // --seed goes into the document too, so the resolved scenario in the manifest shows the seed
+  // the run used.
+  if (seed) base.set("seed", std::to_string(*seed), "--seed " + std::to_string(*seed));
 
   Scenario sc;
   sc.path = path;

@@ -91,3 +91,40 @@ TEST_CASE("bad topology files: negative and unit-less bandwidth, unknown link ke
   CHECK_THROWS_WITH_AS(load_topology(typo), doctest::Contains("instead of 'bandwith'"),
                        InputError);
 }
+
+TEST_CASE("build_connected blames the topology key that leaves the gap, with file and line") {
+  // Three 1-GPU servers, one per region (s0 eu, s1 us, s2 asia); the one WAN link joins eu and us,
+  // so rank 0 (s0.gpu0) reaches rank 1 but not rank 2 (s2.gpu0), and the `links:` key (line 11)
+  // is to blame.
+  const std::string wan =
+      "name: w\n"
+      "server:\n"
+      "  pcie: {bandwidth: 12GB/s, latency: 1us}\n"
+      "  nic: {bandwidth: 1Gbps, latency: 1us}\n"
+      "fabric:\n"
+      "  kind: wan\n"
+      "  regions:\n"
+      "    - {name: eu, servers: 1}\n"
+      "    - {name: us, servers: 1}\n"
+      "    - {name: asia, servers: 1}\n"
+      "  links:\n"
+      "    - {between: [eu, us], bandwidth: 1Gbps, latency: 10ms}\n";
+  const fs::path w = write_temp("wan.yaml", wan);
+  const std::string wan_error =
+      w.string() +
+      ":11: key 'fabric.links': no path from s0.gpu0 to s2.gpu0 (disconnected topology)";
+  CHECK_THROWS_WITH_AS(build_connected(load_topology(w)), doctest::Contains(wan_error.c_str()),
+                       InputError);
+
+  // A link from a region to itself joins nothing: an error at its `between` (line 12).
+  std::string self = wan;
+  self.replace(self.find("[eu, us]"), 8, "[eu, eu]");
+  const fs::path sl = write_temp("self.yaml", self);
+  const std::string self_error =
+      sl.string() + ":12: key 'fabric.links[0].between': a WAN link joins";
+  CHECK_THROWS_WITH_AS(load_topology(sl), doctest::Contains(self_error.c_str()), InputError);
+
+  // A connected topology: build_connected returns the built cluster (2 + 2 + 2 VMs).
+  const net::Topology ok = build_connected(load_topology(kTopologies / "wan-regions.yaml"));
+  CHECK(ok.rank_count() == 6);
+}

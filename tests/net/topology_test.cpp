@@ -84,10 +84,20 @@ TEST_CASE("a WAN region without links is a disconnected topology") {
   c.fabric.kind = FabricKind::kWan;
   c.fabric.regions = {{"eu", 1}, {"us", 1}};
   Topology t = build_cluster(c);
-  CHECK_THROWS_WITH_AS(t.check_connected(), doctest::Contains("disconnected"), InputError);
+  // Rank 0 (eu) and rank 1 (us) are the only pair, and neither their GPUs nor their hosts meet.
+  CHECK_FALSE(t.reachable(t.rank_gpu(0), t.rank_gpu(1)));
+  CHECK(t.reachable(t.rank_gpu(0), t.rank_host(0)));
+  const auto gap = t.disconnected_pair();
+  REQUIRE(gap.has_value());
+  CHECK(gap->first == t.rank_gpu(0));
+  CHECK(gap->second == t.rank_gpu(1));
+  CHECK_THROWS_WITH_AS(t.check_connected(),
+                       doctest::Contains("no path from s0.gpu0 to s1.gpu0 (disconnected topology)"),
+                       InputError);
   c.fabric.wan_links = {{"eu", "us", {0.1e9, 40'000'000}}};
   Topology ok = build_cluster(c);
   CHECK_NOTHROW(ok.check_connected());
+  CHECK_FALSE(ok.disconnected_pair().has_value());
   CHECK(ok.path_latency(ok.route(ok.rank_host(0), ok.rank_host(1))) == 40'000'000 + 2 * 10000 + 2 * 1000);
 }
 

@@ -90,6 +90,31 @@ TEST_CASE("a valid scenario runs and writes its CSV and manifest") {
   CHECK(manifest.find("\"wall_time_s\"") != std::string::npos);
 }
 
+TEST_CASE("--seed is recorded in the manifest, which holds the resolved scenario") {
+  Scratch s("seed");
+  const auto sc = s.write("small.yaml", s.scenario());
+  const Result r = run("run " + sc.string() + " --seed 77 --set workload.step_factor=16 -o " +
+                       (s.dir / "out").string());
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  const std::string manifest = read_file(s.dir / "out" / "small.manifest.json");
+  // --seed 77 replaces the scenario's seed: 3.
+  CHECK(manifest.find("\"seed\": 77") != std::string::npos);
+  CHECK(manifest.find("\"seed\": 3") == std::string::npos);
+  // The resolved scenario is the file with every override applied: --set step_factor=16 (the
+  // file says 4) and --seed 77, next to what the file says unchanged (name, the topology file).
+  const auto resolved_at = manifest.find("\"resolved_scenario_yaml\": \"");
+  REQUIRE(resolved_at != std::string::npos);
+  const std::string resolved =
+      manifest.substr(resolved_at, manifest.find('\n', resolved_at) - resolved_at);
+  CHECK(resolved.find("name: small") != std::string::npos);
+  CHECK(resolved.find("seed: 77") != std::string::npos);
+  CHECK(resolved.find("step_factor: 16") != std::string::npos);
+  CHECK(resolved.find("cloud-vms.yaml") != std::string::npos);
+  // 1 KiB x 16^k <= 4 MiB: k = 0..3, 4 sizes per strategy, 2 strategies.
+  const std::string csv = read_file(s.dir / "out" / "small.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 4);
+}
+
 TEST_CASE("the same scenario and seed give byte-identical CSVs, whatever the thread count") {
   Scratch s("determinism");
   const auto sc = s.write("small.yaml", s.scenario());
@@ -112,7 +137,7 @@ TEST_CASE("unknown strategy") {
                      "x.yaml:8: key 'workload.strategies': unknown strategy \"CLASIC_RING\" (did you mean CLASSIC_RING?)");
 }
 
-TEST_CASE("negative and unit-less bandwidth in a --set override and in a topology file") {
+TEST_CASE("negative and unit-less bandwidth in a --set override") {
   Scratch s("bandwidth");
   const auto sc = s.write("x.yaml", s.scenario());
   Result r = run("run " + sc.string() + " -o " + (s.dir / "out").string() +
@@ -121,18 +146,67 @@ TEST_CASE("negative and unit-less bandwidth in a --set override and in a topolog
   CHECK(r.output.find("--set topology.params.nic_bandwidth=-5Gbps: key 'server.nic.bandwidth': expected a non-negative bandwidth") != std::string::npos);
   r = run("run " + sc.string() + " -o " + (s.dir / "out").string() + " --set topology.params.nic_bandwidth=10");
   CHECK(r.code == 2);
+  // The bare number is substituted for ${nic_bandwidth} at server.nic.bandwidth: the error names
+  // the override and that key.
+  CHECK_MESSAGE(r.output.find("--set topology.params.nic_bandwidth=10: key 'server.nic.bandwidth': "
+                              "expected a bandwidth with a unit such as") != std::string::npos,
+                r.output);
   CHECK(r.output.find("bare number \"10\"") != std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   CHECK(s.out_is_empty());
+}
+
+TEST_CASE("negative and unit-less NIC bandwidth in a scratch topology file") {
+  Scratch s("topology_bandwidth");
+  const std::string topo =
+      "name: scratch\n"
+      "params:\n"
+      "  servers: 2\n"
+      "servers: ${servers}\n"
+      "server:\n"
+      "  gpus: 1\n"
+      "  pcie: {bandwidth: 12GB/s, latency: 1us}\n"
+      "  nic:\n"
+      "    bandwidth: BW\n"
+      "    latency: 5us\n"
+      "fabric: {kind: switch}\n";
+  auto with = [&](const std::string& bandwidth) {
+    std::string text = topo;
+    text.replace(text.find("BW"), 2, bandwidth);
+    const auto t = s.write("nic.yaml", text);
+    return s.write("x.yaml", s.scenario("", t.string()));
+  };
+  const std::string nic_yaml = (s.dir / "nic.yaml").string();
+  // `bandwidth:` under server.nic is line 9 of the topology file.
+  expect_input_error(
+      s, with("-10Gbps"),
+      nic_yaml +
+          ":9: key 'server.nic.bandwidth': expected a non-negative bandwidth, got \"-10Gbps\"");
+  expect_input_error(
+      s, with("10"),
+      nic_yaml + ":9: key 'server.nic.bandwidth': expected a bandwidth with a unit such as");
+  expect_input_error(s, with("10"), "got the bare number \"10\"");
+  // The same file with a unit runs.
+  CHECK(run("validate " + with("10Gbps").string()).code == 0);
 }
 
 TEST_CASE("disconnected topology") {
   Scratch s("disconnected");
   std::string topo = read_file(kRoot / "topologies/wan-regions.yaml");
-  topo = topo.substr(0, topo.find("  links:")) + "  links:\n    - {between: [us, eu], bandwidth: 1Gbps, latency: 40ms}\n";
+  const std::string head = topo.substr(0, topo.find("  links:"));
+  // The `links:` key is on the line after the head's last newline.
+  const int links_line = 1 + static_cast<int>(std::count(head.begin(), head.end(), '\n'));
+  topo = head + "  links:\n    - {between: [us, eu], bandwidth: 1Gbps, latency: 40ms}\n";
   const auto t = s.write("wan.yaml", topo);
   std::string text = s.scenario("", t.string());
   text.replace(text.find("  params: {servers: 4}"), 22, "  params: {}");
-  expect_input_error(s, s.write("x.yaml", text), "disconnected topology");
+  // Regions us = s0, s1; eu = s2, s3; asia = s4, s5 (2 servers each, ranks in server order). Only
+  // us and eu are linked: rank 0 (s0.gpu0) reaches ranks 1..3 but not rank 4 (s4.gpu0), and the
+  // WAN's `links` key is to blame.
+  expect_input_error(
+      s, s.write("x.yaml", text),
+      t.string() + ":" + std::to_string(links_line) +
+          ": key 'fabric.links': no path from s0.gpu0 to s4.gpu0 (disconnected topology)");
 }
 
 TEST_CASE("missing required key, wrong type, unknown key") {
@@ -152,7 +226,10 @@ TEST_CASE("missing required key, wrong type, unknown key") {
 TEST_CASE("empty file and non-YAML file") {
   Scratch s("files");
   expect_input_error(s, s.write("empty.yaml", ""), "empty.yaml: empty file");
-  expect_input_error(s, s.write("junk.yaml", "{{{ not: [yaml\n"), "junk.yaml:");
+  // The flow sequence "[yaml" opened on line 1 is never closed: the parser runs into the end of
+  // the input, which is line 2 (after the file's one newline), still looking for its ']'.
+  expect_input_error(s, s.write("junk.yaml", "{{{ not: [yaml\n"),
+                     "junk.yaml:2: not valid YAML: end of sequence flow not found");
   std::string binary(64, '\0');
   binary[3] = 'x';
   expect_input_error(s, s.write("bin.yaml", binary), "bin.yaml: not a YAML file");
@@ -166,6 +243,15 @@ TEST_CASE("validate, list and version") {
   CHECK(l.output.find("MULTI_BINARY_TREE_STAR") != std::string::npos);
   CHECK(run("list topologies").output.find("dgx1.yaml") != std::string::npos);
   CHECK(run("--version").output.rfind("simctl ", 0) == 0);
+  // --help ends with the examples section: a run, an override, a sweep, validate and list.
+  const Result h = run("--help");
+  CHECK(h.code == 0);
+  CHECK(h.output.find("Examples:\n") != std::string::npos);
+  CHECK(h.output.find("simctl run scenarios/allreduce.yaml") != std::string::npos);
+  CHECK(h.output.find("--set topology.params.servers=32") != std::string::npos);
+  CHECK(h.output.find("simctl validate scenarios/fig9.yaml") != std::string::npos);
+  CHECK(h.output.find("Exit codes: 0 success, 1 run-time failure, 2 bad input.") !=
+        std::string::npos);
   CHECK(run("frobnicate").code == 2);
 }
 
