@@ -8,6 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "hw/tcp/mpi_rendezvous.h"
+#if ADAPTSIM_CALIBRATE_HAVE_CUDA
+#include "hw/cuda/cuda_device.h"
+#endif
+
 namespace adaptsim::calibrate {
 namespace {
 
@@ -53,10 +58,25 @@ io::ProfileHost this_host() {
   return h;
 }
 
+std::string compiler_version() {
+#if defined(__clang__)
+  return "Clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "GCC " __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
 io::ProfileSoftware this_software() {
   io::ProfileSoftware s;
   s.adaptsim_version = ADAPTSIM_VERSION;
   s.adaptsim_commit = ADAPTSIM_GIT_COMMIT;
+  s.compiler = compiler_version();
+  s.mpi_version = tcp::mpi_library_version();
+#if ADAPTSIM_CALIBRATE_HAVE_CUDA
+  if (hw::probe_cuda().device_count > 0) s.cuda_driver_version = hw::cuda_driver_version();
+#endif
   return s;
 }
 

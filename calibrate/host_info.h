@@ -12,8 +12,13 @@ namespace adaptsim::calibrate {
 // "unknown" when absent), online CPUs (sysconf), kernel ("Linux 6.1.0-18-amd64 x86_64", uname).
 io::ProfileHost this_host();
 
-// The adaptsim version and commit from the generated <adaptsim/version.h>; NCCL and CUDA empty.
+// The adaptsim version and commit from the generated <adaptsim/version.h>, the compiler that
+// built this binary, the MPI library it links (empty without MPI), and the CUDA driver version
+// when a GPU is visible (CUDA builds); NCCL and the CUDA runtime are left to the GPU mode.
 io::ProfileSoftware this_software();
+
+// The compiler of this build: "GCC 12.2.0", "Clang 16.0.6 ..."; "unknown" for others.
+std::string compiler_version();
 
 // Now, as ISO 8601 UTC: "2026-11-23T06:10:00Z".
 std::string utc_now_iso8601();

@@ -28,6 +28,16 @@ int cuda_device_count() {
   return probe_cuda().device_count;
 }
 
+std::string cuda_driver_version() {
+  // cudaDriverGetVersion gives 1000 x major + 10 x minor (13000 = 13.0), 0 without a driver.
+  int code = 0;
+  if (cudaDriverGetVersion(&code) != cudaSuccess || code <= 0) {
+    cudaGetLastError();
+    return "";
+  }
+  return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
+}
+
 CudaDeviceInfo cuda_device_info(int device) {
   cudaDeviceProp prop{};
   ADAPTSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));

@@ -23,6 +23,8 @@ struct CudaAvailability {
 // Never throws: a missing driver, an old driver or no GPU all give device_count 0 with a reason.
 CudaAvailability probe_cuda();
 int cuda_device_count();  // probe_cuda().device_count
+// The installed driver's CUDA version ("13.0"); empty when no driver is installed. Never throws.
+std::string cuda_driver_version();
 
 struct CudaDeviceInfo {
   int index = 0;

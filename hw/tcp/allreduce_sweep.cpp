@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 
 #include "sim/core/error.h"
 
@@ -193,6 +194,68 @@ std::uint64_t count_wrong(DType dtype, ReduceOp op, int n_ranks, coll::ConstByte
   return wrong;
 }
 
+SweepRow measure_allreduce_point(Runtime& rt, const coll::AllReduce& algo, const SweepOptions& o,
+                                 std::uint64_t size_bytes, coll::ConstBytes send,
+                                 coll::Bytes recv) {
+  const std::size_t es = coll::dtype_size(o.dtype);
+  const int n = rt.size();
+  SweepRow row;
+  row.count = size_bytes / es;
+  row.size_bytes = row.count * es;
+  row.dtype = o.dtype;
+  row.op = o.op;
+  row.strategy = algo.kind();
+  row.n_ranks = n;
+  const auto bytes = static_cast<std::size_t>(row.size_bytes);
+  if (send.size < bytes || recv.size < bytes) {
+    throw std::invalid_argument("measure_allreduce_point: buffers smaller than the size");
+  }
+  coll::Workspace w;
+  w.name = "allreduce";
+  w.send = {send.data, bytes};
+  w.recv = {recv.data, bytes};
+  w.count = static_cast<std::size_t>(row.count);
+  w.dtype = o.dtype;
+  w.op = o.op;
+  if (o.warmup_iters > 0) rt.time_allreduce(algo, w, o.warmup_iters, o.timeout_ns);
+  // Poisoned after the warm-up, so the result checked below is one the timed iterations wrote
+  // (a warm-up's correct result must not hide timed iterations that never write), and before
+  // the barrier, so the memset is outside the timed region. 0xff bytes are NaN in every float
+  // type and -1/255 in the integer ones: never a result of the check pattern.
+  if (o.check && bytes > 0) std::memset(recv.data, 0xff, bytes);
+  rt.barrier(o.timeout_ns);
+  const TimeNs elapsed = rt.time_allreduce(algo, w, o.iters, o.timeout_ns);
+  const std::uint64_t wrong = o.check ? count_wrong(o.dtype, o.op, n, w.recv) : 0;
+
+  // The per-point statistics travel over the runtime itself, as a tiny STAR all-reduce.
+  const auto star = coll::make_allreduce(coll::StrategyKind::kStar, rt.host_of_rank());
+  double time_us = static_cast<double>(elapsed) / 1e3 / o.iters;
+  double time_max = 0;
+  rt.run_allreduce(*star,
+                   {"sweep/time",
+                    {reinterpret_cast<const std::byte*>(&time_us), 8},
+                    {reinterpret_cast<std::byte*>(&time_max), 8},
+                    1,
+                    DType::kF64,
+                    ReduceOp::kMax},
+                   o.timeout_ns);
+  auto wrong_local = static_cast<std::int64_t>(wrong);
+  std::int64_t wrong_total = 0;
+  rt.run_allreduce(*star,
+                   {"sweep/wrong",
+                    {reinterpret_cast<const std::byte*>(&wrong_local), 8},
+                    {reinterpret_cast<std::byte*>(&wrong_total), 8},
+                    1,
+                    DType::kI64,
+                    ReduceOp::kSum},
+                   o.timeout_ns);
+  row.time_us = time_max;
+  row.algbw_GBps = time_max > 0 ? static_cast<double>(row.size_bytes) / (time_max * 1e-6) / 1e9 : 0;
+  row.busbw_GBps = row.algbw_GBps * 2.0 * (n - 1) / n;
+  row.wrong = static_cast<std::uint64_t>(wrong_total);
+  return row;
+}
+
 std::vector<SweepRow> run_allreduce_sweep(Runtime& rt, const SweepOptions& o,
                                           const std::function<void(const SweepRow&)>& on_row) {
   const std::vector<std::uint64_t> sizes = sweep_sizes(o);
@@ -203,60 +266,12 @@ std::vector<SweepRow> run_allreduce_sweep(Runtime& rt, const SweepOptions& o,
   // the largest buffer serves every size.
   fill_check_input(o.dtype, o.op, rt.rank(), rt.size(), {send.data, max_bytes});
 
-  const int n = rt.size();
-  // The per-point statistics travel over the runtime itself, as a tiny STAR all-reduce.
-  const auto star = coll::make_allreduce(coll::StrategyKind::kStar, rt.host_of_rank());
   std::vector<SweepRow> rows;
   for (coll::StrategyKind kind : o.strategies) {
     const auto algo = coll::make_allreduce(kind, rt.host_of_rank(), o.allreduce);
     for (std::uint64_t size : sizes) {
-      SweepRow row;
-      row.count = size / es;
-      row.size_bytes = row.count * es;
-      row.dtype = o.dtype;
-      row.op = o.op;
-      row.strategy = kind;
-      row.n_ranks = n;
-      const auto bytes = static_cast<std::size_t>(row.size_bytes);
-      coll::Workspace w;
-      w.name = "allreduce";
-      w.send = {send.data, bytes};
-      w.recv = {recv.data, bytes};
-      w.count = static_cast<std::size_t>(row.count);
-      w.dtype = o.dtype;
-      w.op = o.op;
-      // 0xff bytes are NaN in every float type and -1/255 in the integer ones: never a result.
-      if (o.check && bytes > 0) std::memset(recv.data, 0xff, bytes);
-      if (o.warmup_iters > 0) rt.time_allreduce(*algo, w, o.warmup_iters, o.timeout_ns);
-      rt.barrier(o.timeout_ns);
-      const TimeNs elapsed = rt.time_allreduce(*algo, w, o.iters, o.timeout_ns);
-      const std::uint64_t wrong = o.check ? count_wrong(o.dtype, o.op, n, w.recv) : 0;
-
-      double time_us = static_cast<double>(elapsed) / 1e3 / o.iters;
-      double time_max = 0;
-      rt.run_allreduce(*star,
-                       {"sweep/time",
-                        {reinterpret_cast<const std::byte*>(&time_us), 8},
-                        {reinterpret_cast<std::byte*>(&time_max), 8},
-                        1,
-                        DType::kF64,
-                        ReduceOp::kMax},
-                       o.timeout_ns);
-      auto wrong_local = static_cast<std::int64_t>(wrong);
-      std::int64_t wrong_total = 0;
-      rt.run_allreduce(*star,
-                       {"sweep/wrong",
-                        {reinterpret_cast<const std::byte*>(&wrong_local), 8},
-                        {reinterpret_cast<std::byte*>(&wrong_total), 8},
-                        1,
-                        DType::kI64,
-                        ReduceOp::kSum},
-                       o.timeout_ns);
-      row.time_us = time_max;
-      row.algbw_GBps =
-          time_max > 0 ? static_cast<double>(row.size_bytes) / (time_max * 1e-6) / 1e9 : 0;
-      row.busbw_GBps = row.algbw_GBps * 2.0 * (n - 1) / n;
-      row.wrong = static_cast<std::uint64_t>(wrong_total);
+      const SweepRow row = measure_allreduce_point(rt, *algo, o, size, {send.data, max_bytes},
+                                                   {recv.data, max_bytes});
       if (on_row) on_row(row);
       rows.push_back(row);
     }

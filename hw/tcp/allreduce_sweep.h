@@ -60,8 +60,20 @@ std::vector<std::uint64_t> sweep_sizes(const SweepOptions& options);
 
 // Runs the sweep; `on_row` sees each row as soon as it is measured (on every rank). Throws
 // RuntimeFailure from the Runtime.
+//
+// With `check`, the receive buffer is poisoned (0xff) after the warm-up and before the barrier
+// that starts the timed iterations, and checked after them: the result counted is one the
+// timed all-reduces wrote, and the timed region holds no copy.
 std::vector<SweepRow> run_allreduce_sweep(Runtime& runtime, const SweepOptions& options,
                                           const std::function<void(const SweepRow&)>& on_row = {});
+
+// One row of the sweep: `size_bytes` (rounded down to whole elements) all-reduced by `algo`
+// with the options' warm-up, timing and check. `send` holds fill_check_input's pattern for this
+// rank and `recv` is scratch, both at least size_bytes long (std::invalid_argument otherwise).
+// The sweep's building block; tests pass their own algorithms.
+SweepRow measure_allreduce_point(Runtime& runtime, const coll::AllReduce& algo,
+                                 const SweepOptions& options, std::uint64_t size_bytes,
+                                 coll::ConstBytes send, coll::Bytes recv);
 
 // The check pattern: element i of rank r's input (small non-negative integers, chosen so that
 // every partial and final result is exact in `dtype`), and the number of elements of `result`

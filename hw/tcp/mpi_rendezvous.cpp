@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "sim/core/error.h"
@@ -49,6 +50,24 @@ std::optional<int> mpirun_rank_from_env() {
 
 bool mpi_rendezvous_available() {
   return ADAPTSIM_TCP_HAVE_MPI != 0;
+}
+
+std::string mpi_library_version() {
+#if ADAPTSIM_TCP_HAVE_MPI
+  // MPI 3.0: callable before MPI_Init. Open MPI's text is "Open MPI v4.1.4, package: Debian
+  // OpenMPI, ident: 4.1.4, repo rev: v4.1.4, Jun 03, 2022"; MPICH's "MPICH Version: 4.0 ...".
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  if (MPI_Get_library_version(text, &len) != MPI_SUCCESS || len <= 0) return "unknown";
+  std::string version(text, static_cast<std::size_t>(len));
+  const std::size_t end = version.find_first_of(",\n");
+  if (end != std::string::npos) version.resize(end);
+  while (!version.empty() && (version.back() == ' ' || version.back() == '\0'))
+    version.pop_back();
+  return version.empty() ? "unknown" : version;
+#else
+  return "";
+#endif
 }
 
 #if ADAPTSIM_TCP_HAVE_MPI

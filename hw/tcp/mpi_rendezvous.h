@@ -8,6 +8,7 @@
 // ranks than cores (e.g. many ranks on loopback).
 
 #include <optional>
+#include <string>
 
 #include "hw/tcp/cluster_spec.h"
 
@@ -20,6 +21,9 @@ bool launched_by_mpirun();
 std::optional<int> mpirun_rank_from_env();
 // Whether this build can do the MPI rendezvous.
 bool mpi_rendezvous_available();
+// The first part of the linked MPI library's version text ("Open MPI v4.1.4"), without
+// initialising MPI; empty when built without MPI.
+std::string mpi_library_version();
 
 // Initialises MPI, gathers every rank's `advertised` address (where the others can reach this
 // rank's listening socket), takes rank 0's random token, and finalises MPI. Throws

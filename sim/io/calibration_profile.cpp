@@ -223,6 +223,9 @@ CalibrationProfile read_profile(const Document& doc) {
   p.software.adaptsim_commit = s.string("commit");
   p.software.nccl_version = s.string_or("nccl", "");
   p.software.cuda_version = s.string_or("cuda", "");
+  p.software.compiler = s.string_or("compiler", "");
+  p.software.mpi_version = s.string_or("mpi", "");
+  p.software.cuda_driver_version = s.string_or("cuda_driver", "");
   s.finish();
 
   MapReader w = top.map("sweep");
@@ -372,6 +375,11 @@ std::string write_calibration_profile_yaml(const CalibrationProfile& p) {
     out += "  nccl: " + yaml_quoted(p.software.nccl_version) + "\n";
   if (!p.software.cuda_version.empty())
     out += "  cuda: " + yaml_quoted(p.software.cuda_version) + "\n";
+  if (!p.software.cuda_driver_version.empty())
+    out += "  cuda_driver: " + yaml_quoted(p.software.cuda_driver_version) + "\n";
+  if (!p.software.compiler.empty()) out += "  compiler: " + yaml_quoted(p.software.compiler) + "\n";
+  if (!p.software.mpi_version.empty())
+    out += "  mpi: " + yaml_quoted(p.software.mpi_version) + "\n";
   out += "sweep:\n";
   out += "  backend: " + p.sweep.backend + "\n";
   if (!p.sweep.source.empty()) out += "  source: " + yaml_quoted(p.sweep.source) + "\n";
@@ -384,11 +392,13 @@ std::string write_calibration_profile_yaml(const CalibrationProfile& p) {
   out += "  warmup_iters: " + std::to_string(p.sweep.warmup_iters) + "\n";
   if (!p.sweep.csv.empty()) out += "  csv: " + yaml_quoted(p.sweep.csv) + "\n";
   out +=
-      "# t(m) = latency + m / bandwidth per (class, algorithm, collective, n_ranks), weighted "
-      "least\n"
-      "# squares with weights 1/t^2 (FACTS 2.5); alpha_per_step = latency / steps; busbw_inf =\n"
-      "# bus_factor x bandwidth; m_half = latency x bandwidth; residual_rms = RMS relative "
-      "error.\n";
+      "# t(m) = latency + m / bandwidth per (class, algorithm, collective, n_ranks).\n"
+      "# Least squares in two regimes, split where the total relative error is least\n"
+      "# (calibrate/alpha_beta_fit.h): latency from the small sizes (weights 1/t^2,\n"
+      "# FACTS 2.5), bandwidth from the large ones (unweighted); one line when it is\n"
+      "# within 1% RMS or there are fewer than 6 sizes. alpha_per_step = latency / steps;\n"
+      "# busbw_inf = bus_factor x bandwidth; m_half = latency x bandwidth; residual_rms =\n"
+      "# RMS relative error of the (piecewise) model over all points.\n";
   if (p.fits.empty()) {
     out += "fits: []\n";
   } else {

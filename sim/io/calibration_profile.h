@@ -5,7 +5,9 @@
 //
 // The file (written by write_calibration_profile_yaml, read by load_calibration_profile) holds:
 //   - provenance: creation date, the exact command line, the host (hostname, CPU model, cores,
-//     kernel) and the library versions (adaptsim version + commit; NCCL and CUDA when used);
+//     kernel) and the software versions (adaptsim version + commit, the compiler, the MPI
+//     library when built with one; NCCL and the CUDA runtime when used; the CUDA driver when a
+//     GPU is visible);
 //   - the sweep settings (backend, ranks, hosts, sizes, iterations) and the CSV beside it;
 //   - `fits`: one alpha-beta line t(m) = latency + m / bandwidth per (link class, algorithm,
 //     collective, n_ranks), fitted by least squares weighted by 1/t^2 (FACTS 2.5), with the
@@ -23,7 +25,8 @@
 //   created: 2026-11-23T06:10:00Z
 //   command: "calibrate --backend tcp --procs 4 -o traces/calibration"
 //   host: {hostname: build1, cpu_model: "AMD EPYC 7B13", cores: 2, kernel: "Linux 6.1.0 x86_64"}
-//   software: {adaptsim: 0.1.0, commit: 1a2b3c4d5e6f}
+//   software: {adaptsim: 0.1.0, commit: 1a2b3c4d5e6f, compiler: "GCC 12.2.0",
+//              mpi: "Open MPI v4.1.4"}
 //   sweep: {backend: tcp, ranks: 4, hosts: 1, min_bytes: 8B, max_bytes: 4MiB, step_factor: 4,
 //           iters: 5, warmup_iters: 2, csv: loopback-tcp-4procs.csv}
 //   fits:
@@ -66,6 +69,9 @@ struct ProfileSoftware {
   std::string adaptsim_commit;
   std::string nccl_version;  // "2.28.9"; empty when NCCL was not used
   std::string cuda_version;  // "13.0"; empty when CUDA was not used
+  std::string compiler;      // that built calibrate: "GCC 12.2.0"; empty = unknown (imports)
+  std::string mpi_version;   // library calibrate links: "Open MPI v4.1.4"; empty = built without
+  std::string cuda_driver_version;  // "13.0" (cudaDriverGetVersion); empty = no GPU visible
 };
 
 struct ProfileSweep {

@@ -1,5 +1,7 @@
 // The calibrate binary end to end: a tiny TCP calibration across 4 local processes writes a CSV
-// and a profile that loads and applies to a topology; nccl-tests output imports into a profile;
+// and a profile that loads, applies to a topology, and that simctl validates and runs with
+// (`calibration:` and --calibration, the overrides recorded in the manifest); nccl-tests output
+// imports into a profile;
 // asking for GPUs the machine does not have, or for nothing, is one line and exit code 2.
 
 #include <doctest/doctest.h>
@@ -12,7 +14,11 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "calibrate/measurement.h"
+#include "hw/tcp/mpi_rendezvous.h"
+#include "sim/core/units.h"
 #include "sim/io/calibration_profile.h"
 #include "sim/io/topology_loader.h"
 
@@ -29,12 +35,13 @@ struct Result {
   std::string err;  // stderr
 };
 
-// Runs calibrate with `args` (shell words), under `env` ("NAME=value ..." prefix, may be empty).
-Result run(const std::string& args, const std::string& env = "") {
+// Runs `program` with `args` (shell words), under `env` ("NAME=value ..." prefix, may be empty).
+Result run_program(const std::string& program, const std::string& args,
+                   const std::string& env = "") {
   const fs::path err_file =
       fs::temp_directory_path() / ("calibrate_test_err_" + std::to_string(::getpid()));
-  const std::string cmd = env + (env.empty() ? "" : " ") + std::string(CALIBRATE_PATH) + " " +
-                          args + " 2>" + err_file.string();
+  const std::string cmd =
+      env + (env.empty() ? "" : " ") + program + " " + args + " 2>" + err_file.string();
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   Result r;
@@ -47,6 +54,34 @@ Result run(const std::string& args, const std::string& env = "") {
   r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   fs::remove(err_file);
   return r;
+}
+
+Result run(const std::string& args, const std::string& env = "") {
+  return run_program(CALIBRATE_PATH, args, env);
+}
+
+Result simctl(const std::string& args) {
+  return run_program(SIMCTL_PATH, args);
+}
+
+// A small all-reduce scenario on 4 cloud VMs; `calibration` is the scenario's `calibration:`
+// line (empty: none).
+void write_scenario(const fs::path& path, const std::string& calibration) {
+  std::ofstream f(path);
+  f << "name: calibrated\n"
+       "seed: 1\n"
+    << calibration << (calibration.empty() ? "" : "\n")
+    << "topology:\n"
+       "  file: "
+    << (kRoot / "topologies/cloud-vms.yaml").string()
+    << "\n"
+       "  params: {servers: 4}\n"
+       "workload:\n"
+       "  kind: allreduce\n"
+       "  strategies: [STAR, CLASSIC_RING]\n"
+       "  min_bytes: 1KiB\n"
+       "  max_bytes: 64KiB\n"
+       "  step_factor: 8\n";
 }
 
 int lines(const std::string& text) {
@@ -115,12 +150,54 @@ TEST_CASE(
   CHECK(p.cpu->reduce_bandwidth_Bps > 0);
   CHECK(p.cpu->kernels.size() == 3);
 
+  // The build this profile came from: the compiler always; the MPI library when linked in.
+  CHECK_FALSE(p.software.compiler.empty());
+  CHECK(p.software.mpi_version.empty() == !tcp::mpi_rendezvous_available());
+
   net::ClusterSpec spec = io::load_topology(kRoot / "topologies/cloud-vms.yaml").spec;
+  const net::ClusterSpec nominal = spec;
   const double nic = spec.server.nic.bandwidth_Bps;
   io::apply_calibration(spec, p);
   CHECK(spec.server.cpu_loopback_bandwidth_Bps == p2p->bandwidth_Bps);
   CHECK(spec.server.cpu_reduce_bandwidth_Bps == p.cpu->reduce_bandwidth_Bps);
   CHECK(spec.server.nic.bandwidth_Bps == nic);  // no cross-host link was measured
+
+  // simctl accepts the generated profile as a scenario's `calibration:` (resolved against the
+  // scenario's folder) and as --calibration: 1 point, 2 strategies x 3 sizes (1, 8, 64 KiB).
+  write_scenario(dir / "with-key.yaml", "calibration: tiny.yaml");
+  const Result keyed = simctl("validate " + (dir / "with-key.yaml").string());
+  INFO("simctl validate (key): " << keyed.out << keyed.err);
+  CHECK(keyed.code == 0);
+  CHECK(keyed.out.find(": ok (1 sweep point, 6 tasks)") != std::string::npos);
+  write_scenario(dir / "plain.yaml", "");
+  const Result flagged = simctl("validate " + (dir / "plain.yaml").string() + " --calibration " +
+                                (dir / "tiny.yaml").string());
+  INFO("simctl validate --calibration: " << flagged.out << flagged.err);
+  CHECK(flagged.code == 0);
+
+  // simctl run --calibration records the profile and, per point, each field it overrode: the
+  // two this profile measures (loopback p2p bandwidth, CPU reduction bandwidth), from the
+  // topology's nominal value to the measured one, with the fit that gave it.
+  const Result ran =
+      simctl("run " + (dir / "plain.yaml").string() + " --calibration " +
+             (dir / "tiny.yaml").string() + " --no-progress -o " + (dir / "sim").string());
+  INFO("simctl run: " << ran.out << ran.err);
+  REQUIRE(ran.code == 0);
+  std::ifstream manifest_file(dir / "sim" / "calibrated.manifest.json");
+  REQUIRE(manifest_file);
+  const nlohmann::json m = nlohmann::json::parse(manifest_file);
+  CHECK(m.at("calibration_profile") == fs::absolute(dir / "tiny.yaml").string());
+  REQUIRE(m.at("points").size() == 1);
+  const nlohmann::json& applied = m.at("points")[0].at("calibration");
+  REQUIRE(applied.size() == 2);
+  CHECK(applied[0].at("field") == "server.cpu.loopback_bandwidth");
+  CHECK(applied[0].at("previous") == format_bandwidth(nominal.server.cpu_loopback_bandwidth_Bps));
+  CHECK(applied[0].at("value") == format_bandwidth(p2p->bandwidth_Bps));
+  CHECK(applied[0].at("source").get<std::string>().find("calibration fit loopback/p2p (2 ranks, "
+                                                        "4 points") == 0);
+  CHECK(applied[1].at("field") == "server.cpu.reduce_bandwidth");
+  CHECK(applied[1].at("previous") == format_bandwidth(nominal.server.cpu_reduce_bandwidth_Bps));
+  CHECK(applied[1].at("value") == format_bandwidth(p.cpu->reduce_bandwidth_Bps));
   fs::remove_all(dir);
 }
 

@@ -45,7 +45,7 @@ CalibrationProfile full_profile() {
   p.created = "2026-11-23T06:10:00Z";
   p.command = "calibrate --backend tcp --procs 4 --strategy 'STAR,RING' -o \"out dir\"";
   p.host = {"build1", "AMD EPYC 7B13 64-Core Processor", 2, "Linux 6.1.0-18-amd64 x86_64"};
-  p.software = {"0.1.0", "1a2b3c4d5e6f", "2.28.9", "13.0"};
+  p.software = {"0.1.0", "1a2b3c4d5e6f", "2.28.9", "13.0", "GCC 12.2.0", "Open MPI v4.1.4", "13.1"};
   p.sweep.backend = "tcp";
   p.sweep.ranks = 4;
   p.sweep.hosts = 2;
@@ -125,6 +125,9 @@ TEST_CASE("profile: write then read gives the same profile") {
   CHECK(q.software.adaptsim_commit == "1a2b3c4d5e6f");
   CHECK(q.software.nccl_version == "2.28.9");
   CHECK(q.software.cuda_version == "13.0");
+  CHECK(q.software.compiler == "GCC 12.2.0");
+  CHECK(q.software.mpi_version == "Open MPI v4.1.4");
+  CHECK(q.software.cuda_driver_version == "13.1");
   CHECK(q.sweep.backend == "tcp");
   CHECK(q.sweep.ranks == 4);
   CHECK(q.sweep.hosts == 2);

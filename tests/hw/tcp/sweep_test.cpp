@@ -100,6 +100,64 @@ TEST_CASE("a sweep over three live ranks yields one exact row per strategy and s
   }
 }
 
+namespace {
+
+// A broken all-reduce: the first `good_runs` calls (the warm-up) reduce correctly, every later
+// call reports done at once without touching the receive buffer.
+class WritesOnlyFirstRuns final : public coll::AllReduce {
+ public:
+  WritesOnlyFirstRuns(std::unique_ptr<coll::AllReduce> inner, int good_runs)
+      : inner_(std::move(inner)), good_runs_(good_runs) {}
+  void run(coll::Transport& t, const coll::Workspace& w, coll::Callback done) const override {
+    if (runs_++ < good_runs_) {
+      inner_->run(t, w, std::move(done));
+    } else {
+      done();
+    }
+  }
+  coll::StrategyKind kind() const override { return inner_->kind(); }
+
+ private:
+  std::unique_ptr<coll::AllReduce> inner_;
+  int good_runs_;
+  mutable int runs_ = 0;  // run() is const in the interface; one rank's loop thread calls it
+};
+
+}  // namespace
+
+TEST_CASE("the check counts what the timed iterations wrote, not a warm-up's result") {
+  // 2 ranks, 1 KiB of float32 (256 elements), 1 warm-up then 3 timed iterations. The warm-up
+  // writes the exact sum; the timed ones write nothing. The receive buffer is poisoned between
+  // the warm-up and the timed iterations, so every element of both ranks is wrong:
+  // wrong = 2 ranks x 256 elements = 512. A correct algorithm, same options: wrong = 0.
+  ThreadCluster cluster(2);
+  SweepOptions o;
+  o.iters = 3;
+  o.warmup_iters = 1;
+  o.timeout_ns = 10 * kNsPerSecond;
+  const std::uint64_t size = 1024;
+  std::vector<SweepRow> broken(2), good(2);
+  const auto errors = cluster.run_all([&](int r, Runtime& rt) {
+    std::vector<std::byte> send(size), recv(size);
+    fill_check_input(o.dtype, o.op, rt.rank(), rt.size(), {send.data(), send.size()});
+    const auto ring = [&] {
+      return coll::make_allreduce(coll::StrategyKind::kClassicRing, rt.host_of_rank());
+    };
+    const WritesOnlyFirstRuns bad(ring(), o.warmup_iters);
+    broken[static_cast<std::size_t>(r)] = measure_allreduce_point(
+        rt, bad, o, size, {send.data(), send.size()}, {recv.data(), recv.size()});
+    good[static_cast<std::size_t>(r)] = measure_allreduce_point(
+        rt, *ring(), o, size, {send.data(), send.size()}, {recv.data(), recv.size()});
+  });
+  for (const auto& e : errors)
+    CHECK(e.empty());
+  for (int r = 0; r < 2; ++r) {
+    CHECK(broken[static_cast<std::size_t>(r)].count == 256);
+    CHECK(broken[static_cast<std::size_t>(r)].wrong == 2 * 256);
+    CHECK(good[static_cast<std::size_t>(r)].wrong == 0);
+  }
+}
+
 TEST_CASE("the CSV has the nccl-tests columns and appears whole, through a rename") {
   const std::string dir = make_temp_dir();
   SweepRow row;

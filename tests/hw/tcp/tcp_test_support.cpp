@@ -195,6 +195,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, double timeout_s
   return p.wait(timeout_s);
 }
 
+std::string diagnostics(const ProcessResult& r) {
+  return "exit " + std::to_string(r.exit_code) + " signal " + std::to_string(r.signal) +
+         (r.timed_out ? " TIMED OUT" : "") + " after " + std::to_string(r.wall_s) +
+         " s\n--- stdout\n" + r.out + "\n--- stderr\n" + r.err;
+}
+
 std::string tool_path() {
   return ADAPTSIM_TCP_TOOL;
 }

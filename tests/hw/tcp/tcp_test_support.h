@@ -78,6 +78,8 @@ class ChildProcess {
 
 ProcessResult run_process(const std::vector<std::string>& argv, double timeout_s,
                           const std::vector<std::string>& env = {});
+// Exit code, signal, time, stdout and stderr of a run, for a failing check's message.
+std::string diagnostics(const ProcessResult& r);
 
 // Path of the adaptsim-tcp binary under test.
 std::string tool_path();
