@@ -240,10 +240,9 @@ DeviceProfile parse_device_profile(const std::string& yaml_text, const std::stri
                      (root.IsNull() ? std::string("an empty document") : "a list or value"));
   }
   const Reader r(label);
-  r.check_keys(
-      root, "",
-      {"name", "description", "default_precision", "memory", "memory_bandwidth", "reduce_bandwidth",
-       "host_to_device_bandwidth", "device_to_host_bandwidth", "step_time_cv", "throughput"});
+  r.check_keys(root, "",
+               {"name", "description", "default_precision", "memory", "memory_bandwidth",
+                "step_time_cv", "throughput"});
 
   DeviceProfile d;
   d.file_ = label;
@@ -261,9 +260,6 @@ DeviceProfile parse_device_profile(const std::string& yaml_text, const std::stri
   const auto bandwidth = [](std::string_view t) { return parse_bandwidth_Bps(t); };
   d.memory_bytes_ = r.quantity(root, "", "memory", size);
   d.memory_bandwidth_Bps_ = r.quantity(root, "", "memory_bandwidth", bandwidth);
-  d.reduce_bandwidth_Bps_ = r.quantity(root, "", "reduce_bandwidth", bandwidth);
-  d.host_to_device_Bps_ = r.quantity(root, "", "host_to_device_bandwidth", bandwidth);
-  d.device_to_host_Bps_ = r.quantity(root, "", "device_to_host_bandwidth", bandwidth);
   d.step_time_cv_ = r.quantity(root, "", "step_time_cv", parse_percent);
   if (d.memory_bytes_.value <= 0) r.fail(root["memory"], "memory.value", "expected a size > 0");
 
@@ -345,9 +341,6 @@ std::vector<SourcedNumber> DeviceProfile::sourced_numbers() const {
   std::vector<SourcedNumber> out{
       {"memory", memory_bytes_.value, memory_bytes_.source},
       {"memory_bandwidth", memory_bandwidth_Bps_.value, memory_bandwidth_Bps_.source},
-      {"reduce_bandwidth", reduce_bandwidth_Bps_.value, reduce_bandwidth_Bps_.source},
-      {"host_to_device_bandwidth", host_to_device_Bps_.value, host_to_device_Bps_.source},
-      {"device_to_host_bandwidth", device_to_host_Bps_.value, device_to_host_Bps_.source},
       {"step_time_cv", step_time_cv_.value, step_time_cv_.source},
   };
   for (const ThroughputPoint& p : throughput_) {

@@ -1,8 +1,11 @@
 #pragma once
 // A GPU's profile for the training model: measured training throughput per (model, precision,
-// batch size), and the bandwidths the step model charges for host<->device copies and on-GPU
-// reductions. Read from traces/devices/<name>.yaml; every number there carries its unit and a
-// `source` string (an estimate keeps its [U]/[D] tag in the source).
+// batch size), the memory bandwidth that times the optimizer update, and the per-step jitter.
+// Read from traces/devices/<name>.yaml; every number there carries its unit and a `source` string
+// (an estimate keeps its [U]/[D] tag in the source). Host<->device copy (PCIe) and reduction
+// bandwidths are not here: they belong to the server and are read from the topology
+// (`server.pcie`, `server.cpu.reduce_bandwidth`, `server.gpu.reduce_bandwidth`), where the copies
+// share PCIe links with the NICs.
 //
 // File schema (all keys required unless marked optional; no other key is accepted):
 //
@@ -11,9 +14,6 @@
 //   default_precision: fp32             # fp32 | tf32 | amp, used when a caller names none
 //   memory:                   {value: 16GiB,    source: "..."}   # GPU memory capacity
 //   memory_bandwidth:         {value: 900GB/s,  source: "..."}   # peak DRAM/HBM bandwidth
-//   reduce_bandwidth:         {value: 300GB/s,  source: "..."}   # out = a + b, bytes of out per s
-//   host_to_device_bandwidth: {value: 12GB/s,   source: "..."}   # pinned copies over PCIe
-//   device_to_host_bandwidth: {value: 12GB/s,   source: "..."}
 //   step_time_cv:             {value: "2%",     source: "..."}   # per-step compute jitter
 //   throughput:
 //     - model: resnet50                 # a zoo name (sim/train/model_zoo.h)
@@ -83,9 +83,6 @@ class DeviceProfile {
 
   const SourcedValue& memory_bytes() const { return memory_bytes_; }
   const SourcedValue& memory_bandwidth_Bps() const { return memory_bandwidth_Bps_; }
-  const SourcedValue& reduce_bandwidth_Bps() const { return reduce_bandwidth_Bps_; }
-  const SourcedValue& host_to_device_Bps() const { return host_to_device_Bps_; }
-  const SourcedValue& device_to_host_Bps() const { return device_to_host_Bps_; }
   const SourcedValue& step_time_cv() const { return step_time_cv_; }  // a fraction, 0.02 = 2%
 
   // Sorted by (model, precision, batch).
@@ -116,8 +113,7 @@ class DeviceProfile {
   friend DeviceProfile parse_device_profile(const std::string& yaml_text, const std::string& label);
   std::string name_, description_, file_;
   Precision default_precision_ = Precision::kFp32;
-  SourcedValue memory_bytes_, memory_bandwidth_Bps_, reduce_bandwidth_Bps_, host_to_device_Bps_,
-      device_to_host_Bps_, step_time_cv_;
+  SourcedValue memory_bytes_, memory_bandwidth_Bps_, step_time_cv_;
   std::vector<ThroughputPoint> throughput_;
 };
 

@@ -26,7 +26,8 @@ namespace {
 
 std::vector<int> hosts_of(const net::Topology& t) {
   std::vector<int> h(t.rank_count());
-  for (int r = 0; r < t.rank_count(); ++r) h[r] = t.rank_server(r);
+  for (int r = 0; r < t.rank_count(); ++r)
+    h[r] = t.rank_server(r);
   return h;
 }
 
@@ -46,7 +47,8 @@ class IdealSystem final : public System {
  public:
   void attach(SystemEnv& env) override { env_ = &env; }
   void gradient_ready(int worker, int, std::size_t tensor) override {
-    env_->engine().schedule_after(0, [this, worker, tensor] { env_->gradient_reduced(worker, tensor); });
+    env_->engine().schedule_after(
+        0, [this, worker, tensor] { env_->gradient_reduced(worker, tensor); });
   }
 
  private:
@@ -76,11 +78,10 @@ class KungFuSystem final : public System {
       const coll::Workspace ws = size_only(env_->model().backward_order[t].name, bytes);
       algo_->run(env_->host_fabric().transport(w), ws, [=, this] {
         // ... and copies the result back to the GPU.
-        env_->network().transfer(host, gpu, static_cast<double>(bytes),
-                                 [=, this] {
-                                   env_->activity(w, -1);
-                                   env_->gradient_reduced(w, t);
-                                 });
+        env_->network().transfer(host, gpu, static_cast<double>(bytes), [=, this] {
+          env_->activity(w, -1);
+          env_->gradient_reduced(w, t);
+        });
       });
     });
   }
@@ -106,11 +107,13 @@ class HorovodSystem : public System {
     ring_ = coll::make_allreduce(coll::StrategyKind::kClassicRing, hosts_of(env.topology()));
     if (nccl_) {
       std::vector<int> all(n);
-      for (int r = 0; r < n; ++r) all[r] = r;
+      for (int r = 0; r < n; ++r)
+        all[r] = r;
       queue_ = std::make_unique<NcclQueue>(
           env.engine(), nccl_params_from_topology(env.topology(), all, env.gpu_arch()));
     }
-    for (int w = 0; w < n; ++w) start_cycle(w);
+    for (int w = 0; w < n; ++w)
+      start_cycle(w);
   }
 
   void gradient_ready(int w, int, std::size_t t) override {
@@ -121,11 +124,10 @@ class HorovodSystem : public System {
     // Horovod 0.16's MPI ops are CPU kernels for GPU tensors: TensorFlow stages them to the host.
     const net::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
     env_->activity(w, +1);
-    env_->network().transfer(gpu, host,
-                             static_cast<double>(env_->tensor_bytes(t)), [=, this] {
-                               env_->activity(w, -1);
-                               workers_[w].pending.push_back(t);
-                             });
+    env_->network().transfer(gpu, host, static_cast<double>(env_->tensor_bytes(t)), [=, this] {
+      env_->activity(w, -1);
+      workers_[w].pending.push_back(t);
+    });
   }
 
  private:
@@ -167,9 +169,8 @@ class HorovodSystem : public System {
       auto payload = std::make_shared<std::vector<std::size_t>>(std::move(report));
       const std::string name = "hvd:req:" + std::to_string(c);
       env_->host_fabric().transport(w).send(0, name, {nullptr, bytes}, [] {});
-      env_->host_fabric().transport(0).recv(w, name, {nullptr, bytes}, [=, this] {
-        on_request(c, w, std::move(*payload));
-      });
+      env_->host_fabric().transport(0).recv(w, name, {nullptr, bytes},
+                                            [=, this] { on_request(c, w, std::move(*payload)); });
     }
     // Every other worker then waits for rank 0's response (MPI_Bcast). Rank 0 cannot answer
     // cycle c before this worker's request arrived, so the registration is always in time.
@@ -185,30 +186,32 @@ class HorovodSystem : public System {
     cycles_.erase(c);
     auto groups = std::make_shared<std::vector<std::vector<std::size_t>>>(fuse_tensors(
         ready, [this](std::size_t t) { return env_->tensor_bytes(t); }, config_.fusion_bytes));
-    // Broadcast of the response list; each worker then executes it.
+    // Broadcast of the response list (MPI_Bcast), then every rank, rank 0 included, executes it:
+    // rank 0 broadcasts before its own first all-reduce (RunLoopOnce in operations.cc), so the
+    // response never queues behind rank 0's ring traffic on a connection.
     const std::uint64_t bytes = 8 + config_.negotiation_bytes_per_tensor * ready.size();
     const std::string name = "hvd:resp:" + std::to_string(c);
-    execute(0, c, groups);
     for (int w : waiting_[c]) {
       env_->host_fabric().transport(0).send(w, name, {nullptr, bytes}, [] {});
       env_->host_fabric().transport(w).recv(0, name, {nullptr, bytes},
                                             [=, this] { execute(w, c, groups); });
     }
     waiting_.erase(c);
+    execute(0, c, groups);
   }
 
   // Runs the fused all-reduces one after another (the background thread blocks in each), then
   // the next cycle.
   void execute(int w, std::uint64_t c,
-               std::shared_ptr<std::vector<std::vector<std::size_t>>> groups,
-               std::size_t g = 0) {
+               std::shared_ptr<std::vector<std::vector<std::size_t>>> groups, std::size_t g = 0) {
     if (g == groups->size()) {
       start_cycle(w);
       return;
     }
     const std::vector<std::size_t>& group = (*groups)[g];
     std::uint64_t bytes = 0;
-    for (std::size_t t : group) bytes += env_->tensor_bytes(t);
+    for (std::size_t t : group)
+      bytes += env_->tensor_bytes(t);
     env_->activity(w, +1);
     auto next = [=, this] {
       env_->activity(w, -1);
@@ -225,18 +228,18 @@ class HorovodSystem : public System {
 
   void finish_group(int w, const std::vector<std::size_t>& group) {
     if (nccl_) {
-      for (std::size_t t : group) env_->gradient_reduced(w, t);
+      for (std::size_t t : group)
+        env_->gradient_reduced(w, t);
       return;
     }
     // The result goes back to the GPU (TensorFlow's host->device copy after the CPU op).
     const net::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
     for (std::size_t t : group) {
       env_->activity(w, +1);
-      env_->network().transfer(host, gpu,
-                               static_cast<double>(env_->tensor_bytes(t)), [=, this] {
-                                 env_->activity(w, -1);
-                                 env_->gradient_reduced(w, t);
-                               });
+      env_->network().transfer(host, gpu, static_cast<double>(env_->tensor_bytes(t)), [=, this] {
+        env_->activity(w, -1);
+        env_->gradient_reduced(w, t);
+      });
     }
   }
 
@@ -253,8 +256,12 @@ class HorovodSystem : public System {
 
 // ---------------------------------------------------------------------------------------------
 // KungFu's NCCL scheduler: a per-worker linear executor that launches the collectives in a fixed
-// order (rank 0's arrival order at the first step, i.e. the backward order), polling each
-// tensor's readiness every `nccl_poll_ns`.
+// order, polling each tensor's readiness every `nccl_poll_ns`.
+// Simplification: the order is the backward order from step 0. KungFu's auto-ordering runs the
+// first step in the sorted-name order and then adopts rank 0's arrival order, broadcast to all
+// (KUNGFU.md 5); here every worker emits its gradients in backward order, so that arrival order
+// is the backward order and only step 0 (a warm-up step, left out of the statistics unless
+// warmup_steps is 0) and the order broadcast's few microseconds are not modelled.
 
 class OrderedLauncher {
  public:
@@ -310,7 +317,8 @@ class NcclScheduledSystem final : public System {
     env_ = &env;
     const int n = env.workers();
     std::vector<int> all(n);
-    for (int r = 0; r < n; ++r) all[r] = r;
+    for (int r = 0; r < n; ++r)
+      all[r] = r;
     queue_ = std::make_unique<NcclQueue>(
         env.engine(), nccl_params_from_topology(env.topology(), all, env.gpu_arch()));
     const std::size_t tensors = env.model().backward_order.size();
@@ -355,7 +363,8 @@ class HierarchicalSystem final : public System {
     const int n = env.workers();
     tensors_ = env.model().backward_order.size();
     std::map<int, std::vector<int>> by_server;
-    for (int r = 0; r < n; ++r) by_server[topo.rank_server(r)].push_back(r);
+    for (int r = 0; r < n; ++r)
+      by_server[topo.rank_server(r)].push_back(r);
     for (const auto& [server, ranks] : by_server) {
       const int q = static_cast<int>(queues_.size());
       queues_.push_back(std::make_unique<NcclQueue>(
@@ -369,7 +378,8 @@ class HierarchicalSystem final : public System {
     // KungFu's cross strategies: a binary tree over the host masters (genCrossStrategyList for
     // anything but RING, which gets rings over the masters).
     std::vector<int> master_hosts;
-    for (int m : masters_) master_hosts.push_back(topo.rank_server(m));
+    for (int m : masters_)
+      master_hosts.push_back(topo.rank_server(m));
     const coll::StrategyKind cross = config_.strategy == coll::StrategyKind::kRing
                                          ? coll::StrategyKind::kRing
                                          : coll::StrategyKind::kBinaryTree;
@@ -381,9 +391,9 @@ class HierarchicalSystem final : public System {
     }
     // Each worker's scheduler runs 2T tasks: reduce_0..reduce_{T-1}, then bcast_0..bcast_{T-1}.
     for (int w = 0; w < n; ++w) {
-      launchers_.push_back(std::make_unique<OrderedLauncher>(
-          env.engine(), 2 * tensors_, config_.nccl_poll_ns,
-          [this, w](std::size_t task) { launch(w, task); }));
+      launchers_.push_back(
+          std::make_unique<OrderedLauncher>(env.engine(), 2 * tensors_, config_.nccl_poll_ns,
+                                            [this, w](std::size_t task) { launch(w, task); }));
     }
     step_.assign(n, -1);
   }
@@ -431,13 +441,12 @@ class HierarchicalSystem final : public System {
     const int mi = it->second;
     env_->activity(w, +1);
     env_->network().transfer(gpu, host, static_cast<double>(bytes), [=, this] {
-      cross_algo_->run(*cross_transport_[mi], size_only(env_->model().backward_order[t].name, bytes),
-                       [=, this] {
-                         env_->network().transfer(host, gpu,
-                                                  static_cast<double>(bytes), [=, this] {
-                                                    env_->activity(w, -1);
-                                                    launchers_[w]->mark_ready(tensors_ + t);
-                                                  });
+      cross_algo_->run(*cross_transport_[mi],
+                       size_only(env_->model().backward_order[t].name, bytes), [=, this] {
+                         env_->network().transfer(host, gpu, static_cast<double>(bytes), [=, this] {
+                           env_->activity(w, -1);
+                           launchers_[w]->mark_ready(tensors_ + t);
+                         });
                        });
     });
   }
@@ -458,20 +467,26 @@ class HierarchicalSystem final : public System {
 
 std::string_view system_kind_name(SystemKind kind) {
   switch (kind) {
-    case SystemKind::kIdeal: return "ideal";
-    case SystemKind::kKungFu: return "kungfu";
-    case SystemKind::kHorovod: return "horovod";
-    case SystemKind::kNcclScheduled: return "nccl";
-    case SystemKind::kHorovodNccl: return "horovod-nccl";
-    case SystemKind::kHierarchical: return "hierarchical";
+    case SystemKind::kIdeal:
+      return "ideal";
+    case SystemKind::kKungFu:
+      return "kungfu";
+    case SystemKind::kHorovod:
+      return "horovod";
+    case SystemKind::kNcclScheduled:
+      return "nccl";
+    case SystemKind::kHorovodNccl:
+      return "horovod-nccl";
+    case SystemKind::kHierarchical:
+      return "hierarchical";
   }
   return "?";
 }
 
 std::optional<SystemKind> parse_system_kind(std::string_view name) {
-  for (SystemKind k : {SystemKind::kIdeal, SystemKind::kKungFu, SystemKind::kHorovod,
-                       SystemKind::kNcclScheduled, SystemKind::kHorovodNccl,
-                       SystemKind::kHierarchical}) {
+  for (SystemKind k :
+       {SystemKind::kIdeal, SystemKind::kKungFu, SystemKind::kHorovod, SystemKind::kNcclScheduled,
+        SystemKind::kHorovodNccl, SystemKind::kHierarchical}) {
     if (system_kind_name(k) == name) return k;
   }
   return std::nullopt;
@@ -479,12 +494,18 @@ std::optional<SystemKind> parse_system_kind(std::string_view name) {
 
 std::unique_ptr<System> make_system(const SystemConfig& c) {
   switch (c.kind) {
-    case SystemKind::kIdeal: return std::make_unique<IdealSystem>();
-    case SystemKind::kKungFu: return std::make_unique<KungFuSystem>(c);
-    case SystemKind::kHorovod: return std::make_unique<HorovodSystem>(c, false);
-    case SystemKind::kNcclScheduled: return std::make_unique<NcclScheduledSystem>(c);
-    case SystemKind::kHorovodNccl: return std::make_unique<HorovodSystem>(c, true);
-    case SystemKind::kHierarchical: return std::make_unique<HierarchicalSystem>(c);
+    case SystemKind::kIdeal:
+      return std::make_unique<IdealSystem>();
+    case SystemKind::kKungFu:
+      return std::make_unique<KungFuSystem>(c);
+    case SystemKind::kHorovod:
+      return std::make_unique<HorovodSystem>(c, false);
+    case SystemKind::kNcclScheduled:
+      return std::make_unique<NcclScheduledSystem>(c);
+    case SystemKind::kHorovodNccl:
+      return std::make_unique<HorovodSystem>(c, true);
+    case SystemKind::kHierarchical:
+      return std::make_unique<HierarchicalSystem>(c);
   }
   return nullptr;
 }

@@ -25,26 +25,23 @@ DeviceProfile shipped(const std::string& name) {
 
 // A valid profile; the error tests change one line each. Line numbers are 1-based.
 const std::string kValid =
-    "name: test-gpu\n"                                        // 1
-    "description: a test device\n"                            // 2
-    "default_precision: fp32\n"                               // 3
-    "memory: {value: 16GB, source: s}\n"                      // 4
-    "memory_bandwidth: {value: 900GB/s, source: s}\n"         // 5
-    "reduce_bandwidth: {value: 300GB/s, source: s}\n"         // 6
-    "host_to_device_bandwidth: {value: 12GB/s, source: s}\n"  // 7
-    "device_to_host_bandwidth: {value: 12GB/s, source: s}\n"  // 8
-    "step_time_cv: {value: 2%, source: s}\n"                  // 9
-    "throughput:\n"                                           // 10
-    "  - model: resnet50\n"                                   // 11
-    "    precision: fp32\n"                                   // 12
-    "    batch: 32\n"                                         // 13
-    "    step_time: 100ms\n"                                  // 14
-    "    source: s\n"                                         // 15
-    "  - model: resnet50\n"                                   // 16
-    "    precision: fp32\n"                                   // 17
-    "    batch: 64\n"                                         // 18
-    "    step_time: 300ms\n"                                  // 19
-    "    source: s\n";                                        // 20
+    "name: test-gpu\n"                                 // 1
+    "description: a test device\n"                     // 2
+    "default_precision: fp32\n"                        // 3
+    "memory: {value: 16GB, source: s}\n"               // 4
+    "memory_bandwidth: {value: 900GB/s, source: s}\n"  // 5
+    "step_time_cv: {value: 2%, source: s}\n"           // 6
+    "throughput:\n"                                    // 7
+    "  - model: resnet50\n"                            // 8
+    "    precision: fp32\n"                            // 9
+    "    batch: 32\n"                                  // 10
+    "    step_time: 100ms\n"                           // 11
+    "    source: s\n"                                  // 12
+    "  - model: resnet50\n"                            // 13
+    "    precision: fp32\n"                            // 14
+    "    batch: 64\n"                                  // 15
+    "    step_time: 300ms\n"                           // 16
+    "    source: s\n";                                 // 17
 
 std::string with(std::string text, const std::string& from, const std::string& to) {
   const std::size_t at = text.find(from);
@@ -67,15 +64,13 @@ TEST_CASE("every shipped device profile loads, and every number in it has a sour
     CHECK(d.name() == e.path().stem().string());
     names.insert(d.name());
     const std::vector<SourcedNumber> numbers = d.sourced_numbers();
-    CHECK(numbers.size() == 6 + d.throughput().size());
+    // memory, memory_bandwidth, step_time_cv, then one per throughput point.
+    CHECK(numbers.size() == 3 + d.throughput().size());
     for (const SourcedNumber& n : numbers) {
       CAPTURE(n.key);
       CHECK(n.value > 0);
       CHECK(n.source.size() > 10);
     }
-    // The reduction bandwidth is the memory-bound out = a + b: a third of the memory bandwidth.
-    CHECK(d.reduce_bandwidth_Bps().value ==
-          doctest::Approx(d.memory_bandwidth_Bps().value / 3).epsilon(0.01));
     for (const ThroughputPoint& p : d.throughput()) {
       CAPTURE(p.model);
       // Estimates keep their tag: no public measurement exists for these models on these GPUs.
@@ -99,9 +94,8 @@ TEST_CASE(
   // One listed point (batch 64): t(B) = B / 51.9 s.
   CHECK(d.step_compute_time_s("resnet50", 64) == doctest::Approx(64 / 51.9));
   CHECK(d.step_compute_time_s("resnet50", 32) == doctest::Approx(32 / 51.9));
-  // Memory bandwidth: half of the board's 480 GB/s; reductions a third of that.
+  // Memory bandwidth: half of the board's 480 GB/s.
   CHECK(d.memory_bandwidth_Bps().value == doctest::Approx(240e9));
-  CHECK(d.reduce_bandwidth_Bps().value == doctest::Approx(80e9));
   CHECK(d.memory_bytes().value == doctest::Approx(12.0 * 1024 * 1024 * 1024));
   CHECK(d.step_time_cv().value == doctest::Approx(0.02));
   CHECK(d.step_time_cv().source.find("[U]") != std::string::npos);
@@ -136,8 +130,7 @@ TEST_CASE("v100: precision selects the measurement; missing models are an error"
   CHECK(d.step_compute_time_s("vgg16", 32) == doctest::Approx(32 / 242.0));  // derived entry
   const DeviceProfile h = shipped("h100");
   CHECK_THROWS_WITH_AS(h.step_compute_time_s("vgg16", 32),
-                       doctest::Contains("lists no throughput for model 'vgg16' at"),
-                       InputError);
+                       doctest::Contains("lists no throughput for model 'vgg16' at"), InputError);
   CHECK_THROWS_WITH_AS(d.step_compute_time_s("resnet50", 64, Precision::kTf32),
                        doctest::Contains("(listed: "), InputError);
 }
@@ -163,7 +156,7 @@ TEST_CASE("rates and step times are both accepted, in the model's sample unit") 
   CHECK(d.step_compute_time_s("resnet50", 32) == doctest::Approx(0.1));
   CHECK(d.throughput()[0].samples_per_s() == doctest::Approx(320));
   CHECK_THROWS_WITH_AS(parse(with(kValid, "    step_time: 100ms\n", "    rate: 320 seq/s\n")),
-                       doctest::Contains("bad.yaml:14: key 'throughput[0].rate': expected a rate "
+                       doctest::Contains("bad.yaml:11: key 'throughput[0].rate': expected a rate "
                                          "such as 125 Timg/s"),
                        InputError);
 }
@@ -186,25 +179,25 @@ TEST_CASE("bad device files name the file, the line and the key") {
                           "unit such as 10Gbps or 25GB/s, got the bare number \"900\""),
         InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "value: 2%", "value: 2")),
-                         doctest::Contains("bad.yaml:9: key 'step_time_cv.value': expected a "
+                         doctest::Contains("bad.yaml:6: key 'step_time_cv.value': expected a "
                                            "percentage such as 2%"),
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "    step_time: 100ms\n", "    rate: 320\n")),
-                         doctest::Contains("bad.yaml:14: key 'throughput[0].rate'"), InputError);
+                         doctest::Contains("bad.yaml:11: key 'throughput[0].rate'"), InputError);
   }
   SUBCASE("number without its source") {
     CHECK_THROWS_WITH_AS(
-        parse(with(kValid, "{value: 300GB/s, source: s}", "{value: 300GB/s}")),
-        doctest::Contains("bad.yaml:6: key 'reduce_bandwidth.source': missing required key "
+        parse(with(kValid, "{value: 900GB/s, source: s}", "{value: 900GB/s}")),
+        doctest::Contains("bad.yaml:5: key 'memory_bandwidth.source': missing required key "
                           "(every number needs its source)"),
         InputError);
-    CHECK_THROWS_WITH_AS(parse(with(kValid, "{value: 12GB/s, source: s}", "12GB/s")),
-                         doctest::Contains("bad.yaml:7: key 'host_to_device_bandwidth': expected "
+    CHECK_THROWS_WITH_AS(parse(with(kValid, "{value: 16GB, source: s}", "16GB")),
+                         doctest::Contains("bad.yaml:4: key 'memory': expected "
                                            "{value: <number with unit>, source: \"...\"}"),
                          InputError);
     CHECK_THROWS_WITH_AS(
         parse(with(kValid, "    step_time: 100ms\n    source: s\n", "    step_time: 100ms\n")),
-        doctest::Contains("bad.yaml:11: key 'throughput[0].source': missing "
+        doctest::Contains("bad.yaml:8: key 'throughput[0].source': missing "
                           "required key"),
         InputError);
   }
@@ -215,15 +208,15 @@ TEST_CASE("bad device files name the file, the line and the key") {
   }
   SUBCASE("unknown model, precision, bad batch, duplicate point") {
     CHECK_THROWS_WITH_AS(parse(with(kValid, "model: resnet50", "model: resnet5")),
-                         doctest::Contains("bad.yaml:11: key 'throughput[0].model': unknown "
+                         doctest::Contains("bad.yaml:8: key 'throughput[0].model': unknown "
                                            "model 'resnet5' (known: bert-base, mobilenetv2, "),
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "    precision: fp32", "    precision: fp64")),
-                         doctest::Contains("bad.yaml:12: key 'throughput[0].precision': unknown "
+                         doctest::Contains("bad.yaml:9: key 'throughput[0].precision': unknown "
                                            "precision 'fp64'"),
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "batch: 32", "batch: 32.5")),
-                         doctest::Contains("bad.yaml:13: key 'throughput[0].batch': expected a "
+                         doctest::Contains("bad.yaml:10: key 'throughput[0].batch': expected a "
                                            "whole number of samples >= 1"),
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "batch: 32\n    step_time: 100ms\n",
@@ -232,8 +225,8 @@ TEST_CASE("bad device files name the file, the line and the key") {
                                            "(img/s) and step_time"),
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "batch: 64", "batch: 32")),
-                         doctest::Contains("bad.yaml:16: key 'throughput[1]': duplicate point for "
-                                           "resnet50 fp32 batch 32 (first at line 11)"),
+                         doctest::Contains("bad.yaml:13: key 'throughput[1]': duplicate point for "
+                                           "resnet50 fp32 batch 32 (first at line 8)"),
                          InputError);
   }
   SUBCASE("invalid YAML and an empty file") {

@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "sim/net/cluster_spec.h"
-#include "sim/train/horovod_coordinator.h"
 
 using namespace adaptsim;
 using namespace adaptsim::train;
@@ -61,7 +60,8 @@ TrainingOptions options(int warmup = 1, int steps = 3) {
   return o;
 }
 
-SystemConfig system(SystemKind kind, coll::StrategyKind strategy = coll::StrategyKind::kBinaryTreeStar) {
+SystemConfig system(SystemKind kind,
+                    coll::StrategyKind strategy = coll::StrategyKind::kBinaryTreeStar) {
   SystemConfig c;
   c.kind = kind;
   c.strategy = strategy;
@@ -69,14 +69,14 @@ SystemConfig system(SystemKind kind, coll::StrategyKind strategy = coll::Strateg
   return c;
 }
 
-double step_of(const net::Topology& t, const Model& m, const ComputeProfile& p, const SystemConfig& s,
-               const TrainingOptions& o = options()) {
+double step_of(const net::Topology& t, const Model& m, const ComputeProfile& p,
+               const SystemConfig& s, const TrainingOptions& o = options()) {
   return simulate_training(t, m, p, 0.0, GpuArch::kVolta, s, o).step_mean_s;
 }
 
 }  // namespace
 
-TEST_CASE("a single GPU: every system equals ideal (Horovod's cycle aside)") {
+TEST_CASE("a single GPU: every system equals ideal, Horovod's cycle aside") {
   // One worker, no peer: staging copies are free here and every collective is a local copy, so
   // the step is forward + backward + update = 10 + (20 + 30) + 5 ms = 65 ms.
   const net::Topology t = cluster(1, 1, 1.25e9, 10'000);
@@ -84,11 +84,33 @@ TEST_CASE("a single GPU: every system equals ideal (Horovod's cycle aside)") {
   const ComputeProfile p = profile(0.010, {0.020, 0.030}, 0.005);
   const double ideal = step_of(t, m, p, system(SystemKind::kIdeal));
   CHECK(ideal == doctest::Approx(0.065).epsilon(1e-6));
-  for (SystemKind k : {SystemKind::kKungFu, SystemKind::kNcclScheduled, SystemKind::kHierarchical,
-                       SystemKind::kHorovodNccl}) {
+  // Horovod's background loop runs on one rank too (Horovod 0.16's RunLoopOnce has no size-1
+  // shortcut: it sleeps to the next cycle, then negotiates with itself); with a 10 us cycle a
+  // tensor waits < 10 us, 1.5e-4 of the step.
+  for (SystemKind k : {SystemKind::kKungFu, SystemKind::kHorovod, SystemKind::kNcclScheduled,
+                       SystemKind::kHierarchical, SystemKind::kHorovodNccl}) {
     SystemConfig s = system(k);
-    s.cycle_time_ns = 10'000;  // Horovod's negotiation still quantizes; keep the cycle short
+    s.cycle_time_ns = 10'000;
     CHECK_MESSAGE(step_of(t, m, p, s) == doctest::Approx(ideal).epsilon(2e-4), system_kind_name(k));
+  }
+}
+
+TEST_CASE("a single GPU: Horovod's default 5 ms cycle delays the last gradient") {
+  // Forward 10 ms, backward 21 + 31 ms, update 5 ms: ideal = 67 ms. Horovod's loop wakes every
+  // 5 ms from t = 0 (nothing it runs takes a cycle, so the wake-ups stay at multiples of 5 ms):
+  //   t0 ready at 31 ms -> reported at 35 ms, hidden under the second layer (ends at 62 ms);
+  //   t1 ready at 62 ms -> reported at 65 ms: 3 ms exposed wait, then the 5 ms update.
+  // Step = 5 ms x ceil(62 / 5) + 5 ms = 70 ms, a multiple of the cycle, so every step starts on a
+  // wake-up and repeats the same 3 ms wait.
+  const net::Topology t = cluster(1, 1, 1.25e9, 10'000);
+  const Model m = toy_model({1 << 20, 1 << 18});
+  const ComputeProfile p = profile(0.010, {0.021, 0.031}, 0.005);
+  CHECK(step_of(t, m, p, system(SystemKind::kIdeal)) == doctest::Approx(0.067).epsilon(1e-6));
+  for (SystemKind k : {SystemKind::kHorovod, SystemKind::kHorovodNccl}) {
+    CAPTURE(system_kind_name(k));
+    const TrainingResult r = simulate_training(t, m, p, 0.0, GpuArch::kVolta, system(k), options());
+    CHECK(r.step_mean_s == doctest::Approx(0.070).epsilon(1e-6));
+    CHECK(r.exposed_wait_s == doctest::Approx(0.003).epsilon(1e-5));
   }
 }
 
@@ -133,24 +155,98 @@ TEST_CASE("two workers: communication-bound and compute-bound limits match the h
   CHECK(compute_bound == doctest::Approx(0.080 + 2 * alpha + 4 / B).epsilon(1e-6));
 }
 
-TEST_CASE("Horovod's message table releases a tensor once every rank reported it, in rank order") {
-  HorovodMessageTable table(3);
-  // Cycle 1: rank 0 reports a, b; rank 1 reports b; rank 2 reports b, a.
-  // Counting rank by rank: b reaches 3 on rank 2's report of b, then a reaches 2 only.
-  CHECK(table.add_cycle({{0, 1}, {1}, {1, 0}}) == std::vector<std::size_t>{1});
-  CHECK(table.pending() == 1);
-  // Cycle 2: rank 1 reports a: a reaches 3.
-  CHECK(table.add_cycle({{}, {0}, {}}) == std::vector<std::size_t>{0});
-  CHECK(table.pending() == 0);
+TEST_CASE("two workers, Horovod over MPI: cycle, negotiation, fusion and ring by hand") {
+  // The cluster of the previous case (B = 1e9 B/s, alpha = 20 us; PCIe and CPU free), Horovod's
+  // 5 ms cycle and 64 B per tensor in requests and responses (8 B header): q(k) = (8 + 64 k) / B.
+  // Rank 1 is the later worker and sets the pace. Per step, from rank 1's start:
+  //   - its gradients wait for its background loop's next wake-up at 35 ms (when a ring lasts
+  //     more than a cycle the loop wakes right after it, i.e. when the step starts);
+  //   - request to rank 0: alpha + q; rank 0 answers at once (MPI_Bcast before executing):
+  //     alpha + q, so rank 1 starts its ring 2 alpha + 2q after the wake-up, 20 us after rank 0;
+  //   - ring of S bytes on 2 ranks, rank 1 finishing 2 alpha + S / B after its own start (rank 0
+  //     1 alpha earlier), so the step repeats from there.
+  // step = 35 ms + 2 alpha + 2 q + (2 alpha + S / B) per fused buffer (see the ring trace below).
+  // (doctest's Approx scales epsilon by 1 + |value|, so for seconds it is an absolute tolerance:
+  // 1e-8 = 10 ns, below the 272 ns of the negotiation bytes.)
+  const double B = 1e9, alpha = 20e-6, S = 8e6;
+  const net::Topology t = cluster(2, 1, B, 10'000);
+  SystemConfig hvd = system(SystemKind::kHorovod);
+  const double q2 = (8 + 64 * 2) / B;  // two tensors reported in one cycle: 136 B
+
+  // Communication-bound: two 4 MB gradients ready at 31 and 32 ms (F = 10, B0 = 21, B1 = 1 ms),
+  // both reported at the 35 ms wake-up and fused (8 MB <= 64 MiB) into one 8 MB ring:
+  // step = 35 ms + 2 alpha + 2 q + 2 alpha + S / B = 35 + 0.04 + 0.000272 + 0.04 + 8 ms
+  //      = 43.080272 ms.
+  const Model two = toy_model({1'000'000, 1'000'000});
+  const ComputeProfile late = profile(0.010, {0.021, 0.001});
+  const double fused = step_of(t, two, late, hvd);
+  CHECK(fused == doctest::Approx(0.035 + 4 * alpha + 2 * q2 + S / B).epsilon(1e-8));
+
+  // Without fusion (threshold 4 MB: 4 + 4 MB > 4 MB) the two 4 MB rings run one after the other.
+  // Ring 1: rank 0 starts at a0, rank 1 at a1 = a0 + alpha; with m = S / (4 B) = 2 ms per half
+  // tensor, rank 0 ends at a1 + 2m + alpha and rank 1 at a1 + 2m + 2 alpha. Ring 2 starts with
+  // the same 1-alpha offset and again takes rank 1 2m + 2 alpha. So rank 1 spends
+  // 2 (2m + 2 alpha) = S / B + 4 alpha in rings: fusion saves one ring's 2 alpha = 40 us.
+  // step = 35 ms + 2 alpha + 2 q + 4 alpha + S / B = 43.120272 ms.
+  hvd.fusion_bytes = 4'000'000;
+  const double unfused = step_of(t, two, late, hvd);
+  CHECK(unfused == doctest::Approx(0.035 + 6 * alpha + 2 * q2 + S / B).epsilon(1e-8));
+  CHECK(unfused - fused == doctest::Approx(2 * alpha).epsilon(1e-3));
+
+  // Compute-bound: a 2 MB gradient at 32 ms and a 4 B one at 82 ms (B1 = 50 ms). Every ring now
+  // lasts < 5 ms (2 MB: 2 ms + 80 us), so both loops keep waking at multiples of 5 ms from t = 0:
+  //   2 MB: wake-up 35 ms, done by 37.08 ms, hidden under the last layer;
+  //   4 B: ready at 82 ms (+ the ~80 us by which rank 1 lags the grid) -> wake-up at 85 ms,
+  //        then delta = 2 alpha + 2 q(1) + 2 alpha + 4 / B = 80.148 us of negotiation and ring.
+  // Rank 1's step ends delta after a wake-up, the next wake-up comes 5 ms - delta into the next
+  // step, so every step lasts 5 ms x ceil((82 ms + delta) / 5 ms) = 85 ms exactly. Exposed:
+  // 2 alpha + 4 / B = 40 us of ring (link) and 3 ms - 40 us of waiting for the cycle and for
+  // the negotiation messages (nothing of this worker's own in flight).
+  hvd.fusion_bytes = 64ull << 20;
+  const TrainingResult cb =
+      simulate_training(t, toy_model({500'000, 1}), profile(0.010, {0.022, 0.050}), 0.0,
+                        GpuArch::kVolta, hvd, options());
+  CHECK(cb.step_mean_s == doctest::Approx(0.085).epsilon(1e-6));
+  CHECK(cb.exposed_link_s == doctest::Approx(2 * alpha).epsilon(1e-3));
+  CHECK(cb.exposed_wait_s == doctest::Approx(0.003 - 2 * alpha).epsilon(1e-4));
 }
 
-TEST_CASE("Horovod tensor fusion packs consecutive tensors up to the threshold") {
-  const std::vector<std::uint64_t> mib = {10, 20, 30, 5, 100, 40, 30};
-  auto bytes = [&](std::size_t t) { return mib[t] << 20; };
-  // 10+20+30 = 60 <= 64; +5 = 65 > 64 -> new group; 5 + 100 > 64 -> 100 alone (over the
-  // threshold on its own); 40 + 30 = 70 > 64 -> separate.
-  const auto groups = fuse_tensors({0, 1, 2, 3, 4, 5, 6}, bytes, 64ull << 20);
-  CHECK(groups == std::vector<std::vector<std::size_t>>{{0, 1, 2}, {3}, {4}, {5}, {6}});
+TEST_CASE("two workers, NCCL with KungFu's scheduler: NCCL's formula time by hand") {
+  // Same cluster. NCCL sees 2 nodes of 1 GPU joined by PCIe to a 1e9 B/s NIC: 1 channel of
+  // min(PCIe, NIC) = 1 GB/s; Volta, 2 nodes; AllReduce ring: 2 steps, both over the network.
+  //   Ring/Simple: latency 8.4 + 2 x 9.6 = 27.6 us, algbw = 1 x 2 / 2 = 1 GB/s;
+  //   Ring/LL:     latency 3.6 + 2 x 2.7 = 9.0 us,  algbw = min(39, 0.5 x 1) = 0.5 GB/s;
+  //   Tree/Simple: latency 2 x 50 = 100 us; Tree/LL: 4.4 + 2 x 5.0 = 14.4 us, 0.92/3.8/2 GB/s;
+  //   (no LL128 on PCIe).
+  // 8 MB: Ring/Simple 27.6 + 8e6 / 1e3 = 8027.6 us (LL: 9 + 16000 us).
+  // 4 B: Ring/LL 9.0 + 4 / 500 = 9.008 us (Simple: 27.604 us).
+  const net::Topology t = cluster(2, 1, 1e9, 10'000);
+  const NcclCommParams params = nccl_params_from_topology(t, {0, 1}, GpuArch::kVolta);
+  CHECK(params.n_nodes == 2);
+  CHECK(params.channels == 1);
+  CHECK(params.intra == NcclIntraLink::kPcie);
+  CHECK(params.inter_bw_per_channel_GBps == doctest::Approx(1.0));
+  const NcclEstimate big = nccl_predict(NcclColl::kAllReduce, 8'000'000, params);
+  CHECK((big.algo == NcclAlgo::kRing && big.proto == NcclProto::kSimple));
+  CHECK(big.time_us == doctest::Approx(27.6 + 8000.0));
+  const NcclEstimate tiny = nccl_predict(NcclColl::kAllReduce, 4, params);
+  CHECK((tiny.algo == NcclAlgo::kRing && tiny.proto == NcclProto::kLL));
+  CHECK(tiny.time_us == doctest::Approx(9.008));
+
+  const SystemConfig nccl = system(SystemKind::kNcclScheduled);  // polls every 100 us
+
+  // Communication-bound: the 8 MB gradient is ready at F + B0 = 30 ms; the scheduler's first task
+  // of a step launches at once (the poll starts when the step's first gradient arrives):
+  // step = 30 ms + 8027.6 us = 38.0276 ms.
+  const double comm_bound = step_of(t, toy_model({2'000'000}), profile(0.010, {0.020}), nccl);
+  CHECK(comm_bound == doctest::Approx(0.030 + 8027.6e-6).epsilon(1e-6));
+
+  // Compute-bound: 8 MB at 30 ms (done at 38.03 ms, hidden), 4 B ready at 30 + 50.05 = 80.05 ms.
+  // The executor polls every 100 us from its last launch (30 ms): it sees t1 at 80.1 ms.
+  // step = 80.1 ms + 9.008 us = 80.109008 ms.
+  const double compute_bound =
+      step_of(t, toy_model({2'000'000, 1}), profile(0.010, {0.020, 0.05005}), nccl);
+  CHECK(compute_bound == doctest::Approx(0.0801 + 9.008e-6).epsilon(1e-6));
 }
 
 TEST_CASE("Horovod's cycle quantizes the step: ready tensors wait for the next cycle") {
@@ -162,12 +258,12 @@ TEST_CASE("Horovod's cycle quantizes the step: ready tensors wait for the next c
   const Model m = toy_model({1000});
   SystemConfig hvd = system(SystemKind::kHorovod);
   hvd.cycle_time_ns = 5'000'000;
-  const TrainingResult fast = simulate_training(t, m, profile(0.001, {0.001}), 0.0,
-                                                GpuArch::kVolta, hvd, options());
+  const TrainingResult fast =
+      simulate_training(t, m, profile(0.001, {0.001}), 0.0, GpuArch::kVolta, hvd, options());
   CHECK(fast.step_mean_s == doctest::Approx(0.005).epsilon(1e-5));
   CHECK(fast.exposed_wait_s == doctest::Approx(0.003).epsilon(1e-3));
-  const TrainingResult slow = simulate_training(t, m, profile(0.001, {0.005}), 0.0,
-                                                GpuArch::kVolta, hvd, options());
+  const TrainingResult slow =
+      simulate_training(t, m, profile(0.001, {0.005}), 0.0, GpuArch::kVolta, hvd, options());
   CHECK(slow.step_mean_s == doctest::Approx(0.010).epsilon(1e-5));
 }
 
