@@ -4,6 +4,7 @@
 Left: live vs simulated step time per row (the diagonal is perfect agreement). Right: the relative
 error (sim - live) / live per row, with the median and max |error| in the title.
 Usage: /usr/bin/python3 plots/compare.py out/NAME/NAME.compare.csv [-o out.png]
+(default output: NAME.compare.png next to the CSV; simctl compare runs this after writing the CSV)
 """
 import matplotlib.pyplot as plt
 

@@ -339,13 +339,24 @@ LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& labe
   }
   c.congestion_control = r.string_or("congestion_control", c.congestion_control);
   c.verify = r.boolean_or("verify", c.verify);
+  // sleep and spin wait on the CPU; gpu runs the CUDA emulation kernel; auto is gpu where this
+  // build has CUDA and a device is visible, else sleep (decided by each rank at run time).
   const std::string mode = r.string_or("compute_mode", "sleep");
-  if (mode == "sleep") {
-    c.compute_mode = hw::CpuComputeMode::kSleep;
-  } else if (mode == "spin") {
+  c.compute_device = ComputeDevice::kCpu;
+  c.compute_mode = hw::CpuComputeMode::kSleep;
+  if (mode == "spin") {
     c.compute_mode = hw::CpuComputeMode::kSpin;
-  } else {
-    r.fail("compute_mode", "expected sleep or spin, got \"" + mode + "\"");
+  } else if (mode == "gpu") {
+    if (!gpu_compute_available_in_build()) {
+      r.fail("compute_mode",
+             "gpu needs an adaptsim-live built with CUDA (CMake's ADAPTSIM_HAVE_CUDA is off); use "
+             "sleep, spin or auto");
+    }
+    c.compute_device = ComputeDevice::kGpu;
+  } else if (mode == "auto") {
+    c.compute_device = ComputeDevice::kAuto;
+  } else if (mode != "sleep") {
+    r.fail("compute_mode", "expected sleep, spin, gpu or auto, got \"" + mode + "\"");
   }
   r.finish();
   try {
@@ -402,6 +413,7 @@ std::string result_json(const LiveRunSpec& spec, const LiveResult& result, doubl
                             {"optimizer", p.optimizer_s},
                             {"total", p.total_s()}};
   j["compute_scale"] = spec.compute_scale;
+  j["compute_mode"] = result.compute_device;
   if (!spec.device_path.empty()) {
     j["device"] = spec.device_path;
     j["precision"] = spec.precision;

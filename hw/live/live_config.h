@@ -20,7 +20,8 @@
 //                "chunk_size": "1MiB", "cycle_time": "5ms", "fusion_threshold": "64MiB"},
 //     "warmup_steps": 1, "steps": 5, "seed": 1, "timeout": "30s",
 //     "verify": true,                      // check every reduced gradient after every step
-//     "compute_mode": "sleep"              // or "spin"
+//     "compute_mode": "sleep"              // or "spin" (CPU), "gpu" (the CUDA emulation kernel on
+//              // the rank's GPU), "auto" (gpu where a device is visible, else sleep)
 //   }
 //
 // Bad input throws InputError "FILE: key 'system.strategy': unknown strategy \"X\" ...".
@@ -54,7 +55,8 @@ LiveRunSpec parse_live_run_spec(const std::string& json_text, const std::string&
 //    "exposed_wait_s": ..., "samples_per_s_per_gpu": ..., "samples_per_s_per_gpu_std": ...,
 //    "samples_per_s_total": ..., "sample_unit": ..., "rank_step_mean_s": [...],
 //    "compute_profile_s": {"forward": ..., "backward": ..., "optimizer": ..., "total": ...},
-//    "gradient_bytes": ..., "tensors": ..., "verified_steps": ..., "wall_s": ...,
+//    "compute_mode": "sleep" | "spin" | "gpu 0 (NAME)" (rank 0's), "gradient_bytes": ...,
+//    "tensors": ..., "verified_steps": ..., "wall_s": ...,
 //    "training_wall_s": ..., "config": ...}
 // `wall_s` is the whole run on rank 0 (connecting included), `training_wall_s` the steps only.
 std::string result_json(const LiveRunSpec& spec, const LiveResult& result, double wall_s);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -35,9 +36,12 @@ class TimerSlack {
   long old_;
 };
 
-void compute_until(TimeNs deadline_ns, const hw::CpuComputeOptions& options) {
-  const TimeNs left = deadline_ns - tcp::EventLoop::now_ns();
-  if (left > 0) hw::emulate_compute_cpu(to_seconds(left), options);
+// The rank's index among the ranks of its host (0 when the runtime has no host map).
+int local_rank(const tcp::Runtime& rt) {
+  const std::vector<int>& host = rt.host_of_rank();
+  if (host.size() != static_cast<std::size_t>(rt.size())) return 0;
+  const int mine = host[static_cast<std::size_t>(rt.rank())];
+  return static_cast<int>(std::count(host.begin(), host.begin() + rt.rank(), mine));
 }
 
 // Per-rank sums over steps, in the layout of the stats all-reduce.
@@ -97,7 +101,23 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   const int rank = rt.rank(), n = rt.size();
   const int total_steps = c.warmup_steps + c.measured_steps;
   const bool communicates = c.system.kind != train::SystemKind::kIdeal;
-  const hw::CpuComputeOptions compute_options{.mode = c.compute_mode};
+
+  // Before the barrier: a GPU's set-up (context, module load) is not part of any step, and a rank
+  // without its GPU fails every peer at once with the cause.
+  std::unique_ptr<ComputeEmulator> compute;
+  try {
+    std::string note;
+    compute = make_compute_emulator(
+        {.device = c.compute_device, .cpu_mode = c.compute_mode, .local_rank = local_rank(rt)},
+        &note);
+    if (!note.empty() && local_rank(rt) == 0) {
+      std::fprintf(stderr, "rank %d: %s\n", rank, note.c_str());
+    }
+  } catch (const std::exception& e) {
+    const std::string reason = "rank " + std::to_string(rank) + ": " + e.what();
+    abort_cluster(rt, reason);
+    throw RuntimeFailure(reason);
+  }
 
   std::optional<GradientBuffers> buffers;
   if (communicates) buffers.emplace(model, rank, n);
@@ -116,6 +136,7 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   rt.barrier(c.timeout_ns);
   TimerSlack slack;
   RankStats stats;
+  std::vector<TimeNs> phase_end_ns(model.layers.size() + 1);
   TimeNs first_start = 0, last_end = 0;
   int verified = 0;
   system->start();
@@ -125,14 +146,20 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
       const TimeNs start = tcp::EventLoop::now_ns();
       if (step == 0) first_start = start;
       const double jitter = step_jitter(c.seed, c.step_time_cv, rank, step);
+      // Phase 0 is forward, phase l + 1 backward layer l.
       TimeNs t = start + seconds_to_ns_ceil(c.compute.forward_s * jitter);
-      compute_until(t, compute_options);
+      phase_end_ns[0] = t;
       for (std::size_t l = 0; l < model.layers.size(); ++l) {
         t += seconds_to_ns_ceil(c.compute.backward_layer_s[l] * jitter);
+        phase_end_ns[l + 1] = t;
+      }
+      compute->begin_step(start, phase_end_ns);
+      compute->wait_phase(0);
+      for (std::size_t l = 0; l < model.layers.size(); ++l) {
         const train::Layer& layer = model.layers[l];
         const bool last = l + 1 == model.layers.size();
         if (layer.tensor_count == 0 && !last) continue;  // no gradient to hand over
-        compute_until(t, compute_options);
+        compute->wait_phase(l + 1);
         for (std::size_t i = 0; i < layer.tensor_count; ++i) {
           system->gradient_ready(step, layer.first_tensor + i);
         }
@@ -140,8 +167,7 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
       }
       const TimeNs update_start =
           tracker.wait_update_start(tcp::EventLoop::now_ns() + c.timeout_ns + kComputeWaitMarginNs);
-      compute_until(update_start + seconds_to_ns_ceil(c.compute.optimizer_s * jitter),
-                    compute_options);
+      compute->run_until(update_start + seconds_to_ns_ceil(c.compute.optimizer_s * jitter));
       const TimeNs end = tcp::EventLoop::now_ns();
       last_end = end;
 
@@ -214,6 +240,7 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   out.gradient_bytes = model.totals().bytes(c.gradient_element_bytes);
   out.verified_steps = verified;
   out.wall_s = to_seconds(last_end - first_start);
+  out.compute_device = compute->description();
   return out;
 }
 

@@ -5,7 +5,8 @@
 // simulator (sim/train/step_simulator.h) predicts, by the same definitions.
 //
 // Each rank, each step:
-//   - forward: a wait of forward_s x jitter;
+//   - forward: emulated compute of forward_s x jitter (compute_emulator.h: a wait on the CPU, the
+//     CUDA emulation kernel on a GPU);
 //   - backward, layer by layer in backward order: a wait of that layer's time x jitter; when it
 //     ends, the layer's gradients go to the system at once (the layer loop never waits for
 //     communication, which overlaps the rest of backward);
@@ -28,9 +29,11 @@
 // timeout; a failure on one rank aborts the cluster (the peers fail at once, naming it).
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hw/cuda/compute_emulation.h"
+#include "hw/live/compute_emulator.h"
 #include "hw/tcp/runtime.h"
 #include "sim/train/model_zoo.h"
 #include "sim/train/step_simulator.h"
@@ -54,8 +57,11 @@ struct LiveConfig {
   TimeNs timeout_ns = 30 * kNsPerSecond;
   // TCP congestion control of the connections (tcp::TcpTransportOptions); empty: the system's.
   std::string congestion_control;
-  // Sleep by default: several ranks share a few cores, and spinning compute threads would steal
-  // them from the communication (hw/cuda/compute_emulation.h).
+  // Where the compute runs (compute_emulator.h): the CPU by default, also on machines with GPUs.
+  ComputeDevice compute_device = ComputeDevice::kCpu;
+  // How the CPU waits (kCpu, and kAuto without a GPU). Sleep by default: several ranks share a few
+  // cores, and spinning compute threads would steal them from the communication
+  // (hw/cuda/compute_emulation.h).
   hw::CpuComputeMode compute_mode = hw::CpuComputeMode::kSleep;
   bool verify = true;  // check every reduced gradient after every step (not for ideal)
 };
@@ -69,6 +75,8 @@ struct LiveResult {
   std::uint64_t gradient_bytes = 0;  // per rank per step (one copy of every gradient)
   int verified_steps = 0;            // steps whose gradients were checked on every rank
   double wall_s = 0;                 // this rank: first step's start to last step's end
+  // What ran this rank's compute (ComputeEmulator::description): "sleep", "gpu 0 (NVIDIA ...)".
+  std::string compute_device;
 };
 
 // Checks a configuration against a model; throws InputError naming the field.
@@ -76,7 +84,10 @@ void validate_live_config(const train::Model& model, const LiveConfig& config);
 
 // Runs on every rank of a connected runtime (one thread per rank; the calling thread is the
 // compute thread). Returns the aggregated result on every rank; throws RuntimeFailure on a
-// failure (a lost peer, a timeout, a wrong gradient) and InputError on a bad configuration.
+// failure (a lost peer, a timeout, a wrong gradient, compute_device kGpu without a GPU) and
+// InputError on a bad configuration. With kAuto and no GPU, the first rank of each host says on
+// stderr that the compute falls back to the CPU. The GPU is the rank's index among its host's
+// ranks (tcp::Runtime::host_of_rank) modulo the visible devices.
 LiveResult run_live_training(tcp::Runtime& runtime, const train::Model& model,
                              const LiveConfig& config);
 

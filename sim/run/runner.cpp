@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -15,6 +17,65 @@
 #include "sim/run/thread_pool.h"
 
 namespace adaptsim::run {
+namespace {
+
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// simctl compare's figure: plots/compare.py (Debian's /usr/bin/python3 with matplotlib) renders
+// <name>.compare.png next to the CSV. The figure is a by-product: without python3, matplotlib or
+// the script, one line on stderr says it was skipped and how to draw it, and the comparison still
+// succeeds. plots/ is found as simctl finds the shipped data: $ADAPTSIM_DATA, else the source tree.
+// Returns the PNG's path, empty when skipped.
+std::filesystem::path render_compare_plot(const std::filesystem::path& csv) {
+  namespace fs = std::filesystem;
+  const fs::path python = "/usr/bin/python3";
+  const char* data = std::getenv("ADAPTSIM_DATA");
+  const fs::path script =
+      fs::path(data != nullptr ? data : ADAPTSIM_SOURCE_DIR) / "plots" / "compare.py";
+  const fs::path png = fs::path(csv).replace_extension(".png");  // NAME.compare.png
+  const std::string draw = python.string() + " " + script.string() + " " + csv.string();
+  auto skipped = [&](const std::string& why) {
+    std::fprintf(stderr, "plot skipped (%s); draw it with: %s\n", why.c_str(), draw.c_str());
+    return fs::path();
+  };
+  std::error_code ec;
+  if (!fs::exists(python, ec)) return skipped("no " + python.string());
+  if (!fs::exists(script, ec)) return skipped("no " + script.string());
+  const std::string command = shell_quoted(python.string()) + " " + shell_quoted(script.string()) +
+                              " " + shell_quoted(csv.string()) + " -o " +
+                              shell_quoted(png.string()) + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return skipped("cannot start " + python.string());
+  // The script's output: "wrote PATH", or a Python error whose last line names the cause
+  // ("ModuleNotFoundError: No module named 'matplotlib'").
+  std::string output;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr)
+    output += buffer;
+  const int status = ::pclose(pipe);
+  const std::uintmax_t png_bytes = fs::file_size(png, ec);
+  if (status == 0 && !ec && png_bytes > 0) {
+    std::printf("wrote %s\n", png.string().c_str());
+    return png;
+  }
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
+    output.pop_back();
+  const std::size_t line = output.rfind('\n');
+  const std::string last = line == std::string::npos ? output : output.substr(line + 1);
+  return skipped(last.empty() ? "compare.py failed" : "compare.py: " + last);
+}
+
+}  // namespace
 
 io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
 
@@ -189,6 +250,8 @@ CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
   m["wall_time_s"] = summary.wall_seconds;
   m["command"] = options.command_line;
   io::write_file_atomic(summary.csv_path, out.render());
+  const std::filesystem::path plot = render_compare_plot(summary.csv_path);
+  m["plot"] = plot.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plot.string());
   io::write_file_atomic(options.out_dir / (sim.name + ".compare.json"), m.dump(2) + "\n");
   return summary;
 }

@@ -25,12 +25,6 @@ namespace {
 
 constexpr double kDeadlineS = 30;  // far below ctest's; nothing can hang the suite
 
-std::string diagnostics(const ProcessResult& r) {
-  return "exit " + std::to_string(r.exit_code) + " signal " + std::to_string(r.signal) +
-         (r.timed_out ? " TIMED OUT" : "") + " after " + std::to_string(r.wall_s) +
-         " s\n--- stdout\n" + r.out + "\n--- stderr\n" + r.err;
-}
-
 std::vector<std::string> tool(std::vector<std::string> args) {
   args.insert(args.begin(), live_tool_path());
   return args;
