@@ -2,13 +2,28 @@
 # Regenerates docs/validation.md's measurements (needs root, ~30 min on 2 cores): calibrates the
 # testbed at each NIC cap, then runs `simctl compare` on scenarios/validate-testbed.yaml with that
 # cap and its profile, and on scenarios/validate-contention.yaml; prints the combined table.
+#
+#   scripts/validate-testbed.sh [--recalibrate] [CAP...]     (default caps: 500Mbps 1Gbps)
+#
+# A cap whose profile traces/calibration/testbed-CAP.yaml exists is not calibrated again unless
+# --recalibrate (or ADAPTSIM_RECALIBRATE=1) is given: then every cap's profile is measured anew
+# and overwritten. ADAPTSIM_BUILD picks the build folder (default: build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${ADAPTSIM_BUILD:-build}"
-caps=("${@:-500Mbps 1Gbps}")
-read -r -a caps <<< "${caps[*]}"
+recalibrate="${ADAPTSIM_RECALIBRATE:-0}"
+caps=()
+for arg in "$@"; do
+  case "$arg" in
+    --recalibrate) recalibrate=1 ;;
+    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "validate-testbed.sh: unknown option $arg (known: --recalibrate)" >&2; exit 2 ;;
+    *) caps+=("$arg") ;;
+  esac
+done
+[ "${#caps[@]}" -gt 0 ] || caps=(500Mbps 1Gbps)
 for cap in "${caps[@]}"; do
-  if [ ! -f "traces/calibration/testbed-$cap.yaml" ]; then
+  if [ "$recalibrate" = 1 ] || [ ! -f "traces/calibration/testbed-$cap.yaml" ]; then
     scripts/calibrate-testbed.sh topologies/cloud-vms.yaml traces/calibration "testbed-$cap" \
       --set servers=4 --set "nic_bandwidth=$cap" --set nic_queue=100ms -- \
       --strategy MULTI_BINARY_TREE_STAR,CLASSIC_RING --minbytes 8B --maxbytes 16MiB \

@@ -100,6 +100,37 @@ struct ScratchDir {
 
 }  // namespace
 
+std::string failure_cause(const std::string& output) {
+  // Every rank prints "adaptsim-live: rank R: ..." and the launcher, last, "adaptsim-live:
+  // launcher: rank 2 (pid 123) was killed by signal 9 (Killed); rank 0 ...", root cause first.
+  std::vector<std::string> lines;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+      line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  // The ranks' lines are single writes in the order they failed: the first is the likeliest cause
+  // ("cannot listen on 10.213.1.3:7100: bind: Address already in use"), the others follow from it.
+  const std::string tool = "adaptsim-live: ";
+  const std::string launcher = tool + "launcher: ";
+  auto text_of = [&](const std::string& line) {
+    return line.rfind(tool, 0) == 0 ? line.substr(tool.size()) : line;
+  };
+  std::string summary, first_error;
+  std::string joined;
+  for (const std::string& line : lines) {
+    if (line.rfind(launcher, 0) == 0) {
+      summary = line.substr(launcher.size());
+    } else if (first_error.empty()) {
+      first_error = text_of(line);
+    }
+    joined += (joined.empty() ? "" : "; ") + text_of(line);
+  }
+  if (summary.empty()) return joined.empty() ? "no output" : joined;
+  return first_error.empty() ? summary : summary + "; first error: " + first_error;
+}
+
 ProcessLiveBackend::ProcessLiveBackend(std::filesystem::path live_tool)
     : live_tool_(std::move(live_tool)) {}
 
@@ -116,12 +147,19 @@ train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTa
                                    "--ranks-per-host",  std::to_string(gpus),
                                    "-o",                result.string(),
                                    "-q"};
+  if (task.live.fault_kill_rank >= 0) {
+    argv.insert(argv.end(), {"--fault-kill-rank", std::to_string(task.live.fault_kill_rank),
+                             "--fault-after-sends", std::to_string(task.live.fault_after_sends)});
+  }
   std::optional<testbed::Testbed> bed;
+  // Every rank's prefix (a namespace, or none), the address it listens on and the one it binds.
+  nlohmann::json placements;
   if (task.live.placement == "testbed") {
+    testbed::TestbedOptions options;
+    options.prefix = task.live.prefix;
     // The buffers behind the caps come from the topology (nic.queue), as the simulation's do.
-    bed.emplace(testbed::Testbed::create(task.nominal));
+    bed.emplace(testbed::Testbed::create(task.nominal, options));
     // Rank r runs on server r / gpus, inside its namespace, listening on the server's address.
-    nlohmann::json placements;
     for (int r = 0; r < ranks; ++r) {
       const int host = r / gpus;
       const auto& h = bed->hosts().at(host);
@@ -129,6 +167,15 @@ train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTa
                                      {"address", h.ip + ":" + std::to_string(7100 + r % gpus)},
                                      {"bind", h.ip}});
     }
+  } else if (task.live.placement == "hosts") {
+    // Rank r started here, listening on hosts[r] (the scenario checked one entry per rank).
+    for (const std::string& address : task.live.hosts) {
+      placements["ranks"].push_back({{"prefix", nlohmann::json::array()},
+                                     {"address", address},
+                                     {"bind", address.substr(0, address.rfind(':'))}});
+    }
+  }
+  if (!placements.is_null()) {
     io::write_file_atomic(dir.path / "placement.json", placements.dump(2));
     argv.push_back("--rank-prefix-json");
     argv.push_back((dir.path / "placement.json").string());
@@ -139,10 +186,8 @@ train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTa
   const testbed::CommandResult run = testbed::run_command(argv, options);
   if (bed) bed->teardown();
   if (!run.ok()) {
-    std::string why = run.err.empty() ? run.out : run.err;
-    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
     throw RuntimeFailure("live run of " + task.model + " / " + task.system.label + " failed (" +
-                         run.status() + "): " + why);
+                         run.status() + "): " + failure_cause(run.err.empty() ? run.out : run.err));
   }
   return parse_live_result(read_file(result), result.string());
 }

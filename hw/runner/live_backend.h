@@ -1,7 +1,8 @@
 #pragma once
 // Runs a scenario's training tasks live: real processes (adaptsim-live, one per GPU of the
-// topology), placed on this machine or in an emulated cluster (hw/testbed: one network namespace
-// per server, NIC caps from the topology), exchanging real gradients over hw/tcp. The result is
+// topology), placed on this machine (placement local, or hosts: rank r listening on the r-th
+// listed address) or in an emulated cluster (testbed: one network namespace per server, NIC caps
+// from the topology, named by live.prefix), exchanging real gradients over hw/tcp. The result is
 // the same TrainingResult the simulator produces, from the same step definitions.
 
 #include <filesystem>
@@ -27,6 +28,11 @@ std::filesystem::path find_live_tool();
 
 // The JSON configuration adaptsim-live reads for one task (exposed for tests).
 std::string live_config_json(const run::LiveTrainingTask& task);
+
+// One line saying why adaptsim-live failed, from its stderr: the launcher's summary (the failed
+// ranks, root cause first) and the first error a rank printed, when there is a summary; else
+// every line joined with "; ".
+std::string failure_cause(const std::string& output);
 
 // Parses adaptsim-live's result file into the simulator's result type.
 train::TrainingResult parse_live_result(const std::string& json_text, const std::string& label);

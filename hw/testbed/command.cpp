@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,8 +56,16 @@ struct Pipe {
 };
 
 // Child side between fork and execve: only async-signal-safe calls (the parent may have threads).
+// `parent` is the parent's pid, read before fork.
 [[noreturn]] void exec_child(int in_fd, int out_fd, int err_fd, int report_fd, bool new_netns,
-                             const char* path, char* const* argv) {
+                             pid_t parent, const char* path, char* const* argv) {
+  // Die with the parent (SIGKILL when the forking thread ends: run_command's caller waits, so
+  // only when the parent dies), kept across execve. If the parent died before prctl, nobody would
+  // send the signal: getppid() then no longer names it.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+  // Own process group: a terminal's Ctrl-C reaches the parent alone, which tears down in order
+  // (an `ip` command is not cut off halfway), and a timeout kills the program with its children.
+  ::setpgid(0, 0);
   ::dup2(in_fd, STDIN_FILENO);
   ::dup2(out_fd, STDOUT_FILENO);
   ::dup2(err_fd, STDERR_FILENO);
@@ -119,14 +128,16 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   Pipe out, err, report;
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0) throw RuntimeFailure("/dev/null: " + std::string(strerror(errno)));
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    exec_child(null_fd, out.write, err.write, report.write, options.new_netns, path->c_str(),
-               cargv.data());
+    exec_child(null_fd, out.write, err.write, report.write, options.new_netns, parent,
+               path->c_str(), cargv.data());
   }
   const int fork_errno = errno;
   ::close(null_fd);
   if (pid < 0) throw RuntimeFailure("fork: " + std::string(strerror(fork_errno)));
+  ::setpgid(pid, pid);  // as the child does; whichever runs first wins, the other is a no-op
   close_fd(out.write);
   close_fd(err.write);
   close_fd(report.write);
@@ -169,7 +180,10 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   }
   close_fd(out.read);
   close_fd(err.read);
-  if (result.timed_out) ::kill(pid, SIGKILL);
+  if (result.timed_out) {
+    ::kill(-pid, SIGKILL);  // the program's group (exec_child made it the leader)
+    ::kill(pid, SIGKILL);   // in case setpgid had not run yet
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

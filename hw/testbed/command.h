@@ -1,9 +1,11 @@
 #pragma once
 // Runs an external program (ip, tc, iperf3) by fork + execve, never through a shell: arguments
 // are passed as given, stdout and stderr are captured, and every run has a deadline after which
-// the program is killed. Its stdin is /dev/null. The testbed builds all its objects through this
-// one function, so every failure message names the exact command and carries the program's own
-// stderr.
+// the program is killed. Its stdin is /dev/null. The program runs in its own process group (a
+// terminal's Ctrl-C reaches only the caller, which then tears down in order; a timeout kills the
+// whole group) and dies with the caller (PR_SET_PDEATHSIG SIGKILL: a killed simctl leaves no
+// adaptsim-live behind). The testbed builds all its objects through this one function, so every
+// failure message names the exact command and carries the program's own stderr.
 
 #include <optional>
 #include <string>

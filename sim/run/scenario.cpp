@@ -1,5 +1,7 @@
 #include "sim/run/scenario.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -54,15 +56,72 @@ std::string column_name(const std::string& key) {
   return dot == std::string::npos ? key : key.substr(dot + 1);
 }
 
+// hw/testbed's rule (testbed_plan.h valid_prefix), checked here so that `simctl validate` reports
+// it at its key: interface names are at most 15 characters and "-u<k>a" must fit.
+bool valid_testbed_prefix(const std::string& prefix) {
+  if (prefix.empty() || prefix.size() > 12 || !std::isalpha(static_cast<unsigned char>(prefix[0])))
+    return false;
+  return std::all_of(prefix.begin(), prefix.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+}
+
+// "host:port" with a non-empty host and a port in 1..65535.
+bool valid_host_port(const std::string& entry) {
+  const auto colon = entry.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == entry.size()) return false;
+  const std::string port = entry.substr(colon + 1);
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+      }))
+    return false;
+  const int p = std::stoi(port);
+  return p >= 1 && p <= 65535;
+}
+
 LiveOptions read_live(io::MapReader& top) {
   LiveOptions o;
   if (auto live = top.optional_map("live")) {
-    o.placement = live->choice_or("placement", {"local", "testbed"}, o.placement);
+    o.placement = live->choice_or("placement", {"local", "testbed", "hosts"}, o.placement);
     o.timeout_ns = live->duration_ns_or("timeout", o.timeout_ns);
     o.congestion_control = live->string_or("congestion_control", o.congestion_control);
+    o.prefix = live->string_or("prefix", o.prefix);
+    if (!valid_testbed_prefix(o.prefix)) {
+      live->fail("prefix",
+                 "expected 1 to 12 letters and digits, starting with a letter (it names "
+                 "the testbed's namespaces and interfaces)");
+    }
+    if (live->has("hosts")) {
+      o.hosts = live->string_list("hosts");
+      for (const std::string& h : o.hosts) {
+        if (!valid_host_port(h))
+          live->fail("hosts", "expected host:port entries, got \"" + h + "\"");
+      }
+    }
+    if (o.placement == "hosts" && o.hosts.empty()) {
+      live->fail("placement", "placement hosts needs `hosts: [host:port, ...]`, one per rank");
+    }
+    if (o.placement != "hosts" && !o.hosts.empty()) {
+      live->fail("hosts", "hosts are only used with `placement: hosts`");
+    }
+    if (auto fault = live->optional_map("fault")) {
+      o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0));
+      o.fault_after_sends = static_cast<std::uint64_t>(fault->integer("after_sends", 0));
+      fault->finish();
+    }
     live->finish();
   }
   return o;
+}
+
+// A hosts placement lists one address per rank: the point's servers times GPUs per server.
+void check_live_hosts(io::MapReader& top, const LiveOptions& live, const net::ClusterSpec& spec) {
+  if (live.placement != "hosts") return;
+  const std::size_t ranks = static_cast<std::size_t>(spec.servers) * spec.server.gpus;
+  if (live.hosts.size() != ranks) {
+    io::MapReader l = top.map("live");
+    l.fail("hosts", std::to_string(live.hosts.size()) + " hosts for " + std::to_string(ranks) +
+                        " ranks (servers x GPUs per server of the topology); list one per rank");
+  }
 }
 
 ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& dir,
@@ -99,6 +158,7 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
   point.assignments = std::move(assignments);
   point.topology = io::load_topology(file, overrides);
   point.nominal = point.topology.spec;
+  if (mode == Mode::kLive) check_live_hosts(top, live, point.nominal);
   if (calibration) {
     point.calibrated = io::apply_calibration_with_report(point.topology.spec, *calibration);
   }

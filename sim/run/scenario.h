@@ -5,7 +5,9 @@
 //   description: ...
 //   seed: 1
 //   mode: sim                       # or live (simctl run --live)
-//   live: {placement: local, timeout: 120s}   # live runs only (placement: local or testbed)
+//   live: {placement: local, timeout: 120s}   # live runs only (LiveOptions in workload.h):
+//     # placement: local, testbed (prefix: adaptsim) or hosts (hosts: [127.0.0.1:7000, ...], one
+//     # per rank); congestion_control; fault: {kill_rank: R, after_sends: N} is a test hook
 //   calibration: ../traces/calibration/x.yaml   # optional: measured numbers over nominal ones
 //   topology:
 //     file: ../topologies/cloud-vms.yaml   # relative to this file

@@ -35,11 +35,21 @@ class Workload {
 
 // How live runs are placed and scaled (the scenario's `live:` section).
 struct LiveOptions {
-  std::string placement = "local";  // local: processes on this machine; testbed: one network
-                                    // namespace per server with the topology's NIC caps (root)
+  // local: processes on this machine; testbed: one network namespace per server with the
+  // topology's NIC caps (root); hosts: rank r listens on hosts[r] (started from this machine, so
+  // addresses of this machine: loopback or its interfaces).
+  std::string placement = "local";
   TimeNs timeout_ns = 120 * kNsPerSecond;  // per run
   // TCP congestion control of the live connections ("cubic", "bbr", ...); empty: the system's.
   std::string congestion_control;
+  // Testbed placement: names its namespaces and interfaces "<prefix>-h<i>", ... (letters and
+  // digits, at most 12), so that concurrent testbeds with different prefixes do not collide.
+  std::string prefix = "adaptsim";
+  std::vector<std::string> hosts;  // hosts placement: "host:port" per rank, in rank order
+  // Test hook (live.fault): rank fault_kill_rank SIGKILLs itself after fault_after_sends sent
+  // messages; -1: none.
+  int fault_kill_rank = -1;
+  std::uint64_t fault_after_sends = 0;
 };
 
 // One training task to run on real processes.

@@ -19,6 +19,7 @@
 #include "sim/run/runner.h"
 #include "sim/run/scenario.h"
 #include "hw/runner/live_backend.h"
+#include "hw/testbed/signal_teardown.h"
 #include "sim/train/model_zoo.h"
 
 namespace fs = std::filesystem;
@@ -161,6 +162,9 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
     // The live backend is built only when a live run is asked for (it needs adaptsim-live).
     std::unique_ptr<runner::ProcessLiveBackend> backend;
     auto make_backend = [&] {
+      // Ctrl-C / SIGTERM / SIGHUP during a live run: remove the testbed (if any), then die by the
+      // signal; adaptsim-live dies with simctl (testbed/command.h), its ranks with it.
+      testbed::install_signal_teardown();
       backend = std::make_unique<runner::ProcessLiveBackend>(runner::find_live_tool());
       return backend.get();
     };

@@ -1,9 +1,15 @@
 // Running ip/tc-like programs without a shell, and reading a state file back; no root needed.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "hw/testbed/command.h"
 #include "hw/testbed/state_file.h"
@@ -38,6 +44,88 @@ TEST_CASE("a command that outlives its deadline is killed") {
   CHECK_FALSE(r.ok());
   CHECK(seconds < 3.0);
   CHECK(r.status() == "timed out");
+}
+
+namespace {
+
+// Field `index` (1-based, as in proc(5)) of /proc/<pid>/stat; fields after the command name,
+// which is in parentheses and may hold spaces.
+long stat_field(const std::string& stat, int index) {
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= index; ++i)
+    rest >> field;
+  return std::stol(field);
+}
+
+// Whether `pid` still runs: /proc/<pid> exists and is not a zombie.
+bool running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  return stat.substr(stat.rfind(')') + 2, 1) != "Z";
+}
+
+bool ends_within(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (running(pid)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a command runs in its own process group") {
+  // cat reads its own stat: pid (field 1) == process group (field 5), and the group is not ours.
+  const CommandResult r = run_command({"cat", "/proc/self/stat"});
+  REQUIRE(r.ok());
+  const long pid = std::stol(r.out);
+  CHECK(stat_field(r.out, 5) == pid);
+  CHECK(stat_field(r.out, 5) != ::getpgrp());
+}
+
+TEST_CASE("a command that times out is killed with its children") {
+  // The shell starts a background sleep and prints its pid; at the deadline the whole group goes,
+  // so the sleep (in the shell's group) ends too instead of lingering for 30 s.
+  CommandOptions o;
+  o.timeout_ns = 300 * kNsPerMs;
+  const CommandResult r = run_command({"sh", "-c", "sleep 30 & echo $!; wait"}, o);
+  CHECK(r.timed_out);
+  const pid_t child = static_cast<pid_t>(std::stol(r.out));
+  CHECK(ends_within(child, 3.0));
+}
+
+TEST_CASE("a command dies with its caller") {
+  // A forked caller runs `sleep 30` through run_command and is SIGKILLed: the sleep gets
+  // SIGKILL from the kernel (PR_SET_PDEATHSIG) instead of running on as an orphan.
+  const std::string pid_file =
+      (std::filesystem::temp_directory_path() / ("command_test_" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove(pid_file);
+  const pid_t caller = ::fork();
+  REQUIRE(caller >= 0);
+  if (caller == 0) {
+    run_command(
+        {"sh", "-c",
+         "echo $$ > " + pid_file + ".tmp; mv " + pid_file + ".tmp " + pid_file + "; exec sleep 30"},
+        {60 * kNsPerSecond});
+    ::_exit(0);
+  }
+  pid_t sleeper = -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (sleeper < 0 && std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(pid_file);
+    if (!(in >> sleeper)) sleeper = -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(caller, SIGKILL);
+  int status = 0;
+  ::waitpid(caller, &status, 0);
+  std::filesystem::remove(pid_file);
+  REQUIRE(sleeper > 0);
+  CHECK(ends_within(sleeper, 3.0));
 }
 
 TEST_CASE("a missing program is a RuntimeFailure naming it") {

@@ -1,0 +1,196 @@
+#include "tests/simctl/live_support.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace adaptsim::simctl_test {
+namespace fs = std::filesystem;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void sleep_ms(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+SimctlProcess::SimctlProcess(const std::vector<std::string>& args, const fs::path& tmpdir) {
+  output_path_ = tmpdir / "simctl-output.txt";
+  const int fd = ::open(output_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create " + output_path_.string());
+  std::vector<std::string> argv = {SIMCTL_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env = {"TMPDIR=" + tmpdir.string()};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("TMPDIR=", 0) != 0) env.emplace_back(*e);
+  }
+  std::vector<char*> cargv, cenv;
+  for (std::string& a : argv)
+    cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  for (std::string& e : env)
+    cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    ::execve(cargv[0], cargv.data(), cenv.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+}
+
+SimctlProcess::~SimctlProcess() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+}
+
+std::string SimctlProcess::output() const {
+  std::ifstream in(output_path_);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int SimctlProcess::wait(double timeout_s) {
+  const double deadline = now_s() + timeout_s;
+  while (!reaped_) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+      break;
+    }
+    if (now_s() > deadline) return -1;
+    sleep_ms(20);
+  }
+  return code_;
+}
+
+void SimctlProcess::signal(int sig) const {
+  ::kill(pid_, sig);
+}
+
+std::string LiveScenario::text() const {
+  const fs::path root = ADAPTSIM_SOURCE_DIR;
+  std::string systems_text;
+  for (const std::string& sys : systems)
+    systems_text += "    - " + sys + "\n";
+  return "name: live-test\n"
+         "seed: 1\n"
+         "topology:\n"
+         "  file: " +
+         (root / "topologies/cloud-vms.yaml").string() +
+         "\n"
+         "  params: {servers: " +
+         std::to_string(servers) + ", nic_bandwidth: " + nic_bandwidth +
+         "}\n"
+         "workload:\n"
+         "  kind: training\n"
+         "  models: [mobilenetv2]\n"
+         "  batch_per_gpu: 32\n"
+         "  device: " +
+         (root / "traces/devices/k80-half.yaml").string() +
+         "\n"
+         "  compute_scale: " +
+         std::to_string(compute_scale) +
+         "\n"
+         "  warmup_steps: " +
+         std::to_string(warmup_steps) +
+         "\n"
+         "  steps: " +
+         std::to_string(steps) +
+         "\n"
+         "  systems:\n" +
+         systems_text + "live: {" + live + "}\n";
+}
+
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("simctl_live_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::map<std::string, std::string>> rows;
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');)
+      cells.push_back(cell);
+    return cells;
+  };
+  std::string line;
+  if (!std::getline(in, line)) return rows;
+  const std::vector<std::string> header = split(line);
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split(line);
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
+      row[header[i]] = cells[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<pid_t> processes_mentioning(const std::string& text) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string cmdline = ss.str();
+    // A zombie (exited, not yet reaped) has an empty command line: it runs nothing any more.
+    if (cmdline.find(text) != std::string::npos) out.push_back(pid);
+  }
+  return out;
+}
+
+std::vector<int> free_loopback_ports(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error("cannot bind a loopback port");
+    }
+    fds.push_back(fd);  // held until all are picked, so the ports differ
+    ports.push_back(ntohs(a.sin_port));
+  }
+  for (int fd : fds)
+    ::close(fd);
+  return ports;
+}
+
+}  // namespace adaptsim::simctl_test

@@ -1,0 +1,142 @@
+// `simctl run --live` without root: ranks placed on listed loopback addresses (placement hosts),
+// the live section's validation (exit 2, one line naming file, line and key, before anything
+// runs), and a failure's one-line report.
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "tests/simctl/live_support.h"
+
+namespace fs = std::filesystem;
+using namespace adaptsim::simctl_test;
+
+namespace {
+
+std::string loopback_hosts(const std::vector<int>& ports) {
+  std::string out;
+  for (int p : ports)
+    out += (out.empty() ? "" : ", ") + ("127.0.0.1:" + std::to_string(p));
+  return out;
+}
+
+struct Run {
+  int code;
+  std::string output;
+  double seconds;
+};
+
+Run run_simctl(const fs::path& dir, const LiveScenario& sc, double timeout_s = 120) {
+  std::ofstream(dir / "live.yaml") << sc.text();
+  const double start = now_s();
+  SimctlProcess p({"run", "--live", (dir / "live.yaml").string(), "-o", (dir / "out").string(),
+                   "--no-progress"},
+                  dir);
+  const int code = p.wait(timeout_s);
+  return {code, p.output(), now_s() - start};
+}
+
+int lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("placement hosts: four ranks on listed loopback ports give mode=live rows") {
+  const fs::path dir = scratch_dir("hosts");
+  LiveScenario sc;
+  sc.live =
+      "placement: hosts, timeout: 30s, hosts: [" + loopback_hosts(free_loopback_ports(4)) + "]";
+  const Run r = run_simctl(dir, sc);
+  INFO("output: " << r.output);
+  REQUIRE(r.code == 0);
+  const auto rows = read_csv(dir / "out" / "live-test.csv");
+  // One row per (model, system): mobilenetv2 x {mbts, horovod}, measured live on 4 ranks.
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    CHECK(row.at("mode") == "live");
+    CHECK(row.at("n_gpus") == "4");
+    CHECK(row.at("steps") == "2");
+    // A step is at least its compute (the scaled half-K80 profile, > 0) and, for 14 MB over
+    // loopback, well under 10 s.
+    const double step_ms = std::stod(row.at("step_time_ms_mean"));
+    const double compute_ms = std::stod(row.at("compute_ms"));
+    CHECK(compute_ms > 0);
+    CHECK(step_ms >= compute_ms * 0.99);
+    CHECK(step_ms < 10000);
+  }
+  // Nothing of the run is left: no process mentions the run's TMPDIR (adaptsim-live's command
+  // lines carry its scratch folder there).
+  CHECK(eventually([&] { return processes_mentioning(dir.string()).empty(); }, 5));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("placement hosts: a listed address already in use fails on one line naming it") {
+  const fs::path dir = scratch_dir("hosts_busy");
+  // Rank 2's port is held by a listening socket here: that rank cannot bind it, so the run
+  // fails, which proves the ranks use the listed addresses (a local launch would pick free ports).
+  std::vector<int> ports = free_loopback_ports(4);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(ports[2]));
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  LiveScenario sc;
+  sc.systems = {"{label: star, kind: kungfu, strategy: STAR}"};
+  sc.live = "placement: hosts, timeout: 5s, hosts: [" + loopback_hosts(ports) + "]";
+  const Run r = run_simctl(dir, sc);
+  ::close(fd);
+  INFO("output: " << r.output);
+  CHECK(r.code == 1);
+  // "simctl: failed: live run of mobilenetv2 / star failed (exit code 1): rank 2 (pid ...) exited
+  // with code 1; rank 0 ...; first error: cannot listen on 127.0.0.1:P: bind: Address already in
+  // use" (the others wait for rank 2 until the 5 s timeout).
+  CHECK(lines(r.output) == 1);
+  CHECK(r.output.rfind("simctl: failed: live run of mobilenetv2 / star failed", 0) == 0);
+  CHECK(r.output.find("rank 2 (pid") != std::string::npos);
+  CHECK(r.output.find("first error: cannot listen on 127.0.0.1:" + std::to_string(ports[2])) !=
+        std::string::npos);
+  CHECK(eventually([&] { return processes_mentioning(dir.string()).empty(); }, 5));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothing run") {
+  const fs::path dir = scratch_dir("live_errors");
+  struct Case {
+    std::string live;
+    std::string expected;  // in the one line
+  };
+  const std::vector<Case> cases = {
+      // A prefix names interfaces ("<prefix>-u<k>a" within 15 characters): letters and digits.
+      {"placement: testbed, prefix: a-b", "key 'live.prefix': expected 1 to 12 letters and digits"},
+      {"placement: testbed, prefix: abcdefghijklm", "key 'live.prefix'"},
+      // One address per rank: 4 servers x 1 GPU.
+      {"placement: hosts, hosts: [127.0.0.1:7000, 127.0.0.1:7001, 127.0.0.1:7002]",
+       "key 'live.hosts': 3 hosts for 4 ranks"},
+      {"placement: hosts", "key 'live.placement': placement hosts needs `hosts:"},
+      {"placement: hosts, hosts: [127.0.0.1, a:1, b:2, c:3]",
+       "key 'live.hosts': expected host:port entries, got \"127.0.0.1\""},
+      {"placement: local, hosts: [a:1, b:2, c:3, d:4]", "only used with `placement: hosts`"},
+      {"placement: cluster", "key 'live.placement'"},
+  };
+  for (const Case& c : cases) {
+    LiveScenario sc;
+    sc.live = c.live;
+    const Run r = run_simctl(dir, sc, 30);
+    INFO("live: {" << c.live << "} -> " << r.output);
+    CHECK(r.code == 2);
+    CHECK(lines(r.output) == 1);
+    CHECK(r.output.find("live.yaml:") != std::string::npos);
+    CHECK(r.output.find(c.expected) != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "out" / "live-test.csv"));
+  }
+  fs::remove_all(dir);
+}

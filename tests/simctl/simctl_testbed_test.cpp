@@ -1,0 +1,152 @@
+// `simctl run --live` on the emulated cluster (root): a small run gives mode=live rows, a worker
+// killed mid-run ends simctl with one line naming the rank, and SIGINT ends simctl promptly;
+// every time no namespace, interface, state file or adaptsim-live process of the test is left.
+//
+// doctest cannot skip at run time, so the executable reports "skipped" to CTest: without root,
+// iproute2 or kernel support it prints why and exits 77 (the tests' SKIP_RETURN_CODE). Each case
+// is its own CTest test (--test-case) and uses its own testbed prefix, never the default one.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "hw/testbed/testbed.h"
+#include "tests/simctl/live_support.h"
+
+namespace fs = std::filesystem;
+using namespace adaptsim;
+using namespace adaptsim::simctl_test;
+
+namespace {
+
+constexpr int kSkipExitCode = 77;  // the automake convention for "skipped"
+
+// What a testbed with `prefix` or the run in `dir` could leave behind; empty when nothing.
+std::string leftovers(const std::string& prefix, const fs::path& dir) {
+  std::string what;
+  for (const std::string& o : testbed::existing_objects(prefix))
+    what += o + " ";
+  if (fs::exists("/run/adaptsim-testbed/" + prefix + ".state")) what += prefix + ".state ";
+  for (pid_t p : processes_mentioning(dir.string()))
+    what += "pid " + std::to_string(p) + " ";
+  return what;
+}
+
+fs::path write_scenario(const fs::path& dir, const LiveScenario& sc) {
+  std::ofstream(dir / "live.yaml") << sc.text();
+  return dir / "live.yaml";
+}
+
+std::vector<std::string> run_args(const fs::path& dir) {
+  return {"run",          "--live", (dir / "live.yaml").string(), "-o", (dir / "out").string(),
+          "--no-progress"};
+}
+
+int lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("live testbed run: 4 hosts, kungfu and horovod, mode=live rows, nothing left") {
+  const std::string prefix = "sctrun";
+  const fs::path dir = scratch_dir("testbed_run");
+  LiveScenario sc;
+  sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
+  write_scenario(dir, sc);
+  SimctlProcess p(run_args(dir), dir);
+  const int code = p.wait(150);
+  INFO("output: " << p.output());
+  REQUIRE(code == 0);
+  const auto rows = read_csv(dir / "out" / "live-test.csv");
+  // mobilenetv2 x {mbts, horovod}, each measured live on the 4 namespaces.
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    CHECK(row.at("mode") == "live");
+    CHECK(row.at("n_gpus") == "4");
+    CHECK(row.at("steps") == "2");
+    // A step is at least its compute; its all-reduce of 14 MB at 1 Gbit/s per NIC takes about
+    // 2 x 14 MB x 3/4 / 125 MB/s = 0.17 s with a ring, so a step is well under 10 s.
+    const double step_ms = std::stod(row.at("step_time_ms_mean"));
+    const double compute_ms = std::stod(row.at("compute_ms"));
+    CHECK(compute_ms > 0);
+    CHECK(step_ms >= compute_ms * 0.99);
+    CHECK(step_ms < 10000);
+  }
+  // The testbed is gone once simctl returns; processes get a moment to be reaped.
+  CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
+  CHECK(leftovers(prefix, dir) == "");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("live testbed killed worker: exit 1, one line naming the rank, nothing left") {
+  const std::string prefix = "sctkill";
+  const fs::path dir = scratch_dir("testbed_kill");
+  LiveScenario sc;
+  sc.systems = {"{label: mbts, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR}"};
+  // Rank 2 SIGKILLs itself after 30 sent messages (adaptsim-live's test hook), inside the run.
+  sc.live = "placement: testbed, prefix: " + prefix +
+            ", timeout: 20s, fault: {kill_rank: 2, after_sends: 30}";
+  write_scenario(dir, sc);
+  const double start = now_s();
+  SimctlProcess p(run_args(dir), dir);
+  const int code = p.wait(120);
+  const double seconds = now_s() - start;
+  const std::string out = p.output();
+  INFO("output: " << out);
+  // "simctl: failed: live run of mobilenetv2 / mbts failed (exit code 1): rank 2 (pid N) was
+  // killed by signal 9 (Killed); rank 0 ... exited with code 1; ...": the root cause first.
+  CHECK(code == 1);
+  CHECK(lines(out) == 1);
+  CHECK(out.rfind("simctl: failed: live run of mobilenetv2 / mbts failed", 0) == 0);
+  CHECK(out.find("rank 2 (pid") != std::string::npos);
+  CHECK(out.find("killed by signal 9") != std::string::npos);
+  // The survivors notice the lost peer, not the 20 s timeout.
+  CHECK(seconds < 60);
+  CHECK_FALSE(fs::exists(dir / "out" / "live-test.csv"));
+  CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
+  CHECK(leftovers(prefix, dir) == "");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("live testbed SIGINT: simctl ends promptly by the signal, nothing left") {
+  const std::string prefix = "sctint";
+  const fs::path dir = scratch_dir("testbed_sigint");
+  LiveScenario sc;
+  sc.systems = {"{label: mbts, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR}"};
+  sc.steps = 200;  // tens of seconds: the signal lands mid-run
+  sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
+  write_scenario(dir, sc);
+  SimctlProcess p(run_args(dir), dir);
+  // Mid-run: simctl, the launcher and its 4 ranks (in the namespaces) are up.
+  const bool running =
+      eventually([&] { return processes_mentioning(dir.string()).size() >= 6; }, 60);
+  INFO("output: " << p.output());
+  REQUIRE(running);
+  sleep_ms(500);
+  const double start = now_s();
+  p.signal(SIGINT);
+  const int code = p.wait(15);
+  const double seconds = now_s() - start;
+  // The handler removes the testbed, then simctl dies by SIGINT (exit status 128 + 2);
+  // adaptsim-live dies with it (PR_SET_PDEATHSIG), its ranks with the launcher.
+  CHECK(code == 128 + SIGINT);
+  CHECK(seconds < 10);
+  CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
+  CHECK(leftovers(prefix, dir) == "");
+  fs::remove_all(dir);
+}
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!testbed::testbed_supported(&why)) {
+    std::printf("SKIPPED: %s\n", why.c_str());
+    return kSkipExitCode;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
