@@ -19,7 +19,8 @@ static void BM_EngineEvents(benchmark::State& state) {
     std::function<void()> tick = [&] {
       if (--left > 0) e.schedule_after(1 + static_cast<TimeNs>(rng.below(1000)), tick);
     };
-    for (int i = 0; i < depth; ++i) e.schedule_after(static_cast<TimeNs>(rng.below(1000)), tick);
+    for (int i = 0; i < depth; ++i)
+      e.schedule_after(static_cast<TimeNs>(rng.below(1000)), tick);
     e.run();
     benchmark::DoNotOptimize(e.now());
   }
@@ -34,8 +35,10 @@ static void BM_EngineCancel(benchmark::State& state) {
     EventEngine e;
     std::vector<EventEngine::EventId> ids;
     ids.reserve(n);
-    for (int i = 0; i < n; ++i) ids.push_back(e.schedule_at(i, [] {}));
-    for (int i = 0; i < n; i += 2) e.cancel(ids[i]);
+    for (int i = 0; i < n; ++i)
+      ids.push_back(e.schedule_at(i, [] {}));
+    for (int i = 0; i < n; i += 2)
+      e.cancel(ids[i]);
     e.run();
   }
   state.SetItemsProcessed(state.iterations() * n);

@@ -15,10 +15,12 @@ static void BM_MaxMinSolve(benchmark::State& state) {
   const int links = flows / 2 + 4;
   Rng rng(3);
   std::vector<double> cap(links);
-  for (auto& c : cap) c = 1e9 * (1 + rng.uniform());
+  for (auto& c : cap)
+    c = 1e9 * (1 + rng.uniform());
   std::vector<std::vector<std::uint32_t>> paths(flows);
   for (auto& p : paths) {
-    for (int k = 0; k < 4; ++k) p.push_back(static_cast<std::uint32_t>(rng.below(links)));
+    for (int k = 0; k < 4; ++k)
+      p.push_back(static_cast<std::uint32_t>(rng.below(links)));
     std::sort(p.begin(), p.end());
     p.erase(std::unique(p.begin(), p.end()), p.end());
   }
@@ -64,7 +66,8 @@ static void BM_FlowNetworkUpdates(benchmark::State& state) {
       s.on_complete = launch;
       net.start(std::move(s));
     };
-    for (int i = 0; i < concurrent; ++i) launch();
+    for (int i = 0; i < concurrent; ++i)
+      launch();
     e.run();
     state.counters["solves"] = static_cast<double>(net.solves());
   }

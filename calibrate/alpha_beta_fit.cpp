@@ -182,7 +182,8 @@ PiecewiseFit fit_piecewise(std::span<const SizeTime> points) {
   }
   const double mean = swt / sw;
   double sst = 0;
-  for (const SizeTime& p : pts) sst += (p.time_us - mean) * (p.time_us - mean) / (p.time_us * p.time_us);
+  for (const SizeTime& p : pts)
+    sst += (p.time_us - mean) * (p.time_us - mean) / (p.time_us * p.time_us);
   best.r2 = sst > 0 ? 1 - best_sse / sst : 1;
   return best;
 }

@@ -56,8 +56,8 @@ AlphaBetaFit fit_alpha_beta(std::span<const SizeTime> points,
 // With fewer than 6 sizes, or when a single line is already within 1% RMS, both come from the
 // single line; otherwise the best split is used even if noise keeps it from lowering the error.
 struct PiecewiseFit {
-  AlphaBetaFit small;  // fit of the sizes below the break (or the single line)
-  AlphaBetaFit large;  // fit of the sizes from the break up (or the single line)
+  AlphaBetaFit small;      // fit of the sizes below the break (or the single line)
+  AlphaBetaFit large;      // fit of the sizes from the break up (or the single line)
   double break_bytes = 0;  // smallest size of the large regime; 0 when not split
   bool split = false;
   double residual_rms = 0;  // RMS relative error of the piecewise model over all sizes

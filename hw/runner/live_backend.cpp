@@ -142,10 +142,14 @@ train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTa
   const int gpus = task.nominal.server.gpus;
   const int ranks = task.nominal.servers * gpus;
 
-  std::vector<std::string> argv = {live_tool_.string(), config.string(),
-                                   "--procs",           std::to_string(ranks),
-                                   "--ranks-per-host",  std::to_string(gpus),
-                                   "-o",                result.string(),
+  std::vector<std::string> argv = {live_tool_.string(),
+                                   config.string(),
+                                   "--procs",
+                                   std::to_string(ranks),
+                                   "--ranks-per-host",
+                                   std::to_string(gpus),
+                                   "-o",
+                                   result.string(),
                                    "-q"};
   if (task.live.fault_kill_rank >= 0) {
     argv.insert(argv.end(), {"--fault-kill-rank", std::to_string(task.live.fault_kill_rank),

@@ -11,9 +11,12 @@ std::unique_ptr<AllReduce> make_halving_doubling_allreduce();
 std::unique_ptr<AllReduce> make_allreduce(StrategyKind kind, const std::vector<int>& host_of_rank,
                                           const AllReduceOptions& options) {
   switch (kind) {
-    case StrategyKind::kClassicRing: return make_classic_ring_allreduce();
-    case StrategyKind::kHalvingDoubling: return make_halving_doubling_allreduce();
-    default: return make_graph_allreduce(kind, host_of_rank, options);
+    case StrategyKind::kClassicRing:
+      return make_classic_ring_allreduce();
+    case StrategyKind::kHalvingDoubling:
+      return make_halving_doubling_allreduce();
+    default:
+      return make_graph_allreduce(kind, host_of_rank, options);
   }
 }
 

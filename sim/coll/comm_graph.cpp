@@ -23,7 +23,8 @@ void CommGraph::add_edge(int from, int to) {
 CommGraph CommGraph::reversed() const {
   CommGraph r(size());
   for (int u = 0; u < size(); ++u) {
-    for (int v : nexts_[u]) r.add_edge(v, u);
+    for (int v : nexts_[u])
+      r.add_edge(v, u);
   }
   return r;
 }
@@ -35,9 +36,9 @@ bool CommGraph::is_spanning_tree_from(int root) const {
     if (v == root && boost::in_degree(v, graph_) != 0) return false;
   }
   std::vector<boost::default_color_type> color(size());
-  boost::breadth_first_search(
-      graph_, root, boost::color_map(boost::make_iterator_property_map(
-                        color.begin(), boost::get(boost::vertex_index, graph_))));
+  boost::breadth_first_search(graph_, root,
+                              boost::color_map(boost::make_iterator_property_map(
+                                  color.begin(), boost::get(boost::vertex_index, graph_))));
   for (auto c : color) {
     if (c == boost::white_color) return false;
   }

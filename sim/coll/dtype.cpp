@@ -9,26 +9,40 @@ namespace adaptsim::coll {
 
 std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::kF32: return 4;
-    case DType::kF64: return 8;
-    case DType::kF16: return 2;
-    case DType::kBF16: return 2;
-    case DType::kI32: return 4;
-    case DType::kI64: return 8;
-    case DType::kU8: return 1;
+    case DType::kF32:
+      return 4;
+    case DType::kF64:
+      return 8;
+    case DType::kF16:
+      return 2;
+    case DType::kBF16:
+      return 2;
+    case DType::kI32:
+      return 4;
+    case DType::kI64:
+      return 8;
+    case DType::kU8:
+      return 1;
   }
   return 1;
 }
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::kF32: return "float32";
-    case DType::kF64: return "float64";
-    case DType::kF16: return "float16";
-    case DType::kBF16: return "bfloat16";
-    case DType::kI32: return "int32";
-    case DType::kI64: return "int64";
-    case DType::kU8: return "uint8";
+    case DType::kF32:
+      return "float32";
+    case DType::kF64:
+      return "float64";
+    case DType::kF16:
+      return "float16";
+    case DType::kBF16:
+      return "bfloat16";
+    case DType::kI32:
+      return "int32";
+    case DType::kI64:
+      return "int64";
+    case DType::kU8:
+      return "uint8";
   }
   return "?";
 }
@@ -43,9 +57,12 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 std::string_view reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kMax:
+      return "max";
   }
   return "?";
 }
@@ -117,9 +134,12 @@ namespace {
 template <typename T>
 T apply(ReduceOp op, T x, T y) {
   switch (op) {
-    case ReduceOp::kSum: return static_cast<T>(x + y);
-    case ReduceOp::kMin: return std::min(x, y);
-    case ReduceOp::kMax: return std::max(x, y);
+    case ReduceOp::kSum:
+      return static_cast<T>(x + y);
+    case ReduceOp::kMin:
+      return std::min(x, y);
+    case ReduceOp::kMax:
+      return std::max(x, y);
   }
   return x;
 }
@@ -128,7 +148,8 @@ template <typename T, typename Op>
 void reduce_loop(T* out, const T* a, const T* b, std::size_t count, Op op) {
   // Plain indexed loop: GCC vectorises it, with a run-time overlap check since `out` may alias
   // `a` or `b` (element-wise aliasing is safe here: each element is read before it is written).
-  for (std::size_t i = 0; i < count; ++i) out[i] = op(a[i], b[i]);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = op(a[i], b[i]);
 }
 
 template <typename T>
@@ -139,9 +160,12 @@ void reduce_typed(std::byte* out, const std::byte* a, const std::byte* b, std::s
   const T* x = reinterpret_cast<const T*>(a);
   const T* y = reinterpret_cast<const T*>(b);
   switch (op) {
-    case ReduceOp::kSum: return reduce_loop(o, x, y, count, [](T p, T q) { return static_cast<T>(p + q); });
-    case ReduceOp::kMin: return reduce_loop(o, x, y, count, [](T p, T q) { return std::min(p, q); });
-    case ReduceOp::kMax: return reduce_loop(o, x, y, count, [](T p, T q) { return std::max(p, q); });
+    case ReduceOp::kSum:
+      return reduce_loop(o, x, y, count, [](T p, T q) { return static_cast<T>(p + q); });
+    case ReduceOp::kMin:
+      return reduce_loop(o, x, y, count, [](T p, T q) { return std::min(p, q); });
+    case ReduceOp::kMax:
+      return reduce_loop(o, x, y, count, [](T p, T q) { return std::max(p, q); });
   }
 }
 
@@ -162,12 +186,18 @@ void reduce_half(std::byte* out, const std::byte* a, const std::byte* b, std::si
 void reduce_elements(std::byte* out, const std::byte* a, const std::byte* b, std::size_t count,
                      DType dtype, ReduceOp op) {
   switch (dtype) {
-    case DType::kF32: return reduce_typed<float>(out, a, b, count, op);
-    case DType::kF64: return reduce_typed<double>(out, a, b, count, op);
-    case DType::kI32: return reduce_typed<std::int32_t>(out, a, b, count, op);
-    case DType::kI64: return reduce_typed<std::int64_t>(out, a, b, count, op);
-    case DType::kU8: return reduce_typed<std::uint8_t>(out, a, b, count, op);
-    case DType::kF16: return reduce_half<half_to_float, float_to_half>(out, a, b, count, op);
+    case DType::kF32:
+      return reduce_typed<float>(out, a, b, count, op);
+    case DType::kF64:
+      return reduce_typed<double>(out, a, b, count, op);
+    case DType::kI32:
+      return reduce_typed<std::int32_t>(out, a, b, count, op);
+    case DType::kI64:
+      return reduce_typed<std::int64_t>(out, a, b, count, op);
+    case DType::kU8:
+      return reduce_typed<std::uint8_t>(out, a, b, count, op);
+    case DType::kF16:
+      return reduce_half<half_to_float, float_to_half>(out, a, b, count, op);
     case DType::kBF16:
       return reduce_half<bfloat16_to_float, float_to_bfloat16>(out, a, b, count, op);
   }

@@ -13,7 +13,7 @@ enum class DType { kF32, kF64, kF16, kBF16, kI32, kI64, kU8 };
 enum class ReduceOp { kSum, kMin, kMax };
 
 std::size_t dtype_size(DType t);
-std::string_view dtype_name(DType t);        // "float32", ...
+std::string_view dtype_name(DType t);  // "float32", ...
 std::optional<DType> parse_dtype(std::string_view name);
 std::string_view reduce_op_name(ReduceOp op);  // "sum", "min", "max"
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);

@@ -1,6 +1,6 @@
 // KungFu's asynchronous all-reduce over graph strategies (session.go: runStrategiesWithHash and
-// runGraphs): chunk, pick a graph pair per chunk by hash, reduce up the reduce graph, broadcast down
-// the broadcast graph. Messages are matched by (peer, name), so chunks and tensors run
+// runGraphs): chunk, pick a graph pair per chunk by hash, reduce up the reduce graph, broadcast
+// down the broadcast graph. Messages are matched by (peer, name), so chunks and tensors run
 // concurrently in any order.
 
 #include <deque>

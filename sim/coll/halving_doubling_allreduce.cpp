@@ -18,7 +18,8 @@ class HdRun : public std::enable_shared_from_this<HdRun> {
   HdRun(Transport& t, const Workspace& w, Callback done) : t_(t), w_(w), done_(std::move(done)) {
     const int n = t.size();
     pow2_ = 1;
-    while (pow2_ * 2 <= n) pow2_ *= 2;
+    while (pow2_ * 2 <= n)
+      pow2_ *= 2;
     rem_ = n - pow2_;
     const int me = t.rank();
     if (me < 2 * rem_) {

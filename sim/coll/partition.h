@@ -29,6 +29,8 @@ inline std::vector<Interval> even_partition(Interval range, std::size_t k) {
   return parts;
 }
 
-inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+inline std::size_t ceil_div(std::size_t a, std::size_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace adaptsim::coll

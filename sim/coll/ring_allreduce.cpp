@@ -55,7 +55,8 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
       if (--self->pending_ == 0) self->step(s + 1);
     };
     // In the first reduce-scatter step the own segment is still only in the send buffer.
-    const ConstBytes out = (scatter && k == 0) ? seg(w_.send, send_i) : seg(ConstBytes(w_.recv), send_i);
+    const ConstBytes out =
+        (scatter && k == 0) ? seg(w_.send, send_i) : seg(ConstBytes(w_.recv), send_i);
     t_.send(next, name, out, finish);
     if (scatter) {
       Bytes tmp = t_.acquire_scratch(segments_[recv_i].length() * dtype_size(w_.dtype));

@@ -13,9 +13,7 @@ class SimFabric::RankTransport final : public Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return fabric_.size(); }
-  int host_of(int r) const override {
-    return fabric_.network_.topology().rank_server(r);
-  }
+  int host_of(int r) const override { return fabric_.network_.topology().rank_server(r); }
 
   void send(int peer, const std::string& name, ConstBytes data, Callback done) override {
     if (peer < 0 || peer >= size() || peer == rank_) {
@@ -26,7 +24,8 @@ class SimFabric::RankTransport final : public Transport {
     m->dst = peer;
     m->name = name;
     m->data = data;
-    if (data.data && fabric_.options_.carry_data) m->snapshot.assign(data.data, data.data + data.size);
+    if (data.data && fabric_.options_.carry_data)
+      m->snapshot.assign(data.data, data.data + data.size);
     m->on_sent = std::move(done);
     fabric_.post(std::move(m));
   }
@@ -112,12 +111,15 @@ class SimFabric::RankTransport final : public Transport {
 SimFabric::SimFabric(net::Network& network, SimTransportOptions options)
     : network_(network), options_(options) {
   const int n = network.topology().rank_count();
-  for (int r = 0; r < n; ++r) ranks_.push_back(std::make_unique<RankTransport>(*this, r));
+  for (int r = 0; r < n; ++r)
+    ranks_.push_back(std::make_unique<RankTransport>(*this, r));
 }
 
 SimFabric::~SimFabric() = default;
 
-Transport& SimFabric::transport(int rank) { return *ranks_.at(rank); }
+Transport& SimFabric::transport(int rank) {
+  return *ranks_.at(rank);
+}
 
 net::NodeId SimFabric::endpoint_of(int rank) const {
   const auto& topo = network_.topology();

@@ -21,13 +21,16 @@ constexpr Info kInfo[] = {
     {StrategyKind::kMultiStar, "MULTI_STAR",
      "intra-host stars + an inter-host star per host master (one graph pair per host)"},
     {StrategyKind::kTree, "TREE", "intra-host stars + a star of host masters rooted at the first"},
-    {StrategyKind::kBinaryTree, "BINARY_TREE", "heap-shaped binary tree over ranks (i -> 2i+1, 2i+2)"},
+    {StrategyKind::kBinaryTree, "BINARY_TREE",
+     "heap-shaped binary tree over ranks (i -> 2i+1, 2i+2)"},
     {StrategyKind::kBinaryTreeStar, "BINARY_TREE_STAR",
      "intra-host stars + a binary tree over host masters (KungFu's default)"},
     {StrategyKind::kMultiBinaryTreeStar, "MULTI_BINARY_TREE_STAR",
      "BINARY_TREE_STAR with the master order rotated per graph, one graph pair per host"},
-    {StrategyKind::kClique, "CLIQUE", "one star per rank as root (every peer a parameter-server shard)"},
-    {StrategyKind::kRing, "RING", "KungFu ring: chain reduce to root r + chain broadcast, per root r"},
+    {StrategyKind::kClique, "CLIQUE",
+     "one star per rank as root (every peer a parameter-server shard)"},
+    {StrategyKind::kRing, "RING",
+     "KungFu ring: chain reduce to root r + chain broadcast, per root r"},
     {StrategyKind::kAuto, "AUTO", "STAR on one host, BINARY_TREE_STAR otherwise"},
     {StrategyKind::kClassicRing, "CLASSIC_RING",
      "reduce-scatter + all-gather ring, 2(n-1) steps (NCCL/MPI/Horovod)"},
@@ -54,7 +57,8 @@ void add_local_stars(CommGraph& g, const std::vector<int>& host_of_rank,
 
 std::unordered_map<int, int> master_map(const std::vector<int>& host_of_rank) {
   std::unordered_map<int, int> m;
-  for (int r = 0; r < static_cast<int>(host_of_rank.size()); ++r) m.emplace(host_of_rank[r], r);
+  for (int r = 0; r < static_cast<int>(host_of_rank.size()); ++r)
+    m.emplace(host_of_rank[r], r);
   return m;
 }
 
@@ -63,7 +67,8 @@ CommGraph tree(const std::vector<int>& hosts) {
   CommGraph g(n);
   add_local_stars(g, hosts, master_map(hosts));
   const std::vector<int> masters = host_masters(hosts);
-  for (std::size_t i = 1; i < masters.size(); ++i) g.add_edge(masters[0], masters[i]);
+  for (std::size_t i = 1; i < masters.size(); ++i)
+    g.add_edge(masters[0], masters[i]);
   return g;
 }
 
@@ -106,13 +111,15 @@ CommGraph binary_tree_star(const std::vector<int>& hosts, int offset) {
 
 GraphPair simple(CommGraph bcast) {
   CommGraph reduce = bcast.reversed();
-  for (int i = 0; i < reduce.size(); ++i) reduce.add_edge(i, i);
+  for (int i = 0; i < reduce.size(); ++i)
+    reduce.add_edge(i, i);
   return {std::move(reduce), std::move(bcast)};
 }
 
 GraphPair circular_pair(int k, int r) {
   CommGraph reduce(k), bcast(k);
-  for (int i = 0; i < k; ++i) reduce.add_edge(i, i);
+  for (int i = 0; i < k; ++i)
+    reduce.add_edge(i, i);
   for (int i = 1; i < k; ++i) {
     reduce.add_edge((r + i) % k, (r + i + 1) % k);
     bcast.add_edge((r + i - 1) % k, (r + i) % k);
@@ -146,7 +153,8 @@ std::optional<StrategyKind> parse_strategy(std::string_view name) {
 const std::vector<StrategyKind>& all_strategies() {
   static const std::vector<StrategyKind> kAll = [] {
     std::vector<StrategyKind> v;
-    for (const Info& i : kInfo) v.push_back(i.kind);
+    for (const Info& i : kInfo)
+      v.push_back(i.kind);
     return v;
   }();
   return kAll;
@@ -168,8 +176,8 @@ std::vector<StrategyKind> parse_strategy_list(std::string_view text, std::string
       std::string known;
       for (StrategyKind k : all_strategies())
         known += std::string(known.empty() ? "" : ", ") + std::string(strategy_name(k));
-      throw InputError(std::string(option) + ": unknown strategy \"" + name + "\" (known: " +
-                       known + ", or all)");
+      throw InputError(std::string(option) + ": unknown strategy \"" + name +
+                       "\" (known: " + known + ", or all)");
     }
     out.push_back(*kind);
     begin = end + 1;
@@ -202,21 +210,33 @@ std::vector<GraphPair> make_graph_pairs(StrategyKind kind, const std::vector<int
   std::vector<GraphPair> pairs;
   const int m = static_cast<int>(host_masters(hosts).size());
   switch (resolve_auto(kind, hosts)) {
-    case StrategyKind::kStar: pairs.push_back(simple(star(n, 0))); break;
-    case StrategyKind::kMultiStar:
-      for (int i = 0; i < m; ++i) pairs.push_back(simple(multi_star(hosts, i)));
+    case StrategyKind::kStar:
+      pairs.push_back(simple(star(n, 0)));
       break;
-    case StrategyKind::kTree: pairs.push_back(simple(tree(hosts))); break;
-    case StrategyKind::kBinaryTree: pairs.push_back(simple(binary_tree(n))); break;
-    case StrategyKind::kBinaryTreeStar: pairs.push_back(simple(binary_tree_star(hosts, 0))); break;
+    case StrategyKind::kMultiStar:
+      for (int i = 0; i < m; ++i)
+        pairs.push_back(simple(multi_star(hosts, i)));
+      break;
+    case StrategyKind::kTree:
+      pairs.push_back(simple(tree(hosts)));
+      break;
+    case StrategyKind::kBinaryTree:
+      pairs.push_back(simple(binary_tree(n)));
+      break;
+    case StrategyKind::kBinaryTreeStar:
+      pairs.push_back(simple(binary_tree_star(hosts, 0)));
+      break;
     case StrategyKind::kMultiBinaryTreeStar:
-      for (int i = 0; i < m; ++i) pairs.push_back(simple(binary_tree_star(hosts, i)));
+      for (int i = 0; i < m; ++i)
+        pairs.push_back(simple(binary_tree_star(hosts, i)));
       break;
     case StrategyKind::kClique:
-      for (int r = 0; r < n; ++r) pairs.push_back(simple(star(n, r)));
+      for (int r = 0; r < n; ++r)
+        pairs.push_back(simple(star(n, r)));
       break;
     case StrategyKind::kRing:
-      for (int r = 0; r < n; ++r) pairs.push_back(circular_pair(n, r));
+      for (int r = 0; r < n; ++r)
+        pairs.push_back(circular_pair(n, r));
       break;
     case StrategyKind::kAuto:
     case StrategyKind::kClassicRing:
@@ -228,7 +248,8 @@ std::vector<GraphPair> make_graph_pairs(StrategyKind kind, const std::vector<int
 
 std::uint64_t kungfu_name_hash(std::string_view name) {
   std::uint64_t h = 0;
-  for (unsigned char c : name) h += static_cast<std::uint64_t>(c) * c;
+  for (unsigned char c : name)
+    h += static_cast<std::uint64_t>(c) * c;
   return h;
 }
 

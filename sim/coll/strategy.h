@@ -46,7 +46,8 @@ std::string_view strategy_name(StrategyKind kind);  // "MULTI_BINARY_TREE_STAR"
 std::optional<StrategyKind> parse_strategy(std::string_view name);
 const std::vector<StrategyKind>& all_strategies();
 // A command line's strategy list: "all", or names separated by commas, case-insensitive, '-' for
-// '_' ("multi-binary-tree-star,classic_ring"). Throws InputError naming `option` and the known names.
+// '_' ("multi-binary-tree-star,classic_ring"). Throws InputError naming `option` and the known
+// names.
 std::vector<StrategyKind> parse_strategy_list(std::string_view text, std::string_view option);
 bool is_graph_strategy(StrategyKind kind);  // KungFu's graph-pair strategies (incl. AUTO)
 std::string_view strategy_summary(StrategyKind kind);  // one line, for `simctl list strategies`

@@ -8,8 +8,8 @@ namespace adaptsim {
 
 EventEngine::EventId EventEngine::schedule_at(TimeNs when, Callback cb) {
   if (when < now_) {
-    throw std::logic_error("event scheduled in the past: at " + std::to_string(when) +
-                           " ns, now " + std::to_string(now_) + " ns");
+    throw std::logic_error("event scheduled in the past: at " + std::to_string(when) + " ns, now " +
+                           std::to_string(now_) + " ns");
   }
   std::uint32_t slot;
   if (!free_slots_.empty()) {
@@ -73,7 +73,8 @@ void EventEngine::run() {
 
 void EventEngine::run_until(TimeNs until) {
   stopped_ = false;
-  while (!stopped_ && skip_cancelled() && heap_.front().time <= until) step();
+  while (!stopped_ && skip_cancelled() && heap_.front().time <= until)
+    step();
   if (!stopped_ && until > now_) now_ = until;
 }
 

@@ -36,7 +36,9 @@ class EventEngine {
 
   // Schedules `cb` at absolute time `when` (>= now(); throws std::logic_error otherwise).
   EventId schedule_at(TimeNs when, Callback cb);
-  EventId schedule_after(TimeNs delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  EventId schedule_after(TimeNs delay, Callback cb) {
+    return schedule_at(now_ + delay, std::move(cb));
+  }
 
   // Returns true if the event was pending and is now cancelled; false if it already ran, was
   // already cancelled, or the id is invalid.

@@ -16,7 +16,9 @@ Rng Rng::derive(std::uint64_t seed, std::uint64_t stream) {
   return Rng(mix64(mix64(seed) ^ mix64(stream + 0x632BE59BD9B4E019ULL)));
 }
 
-double Rng::uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
+double Rng::uniform() {
+  return static_cast<double>(gen_() >> 11) * 0x1.0p-53;
+}
 
 double Rng::normal(double mean, double stddev) {
   if (has_spare_) {
@@ -24,7 +26,8 @@ double Rng::normal(double mean, double stddev) {
     return mean + stddev * spare_;
   }
   double u1 = uniform();
-  while (u1 <= 0) u1 = uniform();
+  while (u1 <= 0)
+    u1 = uniform();
   const double u2 = uniform();
   const double r = std::sqrt(-2.0 * std::log(u1));
   const double theta = 2.0 * std::numbers::pi * u2;

@@ -17,10 +17,10 @@ class Rng {
   static Rng derive(std::uint64_t seed, std::uint64_t stream);
 
   std::uint64_t next_u64() { return gen_(); }
-  double uniform();                        // [0, 1), 53 random bits
+  double uniform();  // [0, 1), 53 random bits
   double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
   double normal(double mean, double stddev);  // Box-Muller
-  std::uint64_t below(std::uint64_t n);    // uniform integer in [0, n), n > 0, unbiased
+  std::uint64_t below(std::uint64_t n);       // uniform integer in [0, n), n > 0, unbiased
 
  private:
   std::mt19937_64 gen_;

@@ -15,8 +15,12 @@ inline constexpr TimeNs kNsPerMs = 1'000'000;
 inline constexpr TimeNs kNsPerSecond = 1'000'000'000;
 inline constexpr TimeNs kTimeNever = std::numeric_limits<TimeNs>::max();
 
-inline constexpr double to_seconds(TimeNs t) { return static_cast<double>(t) * 1e-9; }
-inline constexpr double to_us(TimeNs t) { return static_cast<double>(t) * 1e-3; }
+inline constexpr double to_seconds(TimeNs t) {
+  return static_cast<double>(t) * 1e-9;
+}
+inline constexpr double to_us(TimeNs t) {
+  return static_cast<double>(t) * 1e-3;
+}
 
 // Rounds up, so that an event computed from a real-valued duration never fires early.
 inline TimeNs seconds_to_ns_ceil(double seconds) {

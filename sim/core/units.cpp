@@ -21,34 +21,55 @@ struct Unit {
 
 // Bandwidth units; base unit is bytes per second.
 constexpr Unit kBandwidthUnits[] = {
-    {"bps", 1.0 / 8},         {"Kbps", 1e3 / 8},       {"Mbps", 1e6 / 8},
-    {"Gbps", 1e9 / 8},        {"Tbps", 1e12 / 8},      {"bit/s", 1.0 / 8},
-    {"Kbit/s", 1e3 / 8},      {"Mbit/s", 1e6 / 8},     {"Gbit/s", 1e9 / 8},
-    {"Tbit/s", 1e12 / 8},     {"b/s", 1.0 / 8},        {"Kb/s", 1e3 / 8},
-    {"Mb/s", 1e6 / 8},        {"Gb/s", 1e9 / 8},       {"Tb/s", 1e12 / 8},
-    {"Bps", 1},               {"KBps", 1e3},           {"MBps", 1e6},
-    {"GBps", 1e9},            {"TBps", 1e12},          {"B/s", 1},
-    {"KB/s", 1e3},            {"MB/s", 1e6},           {"GB/s", 1e9},
-    {"TB/s", 1e12},           {"KiB/s", 1024.0},       {"MiB/s", 1048576.0},
-    {"GiB/s", 1073741824.0},  {"TiB/s", 1099511627776.0},
+    {"bps", 1.0 / 8},
+    {"Kbps", 1e3 / 8},
+    {"Mbps", 1e6 / 8},
+    {"Gbps", 1e9 / 8},
+    {"Tbps", 1e12 / 8},
+    {"bit/s", 1.0 / 8},
+    {"Kbit/s", 1e3 / 8},
+    {"Mbit/s", 1e6 / 8},
+    {"Gbit/s", 1e9 / 8},
+    {"Tbit/s", 1e12 / 8},
+    {"b/s", 1.0 / 8},
+    {"Kb/s", 1e3 / 8},
+    {"Mb/s", 1e6 / 8},
+    {"Gb/s", 1e9 / 8},
+    {"Tb/s", 1e12 / 8},
+    {"Bps", 1},
+    {"KBps", 1e3},
+    {"MBps", 1e6},
+    {"GBps", 1e9},
+    {"TBps", 1e12},
+    {"B/s", 1},
+    {"KB/s", 1e3},
+    {"MB/s", 1e6},
+    {"GB/s", 1e9},
+    {"TB/s", 1e12},
+    {"KiB/s", 1024.0},
+    {"MiB/s", 1048576.0},
+    {"GiB/s", 1073741824.0},
+    {"TiB/s", 1099511627776.0},
 };
 
 // Duration units; base unit is seconds.
 constexpr Unit kDurationUnits[] = {
-    {"ns", 1e-9}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ms", 1e-3},
+    {"ns", 1e-9}, {"us", 1e-6},  {"\xC2\xB5s", 1e-6}, {"ms", 1e-3},
     {"s", 1.0},   {"min", 60.0}, {"h", 3600.0},
 };
 
 // Size units; base unit is bytes.
 constexpr Unit kSizeUnits[] = {
-    {"B", 1},         {"KB", 1e3},         {"MB", 1e6},           {"GB", 1e9},
-    {"TB", 1e12},     {"KiB", 1024.0},     {"MiB", 1048576.0},    {"GiB", 1073741824.0},
-    {"TiB", 1099511627776.0},
+    {"B", 1},           {"KB", 1e3},           {"MB", 1e6},
+    {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+    {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
 };
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -61,8 +82,8 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' ||
                           s[i] == '-' || s[i] == '+' ||
                           ((s[i] == 'e' || s[i] == 'E') && i > 0 && i + 1 < s.size() &&
-                           (std::isdigit(static_cast<unsigned char>(s[i + 1])) ||
-                            s[i + 1] == '-' || s[i + 1] == '+')))) {
+                           (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-' ||
+                            s[i + 1] == '+')))) {
     ++i;
   }
   std::string number(s.substr(0, i));
@@ -136,8 +157,8 @@ double parse_rate_per_s(std::string_view text, std::string_view unit) {
   // "<number> [prefix]<unit>/s", prefix one of K M G T P (powers of 1000).
   std::string example = "125 T" + std::string(unit) + "/s";
   auto [value, rest] = split_number(text, "a rate", example);
-  const std::pair<std::string_view, double> prefixes[] = {
-      {"", 1}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
+  const std::pair<std::string_view, double> prefixes[] = {{"", 1},    {"K", 1e3},  {"M", 1e6},
+                                                          {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
   for (auto [prefix, factor] : prefixes) {
     if (rest == std::string(prefix) + std::string(unit) + "/s") {
       if (value <= 0) {

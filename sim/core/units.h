@@ -17,9 +17,9 @@ namespace adaptsim {
 
 // Each parser throws InputError with a message naming what was expected ("expected a bandwidth
 // such as 10Gbps or 25GB/s, got \"10\"").
-double parse_bandwidth_Bps(std::string_view text);  // bytes per second, > 0
-TimeNs parse_duration_ns(std::string_view text);    // >= 0
-std::uint64_t parse_size_bytes(std::string_view text);  // >= 0, whole bytes
+double parse_bandwidth_Bps(std::string_view text);                      // bytes per second, > 0
+TimeNs parse_duration_ns(std::string_view text);                        // >= 0
+std::uint64_t parse_size_bytes(std::string_view text);                  // >= 0, whole bytes
 double parse_rate_per_s(std::string_view text, std::string_view unit);  // e.g. "125 TFLOP/s"
 
 std::string format_bandwidth(double bytes_per_s);  // "10 Gbit/s" style, for messages and manifests

@@ -1,11 +1,11 @@
 #include "sim/io/output.h"
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "sim/core/error.h"
 
@@ -78,7 +78,8 @@ std::string CsvTable::render() const {
     out += '\n';
   };
   line(columns_);
-  for (const auto& r : rows_) line(r);
+  for (const auto& r : rows_)
+    line(r);
   return out;
 }
 

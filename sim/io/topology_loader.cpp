@@ -26,7 +26,8 @@ std::vector<int> int_list(MapReader& m, std::string_view key) {
     m.accept(key);
     return out;
   }
-  for (std::int64_t v : m.integer_list(key)) out.push_back(static_cast<int>(v));
+  for (std::int64_t v : m.integer_list(key))
+    out.push_back(static_cast<int>(v));
   return out;
 }
 
@@ -116,8 +117,7 @@ net::FabricSpec read_fabric(MapReader& f, int servers) {
     const auto regions = f.list("regions");
     for (std::size_t i = 0; i < regions.size(); ++i) {
       MapReader r = MapReader::item_map(f, "regions", i, regions[i]);
-      fb.regions.push_back(
-          {r.string("name"), static_cast<int>(r.integer("servers", 0, servers))});
+      fb.regions.push_back({r.string("name"), static_cast<int>(r.integer("servers", 0, servers))});
       r.finish();
     }
     const auto links = f.list("links");
@@ -164,10 +164,12 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
     auto it = params->find(name);
     if (it == params->end()) {
       std::vector<std::string> names;
-      for (const auto& [k, _] : *params) names.push_back(k);
+      for (const auto& [k, _] : *params)
+        names.push_back(k);
       const std::string guess = closest(name, names);
       std::string declared;
-      for (const auto& n : names) declared += (declared.empty() ? "" : ", ") + n;
+      for (const auto& n : names)
+        declared += (declared.empty() ? "" : ", ") + n;
       throw InputError(value.where + ": key 'topology.params." + name + "': topology " +
                        path.filename().string() + " has no parameter '" + name + "'" +
                        (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
@@ -176,10 +178,9 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
     it->second = value;
   }
   for (const auto& [name, p] : *params) {
-    out.params.emplace_back(name, p.value.IsScalar() ? p.value.Scalar()
-                                  : p.value.IsMap() && p.value["value"]
-                                      ? p.value["value"].Scalar()
-                                      : YAML::Dump(p.value));
+    out.params.emplace_back(name, p.value.IsScalar()                    ? p.value.Scalar()
+                                  : p.value.IsMap() && p.value["value"] ? p.value["value"].Scalar()
+                                                                        : YAML::Dump(p.value));
   }
   top.set_params(params);
 
@@ -196,7 +197,8 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   if (derive_servers) {
     if (spec.fabric.kind != net::FabricKind::kWan) top.fail("servers", "missing required key");
     spec.servers = 0;
-    for (const auto& r : spec.fabric.regions) spec.servers += r.servers;
+    for (const auto& r : spec.fabric.regions)
+      spec.servers += r.servers;
     if (spec.servers == 0) fabric.fail("regions", "the regions hold no servers");
   }
   top.finish();
@@ -238,7 +240,8 @@ std::vector<std::string> topology_parameters(const std::filesystem::path& path) 
   std::vector<std::string> names;
   const YAML::Node params = doc.root()["params"];
   if (params.IsMap()) {
-    for (auto it = params.begin(); it != params.end(); ++it) names.push_back(it->first.Scalar());
+    for (auto it = params.begin(); it != params.end(); ++it)
+      names.push_back(it->first.Scalar());
   }
   return names;
 }

@@ -21,7 +21,7 @@ namespace adaptsim::io {
 struct LoadedTopology {
   net::ClusterSpec spec;
   std::filesystem::path path;
-  std::vector<SourcedQuantity> quantities;            // every quantity read, with its source
+  std::vector<SourcedQuantity> quantities;                  // every quantity read, with its source
   std::vector<std::pair<std::string, std::string>> params;  // resolved parameter values (text)
   // "file:line" of the keys that build_connected() may blame for a gap, by dotted key: "server",
   // "fabric" and, for a WAN, "fabric.links".

@@ -13,11 +13,16 @@ namespace {
 std::string describe(const YAML::Node& n) {
   if (!n.IsDefined()) return "nothing";
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Scalar: return "\"" + n.Scalar() + "\"";
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "\"" + n.Scalar() + "\"";
+    default:
+      return "nothing";
   }
 }
 
@@ -34,7 +39,8 @@ std::string join(const std::vector<std::string>& v) {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
@@ -109,7 +115,8 @@ Document Document::clone() const {
   d.path_ = path_;
   d.text_ = text_;
   d.root_ = YAML::Load(text_);
-  for (const Override& o : overrides_) d.set(o.key, o.text, o.origin);
+  for (const Override& o : overrides_)
+    d.set(o.key, o.text, o.origin);
   return d;
 }
 
@@ -154,14 +161,16 @@ void Document::set(std::string_view dotted_key, const std::string& yaml_text,
     std::size_t take = 1;
     for (std::size_t j = parts.size(); j > i + 1; --j) {
       std::string joined = parts[i];
-      for (std::size_t k = i + 1; k < j; ++k) joined += "." + parts[k];
+      for (std::size_t k = i + 1; k < j; ++k)
+        joined += "." + parts[k];
       if (node[joined].IsDefined() && !node[joined].IsNull()) {
         take = j - i;
         break;
       }
     }
     std::string key = parts[i];
-    for (std::size_t k = i + 1; k < i + take; ++k) key += "." + parts[k];
+    for (std::size_t k = i + 1; k < i + take; ++k)
+      key += "." + parts[k];
     i += take;
     if (i == parts.size()) {
       node[key] = value;
@@ -232,7 +241,8 @@ YAML::Node MapReader::lookup(std::string_view key) {
       if (!p) {
         std::vector<std::string> names;
         if (params_) {
-          for (const auto& [k, _] : *params_) names.push_back(k);
+          for (const auto& [k, _] : *params_)
+            names.push_back(k);
         }
         const std::string guess = closest(name, names);
         fail(key, "refers to an undeclared parameter ${" + name + "}" +
@@ -280,9 +290,9 @@ YAML::Node MapReader::required(std::string_view key) {
       const std::string& k = it->first.Scalar();
       if (!used_.count(k) && edit_distance(k, key) == 1) guess = k;
     }
-    fail(key, "missing required key" +
-                  (guess.empty() ? std::string() : " (did you mean '" + std::string(key) +
-                                                       "' instead of '" + guess + "'?)"));
+    fail(key, "missing required key" + (guess.empty() ? std::string()
+                                                      : " (did you mean '" + std::string(key) +
+                                                            "' instead of '" + guess + "'?)"));
   }
   return v;
 }
@@ -293,7 +303,9 @@ YAML::Node MapReader::scalar(std::string_view key, std::string_view expected) {
   return v;
 }
 
-std::string MapReader::string(std::string_view key) { return scalar(key, "a string").Scalar(); }
+std::string MapReader::string(std::string_view key) {
+  return scalar(key, "a string").Scalar();
+}
 
 std::int64_t MapReader::integer(std::string_view key, std::int64_t min, std::int64_t max) {
   YAML::Node v = scalar(key, "an integer");
@@ -492,7 +504,9 @@ std::string MapReader::choice_or(std::string_view key, const std::vector<std::st
   return choice(key, allowed);
 }
 
-void MapReader::accept(std::string_view key) { used_.emplace(key); }
+void MapReader::accept(std::string_view key) {
+  used_.emplace(key);
+}
 
 void MapReader::finish() {
   std::vector<std::string> known(used_.begin(), used_.end());

@@ -105,8 +105,8 @@ class MapReader {
   // Optional variants: the default when the key is absent (a present key of the wrong type is
   // still an error).
   std::string string_or(std::string_view key, std::string fallback);
-  std::int64_t integer_or(std::string_view key, std::int64_t fallback,
-                          std::int64_t min = INT64_MIN, std::int64_t max = INT64_MAX);
+  std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t min = INT64_MIN,
+                          std::int64_t max = INT64_MAX);
   double number_or(std::string_view key, double fallback);
   bool boolean_or(std::string_view key, bool fallback);
   double bandwidth_Bps_or(std::string_view key, double fallback);

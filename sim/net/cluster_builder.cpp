@@ -29,7 +29,8 @@ std::vector<NodeId> add_server(Topology& topo, const ClusterSpec& spec, int s) {
     n.memory_bandwidth_Bps = sv.cpu_memory_bandwidth_Bps;
     cpus.push_back(topo.add_node(n));
   }
-  for (int c = 1; c < sv.cpus; ++c) topo.add_link(cpus[0], cpus[c], LinkKind::kSmp, sv.smp);
+  for (int c = 1; c < sv.cpus; ++c)
+    topo.add_link(cpus[0], cpus[c], LinkKind::kSmp, sv.smp);
   for (int g = 0; g < sv.gpus; ++g) {
     Node n{at(s, "gpu" + std::to_string(g)), NodeKind::kGpu, s};
     n.reduce_bandwidth_Bps = sv.gpu_reduce_bandwidth_Bps;
@@ -84,9 +85,11 @@ std::vector<NodeId> add_server(Topology& topo, const ClusterSpec& spec, int s) {
   }
   if (sv.nvswitch) {
     const NodeId nvs = topo.add_node({at(s, "nvswitch"), NodeKind::kNvSwitch, s});
-    for (NodeId g : gpus) topo.add_link(g, nvs, LinkKind::kNvLink, *sv.nvswitch);
+    for (NodeId g : gpus)
+      topo.add_link(g, nvs, LinkKind::kNvLink, *sv.nvswitch);
   }
-  for (int g = 0; g < sv.gpus; ++g) topo.add_rank(gpus[g], gpu_cpu[g]);
+  for (int g = 0; g < sv.gpus; ++g)
+    topo.add_rank(gpus[g], gpu_cpu[g]);
   return nics;
 }
 
@@ -110,7 +113,8 @@ Topology build_cluster(const ClusterSpec& spec) {
   topo.name = spec.name;
   topo.description = spec.description;
   std::vector<std::vector<NodeId>> nics(spec.servers);
-  for (int s = 0; s < spec.servers; ++s) nics[s] = add_server(topo, spec, s);
+  for (int s = 0; s < spec.servers; ++s)
+    nics[s] = add_server(topo, spec, s);
 
   const FabricSpec& fb = spec.fabric;
   switch (fb.kind) {
@@ -118,7 +122,8 @@ Topology build_cluster(const ClusterSpec& spec) {
       if (sv.nics == 0) break;
       const NodeId sw = topo.add_node({"switch", NodeKind::kSwitch, -1});
       for (auto& server_nics : nics) {
-        for (NodeId nic : server_nics) attach_nic(topo, sv, nic, sw);
+        for (NodeId nic : server_nics)
+          attach_nic(topo, sv, nic, sw);
       }
       break;
     }
@@ -134,10 +139,12 @@ Topology build_cluster(const ClusterSpec& spec) {
         spine_ids.push_back(topo.add_node({"spine" + std::to_string(p), NodeKind::kSwitch, -1}));
       }
       for (NodeId l : leaf_ids) {
-        for (NodeId p : spine_ids) topo.add_link(l, p, sv.nic_kind, fb.uplink);
+        for (NodeId p : spine_ids)
+          topo.add_link(l, p, sv.nic_kind, fb.uplink);
       }
       for (int s = 0; s < spec.servers; ++s) {
-        for (NodeId nic : nics[s]) attach_nic(topo, sv, nic, leaf_ids[s / fb.servers_per_leaf]);
+        for (NodeId nic : nics[s])
+          attach_nic(topo, sv, nic, leaf_ids[s / fb.servers_per_leaf]);
       }
       break;
     }
@@ -150,7 +157,8 @@ Topology build_cluster(const ClusterSpec& spec) {
         for (int i = 0; i < r.servers; ++i, ++total) {
           require(total < spec.servers, spec.name,
                   "regions hold more servers than the topology's " + std::to_string(spec.servers));
-          for (NodeId nic : nics[total]) attach_nic(topo, sv, nic, routers[r.name]);
+          for (NodeId nic : nics[total])
+            attach_nic(topo, sv, nic, routers[r.name]);
         }
       }
       require(total == spec.servers, spec.name,

@@ -12,9 +12,9 @@
 namespace adaptsim::net {
 
 struct PcieSwitchSpec {
-  int cpu = 0;                 // socket the switch hangs off
-  std::vector<int> gpus;       // local GPU indices behind it
-  std::vector<int> nics;       // local NIC indices behind it
+  int cpu = 0;            // socket the switch hangs off
+  std::vector<int> gpus;  // local GPU indices behind it
+  std::vector<int> nics;  // local NIC indices behind it
 };
 
 struct NvLinkSpec {
@@ -26,20 +26,20 @@ struct NvLinkSpec {
 struct ServerSpec {
   int gpus = 1;
   std::string gpu_model;
-  double gpu_reduce_bandwidth_Bps = 0;   // 0: reductions on the GPU are not charged
-  int cpus = 1;                          // sockets
-  double cpu_reduce_bandwidth_Bps = 0;   // element-wise sum on the host, bytes of output per s
-  double cpu_loopback_bandwidth_Bps = 0; // one process-to-process stream on one host
-  double cpu_memory_bandwidth_Bps = 0;   // per socket; 0: unbounded
-  LinkParams smp;                        // between sockets (QPI/UPI), when cpus > 1
-  LinkParams pcie;                       // each PCIe attachment (GPU or NIC), per direction
+  double gpu_reduce_bandwidth_Bps = 0;        // 0: reductions on the GPU are not charged
+  int cpus = 1;                               // sockets
+  double cpu_reduce_bandwidth_Bps = 0;        // element-wise sum on the host, bytes of output per s
+  double cpu_loopback_bandwidth_Bps = 0;      // one process-to-process stream on one host
+  double cpu_memory_bandwidth_Bps = 0;        // per socket; 0: unbounded
+  LinkParams smp;                             // between sockets (QPI/UPI), when cpus > 1
+  LinkParams pcie;                            // each PCIe attachment (GPU or NIC), per direction
   std::vector<PcieSwitchSpec> pcie_switches;  // empty: GPUs and NICs attach to CPU sockets directly
-  LinkParams nvlink;                     // one NVLink, per direction
-  std::vector<NvLinkSpec> nvlinks;       // point-to-point NVLink wiring
-  std::optional<LinkParams> nvswitch;    // per-GPU port into one NVSwitch fabric
+  LinkParams nvlink;                          // one NVLink, per direction
+  std::vector<NvLinkSpec> nvlinks;            // point-to-point NVLink wiring
+  std::optional<LinkParams> nvswitch;         // per-GPU port into one NVSwitch fabric
   int nics = 1;
   LinkKind nic_kind = LinkKind::kEthernet;
-  LinkParams nic;                        // NIC <-> fabric, ingress (fabric to NIC)
+  LinkParams nic;                                  // NIC <-> fabric, ingress (fabric to NIC)
   std::optional<double> nic_egress_bandwidth_Bps;  // egress cap if different from ingress
 };
 

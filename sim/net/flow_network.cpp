@@ -73,7 +73,8 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
     }
     return id;
   }
-  for (ResourceId r : f.resources) resources_[r].flows.push_back(index);
+  for (ResourceId r : f.resources)
+    resources_[r].flows.push_back(index);
   touch(f.resources);
   return id;
 }
@@ -120,7 +121,8 @@ void FlowNetwork::settle(Flow& f) {
     double sent = f.rate * to_seconds(now - f.updated);
     if (sent > f.remaining) sent = f.remaining;
     f.remaining -= sent;
-    for (ResourceId r : f.resources) resources_[r].carried_bytes += sent;
+    for (ResourceId r : f.resources)
+      resources_[r].carried_bytes += sent;
   }
   f.updated = now;
 }
@@ -151,7 +153,8 @@ void FlowNetwork::on_drained(std::uint32_t index) {
   Flow& f = flows_[index];
   settle(f);
   // The drain time was rounded up to the next nanosecond; whatever is left is rounding.
-  for (ResourceId r : f.resources) resources_[r].carried_bytes += f.remaining;
+  for (ResourceId r : f.resources)
+    resources_[r].carried_bytes += f.remaining;
   f.remaining = 0;
   f.drain_at = kTimeNever;
   detach(index);
@@ -281,14 +284,16 @@ void FlowNetwork::fill_component() {
   // rises as weight x level; a resource saturates at level remaining / (sum of its unfrozen
   // weights). With unit weights this is plain max-min.
   // Flow weights are set by the caller (1, or 1 / RTT under Sharing::kTcp).
-  for (std::uint32_t fi : comp_flows_) flows_[fi].frozen = false;
+  for (std::uint32_t fi : comp_flows_)
+    flows_[fi].frozen = false;
   fill_heap_.clear();
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
     res.remaining = res.capacity;
     res.unfrozen = static_cast<std::uint32_t>(res.flows.size());
     res.unfrozen_weight = 0;
-    for (std::uint32_t fi : res.flows) res.unfrozen_weight += flows_[fi].weight;
+    for (std::uint32_t fi : res.flows)
+      res.unfrozen_weight += flows_[fi].weight;
     ++res.version;
     if (res.unfrozen > 0) {
       fill_heap_.push_back({res.remaining / res.unfrozen_weight, r, res.version, false});
@@ -384,7 +389,8 @@ void FlowNetwork::mark_standing_queues() {
 void FlowNetwork::solve_tcp() {
   // 1. Unit weights: which buffers fill. 2. RTT weights from those queues, the weighted solve,
   // and the queues it leaves standing (standing_queue() reports them).
-  for (std::uint32_t fi : comp_flows_) flows_[fi].weight = flows_[fi].share;
+  for (std::uint32_t fi : comp_flows_)
+    flows_[fi].weight = flows_[fi].share;
   fill_component();
   mark_standing_queues();
   for (std::uint32_t fi : comp_flows_) {
@@ -465,7 +471,8 @@ void FlowNetwork::reallocate() {
       }
     }
   }
-  for (ResourceId r : comp_resources_) resources_[r].standing = false;
+  for (ResourceId r : comp_resources_)
+    resources_[r].standing = false;
   if (comp_flows_.empty()) return;
 
   // 2. Solve. Flow stamps are reused as positions into new_rates_ for the duration.
@@ -476,7 +483,8 @@ void FlowNetwork::reallocate() {
   if (sharing_ == Sharing::kTcp) {
     solve_tcp();
   } else {
-    for (std::uint32_t fi : comp_flows_) flows_[fi].weight = 1;
+    for (std::uint32_t fi : comp_flows_)
+      flows_[fi].weight = 1;
     fill_component();
   }
 

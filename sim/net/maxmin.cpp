@@ -35,7 +35,8 @@ void MaxMinSolver::solve(std::span<const double> capacity,
   private_of_.assign(n_flows, UINT32_MAX);
   auto& private_of = private_of_;
   for (std::size_t f = 0; f < n_flows; ++f) {
-    for (std::uint32_t r : flow_resources[f]) ++offsets_[r + 1];
+    for (std::uint32_t r : flow_resources[f])
+      ++offsets_[r + 1];
     if (flow_cap[f] != kUncapped) {
       private_of[f] = static_cast<std::uint32_t>(next_private);
       remaining_[next_private] = flow_cap[f];
@@ -43,13 +44,16 @@ void MaxMinSolver::solve(std::span<const double> capacity,
       ++next_private;
     }
   }
-  for (std::size_t r = 0; r < n_res; ++r) offsets_[r + 1] += offsets_[r];
+  for (std::size_t r = 0; r < n_res; ++r)
+    offsets_[r + 1] += offsets_[r];
   members_.assign(offsets_[n_res], 0);
   fill_.assign(offsets_.begin(), offsets_.end() - 1);
   auto& fill = fill_;
   for (std::size_t f = 0; f < n_flows; ++f) {
-    for (std::uint32_t r : flow_resources[f]) members_[fill[r]++] = static_cast<std::uint32_t>(f);
-    if (private_of[f] != UINT32_MAX) members_[fill[private_of[f]]++] = static_cast<std::uint32_t>(f);
+    for (std::uint32_t r : flow_resources[f])
+      members_[fill[r]++] = static_cast<std::uint32_t>(f);
+    if (private_of[f] != UINT32_MAX)
+      members_[fill[private_of[f]]++] = static_cast<std::uint32_t>(f);
   }
 
   heap_.clear();
@@ -86,7 +90,8 @@ void MaxMinSolver::solve(std::span<const double> capacity,
         std::push_heap(heap_.begin(), heap_.end(), heap_later<HeapItem, HeapItem>);
       }
     };
-    for (std::uint32_t r : flow_resources[f]) touch(r);
+    for (std::uint32_t r : flow_resources[f])
+      touch(r);
     if (private_of[f] != UINT32_MAX) touch(private_of[f]);
   };
 

@@ -41,7 +41,7 @@ class MaxMinSolver {
   std::vector<double> remaining_;
   std::vector<std::uint32_t> unfrozen_;
   std::vector<std::uint32_t> version_;
-  std::vector<std::uint32_t> offsets_;     // CSR: flows crossing each resource
+  std::vector<std::uint32_t> offsets_;  // CSR: flows crossing each resource
   std::vector<std::uint32_t> members_;
   std::vector<std::uint32_t> fill_;
   std::vector<std::uint32_t> private_of_;  // private cap resource of each flow, or UINT32_MAX

@@ -14,25 +14,38 @@ namespace adaptsim::net {
 
 std::string_view node_kind_name(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kGpu: return "gpu";
-    case NodeKind::kCpu: return "cpu";
-    case NodeKind::kNic: return "nic";
-    case NodeKind::kPcieSwitch: return "pcie_switch";
-    case NodeKind::kNvSwitch: return "nvswitch";
-    case NodeKind::kSwitch: return "switch";
-    case NodeKind::kRouter: return "router";
+    case NodeKind::kGpu:
+      return "gpu";
+    case NodeKind::kCpu:
+      return "cpu";
+    case NodeKind::kNic:
+      return "nic";
+    case NodeKind::kPcieSwitch:
+      return "pcie_switch";
+    case NodeKind::kNvSwitch:
+      return "nvswitch";
+    case NodeKind::kSwitch:
+      return "switch";
+    case NodeKind::kRouter:
+      return "router";
   }
   return "?";
 }
 
 std::string_view link_kind_name(LinkKind kind) {
   switch (kind) {
-    case LinkKind::kNvLink: return "nvlink";
-    case LinkKind::kPcie: return "pcie";
-    case LinkKind::kSmp: return "smp";
-    case LinkKind::kEthernet: return "ethernet";
-    case LinkKind::kInfiniBand: return "infiniband";
-    case LinkKind::kWan: return "wan";
+    case LinkKind::kNvLink:
+      return "nvlink";
+    case LinkKind::kPcie:
+      return "pcie";
+    case LinkKind::kSmp:
+      return "smp";
+    case LinkKind::kEthernet:
+      return "ethernet";
+    case LinkKind::kInfiniBand:
+      return "infiniband";
+    case LinkKind::kWan:
+      return "wan";
   }
   return "?";
 }
@@ -47,10 +60,10 @@ std::optional<LinkKind> parse_link_kind(std::string_view name) {
 
 // Channel graph for Boost.Graph: vertex = node, edge = channel, weight = latency + 1 per hop.
 struct Topology::Router {
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
-                                      boost::no_property,
-                                      boost::property<boost::edge_weight_t, std::int64_t,
-                                                      boost::property<boost::edge_index_t, ChannelId>>>;
+  using Graph =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
+                            boost::property<boost::edge_weight_t, std::int64_t,
+                                            boost::property<boost::edge_index_t, ChannelId>>>;
   Graph graph;
   std::unordered_map<std::uint64_t, std::vector<ChannelId>> routes;
   std::unordered_map<NodeId, std::vector<std::int64_t>> dist_to;  // per destination
@@ -103,13 +116,15 @@ std::optional<NodeId> Topology::find(std::string_view name) const {
 
 TimeNs Topology::path_latency(const std::vector<ChannelId>& path) const {
   TimeNs total = 0;
-  for (ChannelId c : path) total += channels_[c].params.latency_ns;
+  for (ChannelId c : path)
+    total += channels_[c].params.latency_ns;
   return total;
 }
 
 double Topology::path_bandwidth(const std::vector<ChannelId>& path) const {
   double bw = std::numeric_limits<double>::infinity();
-  for (ChannelId c : path) bw = std::min(bw, channels_[c].params.bandwidth_Bps);
+  for (ChannelId c : path)
+    bw = std::min(bw, channels_[c].params.bandwidth_Bps);
   return bw;
 }
 
@@ -118,10 +133,11 @@ const std::vector<std::int64_t>& Topology::distances_to(NodeId dst) const {
     router_ = std::make_unique<Router>();
     router_->graph = Router::Graph(nodes_.size());
     for (ChannelId c = 0; c < channels_.size(); ++c) {
-      boost::add_edge(channels_[c].from, channels_[c].to,
-                      Router::Graph::edge_property_type(channels_[c].params.latency_ns + 1,
-                                                        boost::property<boost::edge_index_t, ChannelId>(c)),
-                      router_->graph);
+      boost::add_edge(
+          channels_[c].from, channels_[c].to,
+          Router::Graph::edge_property_type(channels_[c].params.latency_ns + 1,
+                                            boost::property<boost::edge_index_t, ChannelId>(c)),
+          router_->graph);
     }
   }
   auto dit = router_->dist_to.find(dst);
@@ -143,8 +159,8 @@ const std::vector<std::int64_t>& Topology::distances_to(NodeId dst) const {
     auto frev = boost::make_reverse_graph(fg);
     boost::dijkstra_shortest_paths(
         frev, dst,
-        boost::distance_map(boost::make_iterator_property_map(
-                                dist.begin(), boost::get(boost::vertex_index, frev)))
+        boost::distance_map(
+            boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, frev)))
             .weight_map(boost::get(boost::edge_weight, frev))
             .distance_inf(std::numeric_limits<std::int64_t>::max()));
     dit = router_->dist_to.emplace(dst, std::move(dist)).first;

@@ -13,7 +13,8 @@ AllReduceSimResult simulate_allreduce(const net::Topology& topology, coll::Strat
   coll::SimFabric fabric(network, options.transport);
   const int n = topology.rank_count();
   std::vector<int> hosts(n);
-  for (int r = 0; r < n; ++r) hosts[r] = topology.rank_server(r);
+  for (int r = 0; r < n; ++r)
+    hosts[r] = topology.rank_server(r);
   auto algo = coll::make_allreduce(strategy, hosts, options.algorithm);
   const std::size_t esize = coll::dtype_size(options.dtype);
   AllReduceSimResult result;

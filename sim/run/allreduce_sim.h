@@ -27,6 +27,8 @@ AllReduceSimResult simulate_allreduce(const net::Topology& topology, coll::Strat
                                       std::uint64_t bytes, const AllReduceSimOptions& options);
 
 // nccl-tests' bus bandwidth factor for all-reduce: 2(n-1)/n.
-inline double allreduce_bus_factor(int n) { return n > 1 ? 2.0 * (n - 1) / n : 0.0; }
+inline double allreduce_bus_factor(int n) {
+  return n > 1 ? 2.0 * (n - 1) / n : 0.0;
+}
 
 }  // namespace adaptsim::run

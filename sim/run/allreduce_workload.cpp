@@ -7,11 +7,10 @@
 //     max_bytes: 1GiB
 //     step_factor: 4
 //     dtype: float32
-//     endpoint: host          # host: staged through host memory and NICs (KungFu, MPI); gpu: direct
-//     chunk_size: 1MiB        # KungFu's chunk size
-//     connection: serialized  # one message at a time per rank pair (TCP), or parallel
-//     per_message_overhead: 0us
-//     sharing: max-min        # or bottleneck (cheaper, for very large clusters)
+//     endpoint: host          # host: staged through host memory and NICs (KungFu, MPI); gpu:
+//     direct chunk_size: 1MiB        # KungFu's chunk size connection: serialized  # one message at
+//     a time per rank pair (TCP), or parallel per_message_overhead: 0us sharing: max-min        #
+//     or bottleneck (cheaper, for very large clusters)
 
 #include <memory>
 
@@ -37,8 +36,8 @@ class AllReduceWorkload final : public Workload {
   }
 
   std::vector<std::string> columns() const override {
-    return {"mode",  "topology",   "n_ranks",     "strategy",   "size_bytes",
-            "count", "dtype",      "time_us",     "algbw_GBps", "busbw_GBps"};
+    return {"mode",  "topology", "n_ranks", "strategy",   "size_bytes",
+            "count", "dtype",    "time_us", "algbw_GBps", "busbw_GBps"};
   }
 
   std::vector<Task> tasks() const override {
@@ -83,13 +82,15 @@ std::vector<coll::StrategyKind> read_strategies(io::MapReader& w) {
   const YAML::Node node = w.node()["strategies"];
   if (node.IsScalar() && node.Scalar() == "all") {
     w.accept("strategies");
-    for (coll::StrategyKind k : coll::all_strategies()) names.emplace_back(coll::strategy_name(k));
+    for (coll::StrategyKind k : coll::all_strategies())
+      names.emplace_back(coll::strategy_name(k));
   } else {
     names = w.string_list("strategies");
   }
   if (names.empty()) w.fail("strategies", "expected at least one strategy");
   std::vector<std::string> known;
-  for (coll::StrategyKind k : coll::all_strategies()) known.emplace_back(coll::strategy_name(k));
+  for (coll::StrategyKind k : coll::all_strategies())
+    known.emplace_back(coll::strategy_name(k));
   std::vector<coll::StrategyKind> out;
   for (const auto& name : names) {
     auto k = coll::parse_strategy(name);
@@ -108,8 +109,9 @@ std::vector<coll::StrategyKind> read_strategies(io::MapReader& w) {
 
 std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const PointContext& ctx) {
   if (ctx.mode == Mode::kLive) {
-    w.fail_here("workload 'allreduce' has no live mode in this build; use adaptsim-tcp for live "
-                "all-reduce sweeps");
+    w.fail_here(
+        "workload 'allreduce' has no live mode in this build; use adaptsim-tcp for live "
+        "all-reduce sweeps");
   }
   auto strategies = read_strategies(w);
   const std::uint64_t min_bytes = w.size_bytes("min_bytes");
@@ -124,7 +126,8 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
   options.transport.endpoint = endpoint == "host" ? coll::Endpoint::kHost : coll::Endpoint::kGpu;
   options.algorithm.chunk_bytes = w.size_bytes_or("chunk_size", 1 << 20);
   if (options.algorithm.chunk_bytes == 0) w.fail("chunk_size", "must be > 0");
-  const std::string connection = w.choice_or("connection", {"serialized", "parallel"}, "serialized");
+  const std::string connection =
+      w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   options.transport.serialize_per_peer = connection == "serialized";
   options.transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
   options.sharing = read_sharing(w);

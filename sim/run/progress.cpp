@@ -1,11 +1,13 @@
 #include "sim/run/progress.h"
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 namespace adaptsim::run {
 
-bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+bool stderr_is_terminal() {
+  return ::isatty(STDERR_FILENO) == 1;
+}
 
 ProgressBar::ProgressBar(std::string label, std::size_t total, bool enabled)
     : label_(std::move(label)),
@@ -14,7 +16,9 @@ ProgressBar::ProgressBar(std::string label, std::size_t total, bool enabled)
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
-ProgressBar::~ProgressBar() { finish(); }
+ProgressBar::~ProgressBar() {
+  finish();
+}
 
 void ProgressBar::update(std::size_t done) {
   if (!enabled_ || total_ == 0) return;
@@ -30,8 +34,8 @@ void ProgressBar::update(std::size_t done) {
   const int filled = static_cast<int>(frac * width);
   const double eta = done > 0 ? elapsed * (1.0 / frac - 1.0) : 0.0;
   std::fprintf(stderr, "\r%s [%.*s%*s] %zu/%zu  %.0fs elapsed, ~%.0fs left ", label_.c_str(),
-               filled, "##############################", width - filled, "", done, total_,
-               elapsed, eta);
+               filled, "##############################", width - filled, "", done, total_, elapsed,
+               eta);
   std::fflush(stderr);
 }
 

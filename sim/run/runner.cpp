@@ -78,17 +78,18 @@ std::filesystem::path render_compare_plot(const std::filesystem::path& csv) {
 }  // namespace
 
 io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
-
   // Flatten (point, task) in order.
   struct Item {
     const ScenarioPoint* point;
     const Task* task;
   };
   std::vector<std::vector<Task>> point_tasks;
-  for (const auto& p : scenario.points) point_tasks.push_back(p.workload->tasks());
+  for (const auto& p : scenario.points)
+    point_tasks.push_back(p.workload->tasks());
   std::vector<Item> items;
   for (std::size_t i = 0; i < scenario.points.size(); ++i) {
-    for (const Task& t : point_tasks[i]) items.push_back({&scenario.points[i], &t});
+    for (const Task& t : point_tasks[i])
+      items.push_back({&scenario.points[i], &t});
   }
 
   std::vector<std::string> columns = scenario.sweep_columns;
@@ -111,7 +112,8 @@ io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     for (Row& row : results[i]) {
       Row full;
-      for (const auto& [key, value] : items[i].point->assignments) full.push_back(value);
+      for (const auto& [key, value] : items[i].point->assignments)
+        full.push_back(value);
       full.insert(full.end(), row.begin(), row.end());
       table.add_row(std::move(full));
     }
@@ -130,14 +132,15 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) {
-    throw RuntimeFailure(options.out_dir.string() + ": cannot create the output folder: " +
-                         ec.message());
+    throw RuntimeFailure(options.out_dir.string() +
+                         ": cannot create the output folder: " + ec.message());
   }
   RunSummary summary;
   summary.csv_path = options.out_dir / scenario.csv_name;
   summary.manifest_path = options.out_dir / (scenario.name + ".manifest.json");
   summary.rows = table.size();
-  for (const auto& p : scenario.points) summary.tasks += p.workload->tasks().size();
+  for (const auto& p : scenario.points)
+    summary.tasks += p.workload->tasks().size();
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -163,16 +166,19 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
   for (const auto& p : scenario.points) {
     nlohmann::ordered_json pj;
-    for (const auto& [k, v] : p.assignments) pj["assignments"][k] = v;
+    for (const auto& [k, v] : p.assignments)
+      pj["assignments"][k] = v;
     pj["topology"]["file"] = p.topology.path.string();
     pj["topology"]["name"] = p.topology.spec.name;
-    for (const auto& [k, v] : p.topology.params) pj["topology"]["params"][k] = v;
+    for (const auto& [k, v] : p.topology.params)
+      pj["topology"]["params"][k] = v;
     for (const auto& c : p.calibrated) {
       pj["calibration"].push_back(
           {{"field", c.field}, {"previous", c.previous}, {"value", c.value}, {"source", c.source}});
     }
     for (const auto& q : p.topology.quantities) {
-      pj["topology"]["quantities"].push_back({{"key", q.key}, {"value", q.text}, {"source", q.source}});
+      pj["topology"]["quantities"].push_back(
+          {{"key", q.key}, {"value", q.text}, {"source", q.source}});
     }
     points.push_back(pj);
   }
@@ -194,7 +200,8 @@ CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
                      ": compare needs a training workload (step_time_ms_mean) in both modes");
   }
   std::vector<std::string> columns = sim.sweep_columns;
-  for (const char* c : {"model", "system", "n_gpus"}) columns.emplace_back(c);
+  for (const char* c : {"model", "system", "n_gpus"})
+    columns.emplace_back(c);
   for (const char* c : {"sim_step_ms", "live_step_ms", "sim_step_std_ms", "live_step_std_ms",
                         "sim_throughput_per_gpu", "live_throughput_per_gpu", "rel_error"}) {
     columns.emplace_back(c);
@@ -206,7 +213,8 @@ CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
   };
   for (std::size_t i = 0; i < a.size(); ++i) {
     Row row(a.rows()[i].begin(), a.rows()[i].begin() + static_cast<long>(sim.sweep_columns.size()));
-    for (const char* c : {"model", "system", "n_gpus"}) row.push_back(at(a, i, c));
+    for (const char* c : {"model", "system", "n_gpus"})
+      row.push_back(at(a, i, c));
     const double s = std::stod(at(a, i, "step_time_ms_mean"));
     const double l = std::stod(at(b, i, "step_time_ms_mean"));
     const double err = (s - l) / l;

@@ -165,7 +165,8 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
 
   io::MapReader w = top.map("workload");
   std::vector<std::string> kinds;
-  for (const auto& k : workload_kinds()) kinds.push_back(k.name);
+  for (const auto& k : workload_kinds())
+    kinds.push_back(k.name);
   const std::string kind = w.choice("kind", kinds);
   const PointContext ctx{point.topology, point.nominal, seed, mode, dir, live, backend};
   for (const auto& k : workload_kinds()) {
@@ -185,7 +186,8 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw InputError("--set " + o + ": expected key=value (e.g. --set topology.params.servers=16)");
+      throw InputError("--set " + o +
+                       ": expected key=value (e.g. --set topology.params.servers=16)");
     }
     base.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
   }
@@ -243,7 +245,8 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   if (!sc.calibration.empty()) profile = io::load_calibration_profile(sc.calibration);
 
   const std::vector<SweepAxis> axes = read_sweep(top);
-  for (const auto& a : axes) sc.sweep_columns.push_back(column_name(a.key));
+  for (const auto& a : axes)
+    sc.sweep_columns.push_back(column_name(a.key));
 
   // Cartesian product, first axis outermost.
   std::vector<std::size_t> index(axes.size(), 0);
@@ -253,7 +256,8 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
     std::vector<std::pair<std::string, std::string>> assignments;
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const std::string& value = axes[a].values[index[a]];
-      doc.set(axes[a].key, value, "sweep " + axes[a].key + "=" + value + " (" + path.string() + ")");
+      doc.set(axes[a].key, value,
+              "sweep " + axes[a].key + "=" + value + " (" + path.string() + ")");
       assignments.emplace_back(axes[a].key, value);
     }
     sc.points.push_back(load_point(doc, dir, sc.seed, sc.mode, profile ? &*profile : nullptr,

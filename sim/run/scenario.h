@@ -33,8 +33,8 @@ namespace adaptsim::run {
 
 struct ScenarioPoint {
   std::vector<std::pair<std::string, std::string>> assignments;  // (sweep key, value text)
-  io::LoadedTopology topology;  // with the calibration profile applied, if any
-  net::ClusterSpec nominal;     // the topology before calibration
+  io::LoadedTopology topology;                     // with the calibration profile applied, if any
+  net::ClusterSpec nominal;                        // the topology before calibration
   std::vector<io::AppliedCalibration> calibrated;  // what the profile overrode
   std::unique_ptr<Workload> workload;
 };
@@ -43,8 +43,8 @@ struct Scenario {
   std::string name;
   std::string description;
   std::filesystem::path path;
-  std::string file_hash;       // FNV-1a of the file's bytes
-  std::string resolved_yaml;   // the file with --set overrides applied
+  std::string file_hash;               // FNV-1a of the file's bytes
+  std::string resolved_yaml;           // the file with --set overrides applied
   std::vector<std::string> overrides;  // "key=value" as given
   std::uint64_t seed = 1;
   Mode mode = Mode::kSim;
@@ -58,11 +58,11 @@ struct Scenario {
 // Loads and validates everything; throws InputError with file, line and key on any problem.
 // `overrides`: "key=value" strings from --set. `seed`: overrides the file's seed when set.
 struct LoadOptions {
-  std::vector<std::string> overrides;              // "key=value" from --set
-  std::optional<std::uint64_t> seed;               // replaces the scenario's seed
+  std::vector<std::string> overrides;                // "key=value" from --set
+  std::optional<std::uint64_t> seed;                 // replaces the scenario's seed
   std::optional<std::filesystem::path> calibration;  // replaces the scenario's `calibration:`
-  std::optional<Mode> mode;                        // replaces the scenario's `mode:` (--live)
-  LiveBackend* backend = nullptr;                  // required to load a live scenario
+  std::optional<Mode> mode;                          // replaces the scenario's `mode:` (--live)
+  LiveBackend* backend = nullptr;                    // required to load a live scenario
 };
 
 Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options = {});

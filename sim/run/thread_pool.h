@@ -45,7 +45,8 @@ std::vector<T> parallel_map(std::size_t n, int threads, const std::function<T(st
     worker();
   } else {
     std::vector<std::jthread> pool;
-    for (std::size_t t = 0; t < count; ++t) pool.emplace_back(worker);
+    for (std::size_t t = 0; t < count; ++t)
+      pool.emplace_back(worker);
   }
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);

@@ -162,7 +162,8 @@ train::SystemConfig read_system(io::MapReader& s) {
   if (s.has("strategy")) {
     const std::string name = s.string("strategy");
     auto k = coll::parse_strategy(name);
-    if (!k) s.fail("strategy", "unknown strategy \"" + name + "\"; `simctl list strategies` shows all");
+    if (!k)
+      s.fail("strategy", "unknown strategy \"" + name + "\"; `simctl list strategies` shows all");
     c.strategy = *k;
   } else {
     s.accept("strategy");
@@ -202,7 +203,8 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   options.compute_scale = w.number_or("compute_scale", 1.0);
   if (!(options.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
   options.measured_steps = static_cast<int>(w.integer_or("steps", 4, 1, 100000));
-  const std::string connection = w.choice_or("connection", {"serialized", "parallel"}, "serialized");
+  const std::string connection =
+      w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   options.host_transport.serialize_per_peer = connection == "serialized";
   options.host_transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
   options.sharing = read_sharing(w);
@@ -219,7 +221,8 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   for (const std::string& m : models) {
     if (!train::find_model(m)) {
       std::string known;
-      for (const auto& n : train::model_names()) known += (known.empty() ? "" : ", ") + n;
+      for (const auto& n : train::model_names())
+        known += (known.empty() ? "" : ", ") + n;
       w.fail("models", "unknown model \"" + m + "\" (known: " + known + ")");
     }
     if (!device.has_throughput(m, options.precision)) {
@@ -242,9 +245,9 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
       const auto k = systems[i].kind;
       if (k != train::SystemKind::kIdeal && k != train::SystemKind::kKungFu &&
           k != train::SystemKind::kHorovod) {
-        w.fail("systems", "system '" + systems[i].label + "' (" +
-                              std::string(train::system_kind_name(k)) +
-                              ") needs GPUs and NCCL; live runs here support ideal, kungfu and horovod");
+        w.fail("systems",
+               "system '" + systems[i].label + "' (" + std::string(train::system_kind_name(k)) +
+                   ") needs GPUs and NCCL; live runs here support ideal, kungfu and horovod");
       }
     }
     live.backend = ctx.backend;

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "hw/runner/live_backend.h"
+#include "hw/testbed/signal_teardown.h"
 #include "sim/coll/strategy.h"
 #include "sim/core/error.h"
 #include "sim/io/topology_loader.h"
 #include "sim/run/runner.h"
 #include "sim/run/scenario.h"
-#include "hw/runner/live_backend.h"
-#include "hw/testbed/signal_teardown.h"
 #include "sim/train/model_zoo.h"
 
 namespace fs = std::filesystem;
@@ -52,7 +52,8 @@ void list_topologies() {
   for (const auto& f : files) {
     const io::LoadedTopology t = io::load_topology(f);
     std::string params;
-    for (const auto& [k, v] : t.params) params += (params.empty() ? "" : ", ") + k + "=" + v;
+    for (const auto& [k, v] : t.params)
+      params += (params.empty() ? "" : ", ") + k + "=" + v;
     std::printf("%-28s %s\n%-28s params: %s\n", f.filename().string().c_str(),
                 t.spec.description.c_str(), "", params.c_str());
   }
@@ -76,7 +77,8 @@ void list_workloads() {
 
 std::string joined_args(int argc, char** argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i)
+    s += (i ? " " : "") + std::string(argv[i]);
   return s;
 }
 
@@ -92,8 +94,8 @@ int main(int argc, char** argv) {
   simctl validate scenarios/fig9.yaml
   simctl list strategies | topologies | workloads | models
 Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
-  app.set_version_flag("--version", std::string("simctl ") + ADAPTSIM_VERSION +
-                                        " (commit " + ADAPTSIM_GIT_COMMIT + ")");
+  app.set_version_flag("--version", std::string("simctl ") + ADAPTSIM_VERSION + " (commit " +
+                                        ADAPTSIM_GIT_COMMIT + ")");
   app.require_subcommand(1);
 
   std::string scenario_path;
@@ -135,7 +137,8 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
       ->check(CLI::NonNegativeNumber);
 
   std::string what;
-  CLI::App* list_cmd = app.add_subcommand("list", "List strategies, topologies, workloads or models");
+  CLI::App* list_cmd =
+      app.add_subcommand("list", "List strategies, topologies, workloads or models");
   list_cmd->add_option("what", what, "strategies | topologies | workloads | models")
       ->required()
       ->check(CLI::IsMember({"strategies", "topologies", "workloads", "models"}));
@@ -180,10 +183,11 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
       options.threads = threads;
       options.command_line = joined_args(argc, argv);
       const run::CompareSummary s = run::compare_scenario(sim, live_sc, options);
-      std::printf("wrote %s (%zu rows): step time |sim - live| / live median %.1f%%, max %.1f%% "
-                  "(%.1f s)\n",
-                  s.csv_path.string().c_str(), s.rows, 100 * s.median_abs_error,
-                  100 * s.max_abs_error, s.wall_seconds);
+      std::printf(
+          "wrote %s (%zu rows): step time |sim - live| / live median %.1f%%, max %.1f%% "
+          "(%.1f s)\n",
+          s.csv_path.string().c_str(), s.rows, 100 * s.median_abs_error, 100 * s.max_abs_error,
+          s.wall_seconds);
       return 0;
     }
     if (live) {
@@ -192,7 +196,8 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
     }
     const run::Scenario scenario = run::load_scenario(scenario_path, load);
     std::size_t tasks = 0;
-    for (const auto& p : scenario.points) tasks += p.workload->tasks().size();
+    for (const auto& p : scenario.points)
+      tasks += p.workload->tasks().size();
     if (*validate_cmd) {
       std::printf("%s: ok (%zu sweep point%s, %zu task%s)\n", scenario_path.c_str(),
                   scenario.points.size(), scenario.points.size() == 1 ? "" : "s", tasks,

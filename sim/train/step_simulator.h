@@ -21,7 +21,7 @@ namespace adaptsim::train {
 struct TrainingOptions {
   int batch_per_gpu = 32;
   Precision precision = Precision::kFp32;
-  int warmup_steps = 1;     // excluded from the statistics
+  int warmup_steps = 1;  // excluded from the statistics
   int measured_steps = 5;
   std::size_t gradient_element_bytes = 4;  // float32 gradients
   std::uint64_t seed = 1;
@@ -43,11 +43,11 @@ struct TrainingResult {
   std::vector<double> step_s;  // per measured step: mean over workers of that step's duration
   double step_mean_s = 0;
   double step_std_s = 0;
-  double compute_s = 0;        // forward + backward + update, average per worker-step
-  double exposed_link_s = 0;   // after backward, with some communication in flight
-  double exposed_wait_s = 0;   // after backward, with nothing in flight (negotiation, ordering)
-  double samples_per_s_per_gpu = 0;       // batch / mean step time
-  double samples_per_s_per_gpu_std = 0;   // propagated from the step-time spread
+  double compute_s = 0;       // forward + backward + update, average per worker-step
+  double exposed_link_s = 0;  // after backward, with some communication in flight
+  double exposed_wait_s = 0;  // after backward, with nothing in flight (negotiation, ordering)
+  double samples_per_s_per_gpu = 0;      // batch / mean step time
+  double samples_per_s_per_gpu_std = 0;  // propagated from the step-time spread
   double samples_per_s_total = 0;
   std::uint64_t events = 0;
 };

@@ -18,7 +18,9 @@ using adaptsim::testing::switched;
 namespace {
 
 // Value of element i on rank r: small integers, so float32 sums are exact.
-float value(int r, std::size_t i) { return static_cast<float>((r + 1) * ((i % 13) + 1)); }
+float value(int r, std::size_t i) {
+  return static_cast<float>((r + 1) * ((i % 13) + 1));
+}
 
 void check_allreduce(StrategyKind kind, int servers, int gpus, std::size_t count,
                      std::size_t chunk_bytes = 1 << 20) {
@@ -29,10 +31,12 @@ void check_allreduce(StrategyKind kind, int servers, int gpus, std::size_t count
   AllReduceOptions ao;
   ao.chunk_bytes = chunk_bytes;
   auto algo = make_allreduce(kind, c.hosts(), ao);
-  std::vector<std::vector<float>> send(n, std::vector<float>(count)), recv(n, std::vector<float>(count, -1));
+  std::vector<std::vector<float>> send(n, std::vector<float>(count)),
+      recv(n, std::vector<float>(count, -1));
   int finished = 0;
   for (int r = 0; r < n; ++r) {
-    for (std::size_t i = 0; i < count; ++i) send[r][i] = value(r, i);
+    for (std::size_t i = 0; i < count; ++i)
+      send[r][i] = value(r, i);
     Workspace w;
     w.name = "grad";
     w.send = {reinterpret_cast<const std::byte*>(send[r].data()), count * 4};
@@ -46,8 +50,8 @@ void check_allreduce(StrategyKind kind, int servers, int gpus, std::size_t count
   for (int r = 0; r < n; ++r) {
     for (std::size_t i = 0; i < count; ++i) {
       if (recv[r][i] != factor * static_cast<float>((i % 13) + 1)) {
-        FAIL(strategy_name(kind) << " n=" << n << " count=" << count << " rank " << r
-                                 << " element " << i << ": " << recv[r][i]);
+        FAIL(strategy_name(kind) << " n=" << n << " count=" << count << " rank " << r << " element "
+                                 << i << ": " << recv[r][i]);
       }
     }
   }
@@ -58,7 +62,8 @@ void check_allreduce(StrategyKind kind, int servers, int gpus, std::size_t count
 TEST_CASE("all strategies x rank counts 1..9 x sizes give the exact sum (one GPU per host)") {
   for (StrategyKind k : all_strategies()) {
     for (int n = 1; n <= 9; ++n) {
-      for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1001}}) {
+      for (std::size_t count :
+           {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1001}}) {
         check_allreduce(k, n, 1, count, /*chunk_bytes=*/1024);
       }
     }
@@ -113,7 +118,8 @@ TEST_CASE("many named collectives run concurrently, issued in a different order 
     for (int t = 0; t < tensors; ++t) {
       // sum over ranks of (r + t) = n(n-1)/2 + n t
       const float expect = static_cast<float>(n * (n - 1) / 2 + n * t);
-      CHECK(std::all_of(recv[r][t].begin(), recv[r][t].end(), [&](float v) { return v == expect; }));
+      CHECK(
+          std::all_of(recv[r][t].begin(), recv[r][t].end(), [&](float v) { return v == expect; }));
     }
   }
 }
@@ -126,9 +132,14 @@ TEST_CASE("min and max reductions") {
     auto algo = make_allreduce(StrategyKind::kBinaryTreeStar, c.hosts());
     std::vector<std::vector<std::int32_t>> send(4, std::vector<std::int32_t>(5)), recv = send;
     for (int r = 0; r < 4; ++r) {
-      for (int i = 0; i < 5; ++i) send[r][i] = (r * 7 + i * 3) % 11;
-      Workspace w{"m", {reinterpret_cast<const std::byte*>(send[r].data()), 20},
-                  {reinterpret_cast<std::byte*>(recv[r].data()), 20}, 5, DType::kI32, op};
+      for (int i = 0; i < 5; ++i)
+        send[r][i] = (r * 7 + i * 3) % 11;
+      Workspace w{"m",
+                  {reinterpret_cast<const std::byte*>(send[r].data()), 20},
+                  {reinterpret_cast<std::byte*>(recv[r].data()), 20},
+                  5,
+                  DType::kI32,
+                  op};
       algo->run(c.fabric.transport(r), w, [] {});
     }
     c.engine.run();
@@ -137,7 +148,8 @@ TEST_CASE("min and max reductions") {
       for (int r = 1; r < 4; ++r) {
         expect = op == ReduceOp::kMin ? std::min(expect, send[r][i]) : std::max(expect, send[r][i]);
       }
-      for (int r = 0; r < 4; ++r) CHECK(recv[r][i] == expect);
+      for (int r = 0; r < 4; ++r)
+        CHECK(recv[r][i] == expect);
     }
   }
 }

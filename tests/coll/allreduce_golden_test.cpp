@@ -16,8 +16,8 @@ using adaptsim::testing::switched;
 
 namespace {
 
-constexpr double kB = 1.25e9;      // 10 Gbit/s
-constexpr TimeNs kHop = 5000;      // 5 us per NIC hop
+constexpr double kB = 1.25e9;  // 10 Gbit/s
+constexpr TimeNs kHop = 5000;  // 5 us per NIC hop
 constexpr double kAlpha = 2 * kHop * 1e-9;
 
 double simulate(StrategyKind kind, int n, std::size_t bytes, std::size_t chunk_bytes,
@@ -45,9 +45,10 @@ TEST_CASE("classic ring: 2(n-1)(alpha + S/(nB))") {
   for (int n : {2, 4, 8, 16}) {
     const double S = 64.0 * 1024 * 1024;
     const double expect = 2 * (n - 1) * (kAlpha + S / (n * kB));
-    const double got = simulate(StrategyKind::kClassicRing, n, static_cast<std::size_t>(S), 1 << 20);
-    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "n=" << n << " got " << got
-                                                              << " expected " << expect);
+    const double got =
+        simulate(StrategyKind::kClassicRing, n, static_cast<std::size_t>(S), 1 << 20);
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3,
+                  "n=" << n << " got " << got << " expected " << expect);
   }
 }
 
@@ -56,7 +57,8 @@ TEST_CASE("classic ring with a reduction cost: + (n-1) S/(n gamma) on the critic
   const int n = 4;
   const double S = 16.0 * 1024 * 1024, gamma = 2e9;
   const double expect = 2 * (n - 1) * (kAlpha + S / (n * kB)) + (n - 1) * S / (n * gamma);
-  const double got = simulate(StrategyKind::kClassicRing, n, static_cast<std::size_t>(S), 1 << 20, gamma);
+  const double got =
+      simulate(StrategyKind::kClassicRing, n, static_cast<std::size_t>(S), 1 << 20, gamma);
   CHECK(std::abs(got - expect) / expect < 1e-3);
 }
 
@@ -81,8 +83,8 @@ TEST_CASE("STAR with k chunks pipelines reduce and broadcast: 2 alpha + (n-1)(S/
     const double expect = 2 * kAlpha + (n - 1) * (S / kB) * (1.0 + 1.0 / k);
     const double got = simulate(StrategyKind::kStar, n, static_cast<std::size_t>(S),
                                 static_cast<std::size_t>(S / k));
-    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "k=" << k << " got " << got
-                                                              << " expected " << expect);
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3,
+                  "k=" << k << " got " << got << " expected " << expect);
     CHECK(got < previous);  // pipelining is visible
     previous = got;
   }
@@ -94,8 +96,8 @@ TEST_CASE("binary tree: 2 d (alpha + 2 S / B) for a full tree of depth d") {
   for (auto [n, d] : {std::pair{3, 1}, std::pair{7, 2}, std::pair{15, 3}}) {
     const double expect = 2 * d * (kAlpha + 2 * S / kB);
     const double got = simulate(StrategyKind::kBinaryTree, n, 1 << 20, 1 << 20);
-    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "n=" << n << " got " << got
-                                                              << " expected " << expect);
+    CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3,
+                  "n=" << n << " got " << got << " expected " << expect);
   }
 }
 
@@ -103,7 +105,8 @@ TEST_CASE("halving-doubling on a power of two: 2 lg p alpha + 2 (p-1)/p S/B") {
   for (int p : {2, 4, 8}) {
     const double S = 32.0 * (1 << 20);
     const double expect = 2 * std::log2(p) * kAlpha + 2.0 * (p - 1) / p * S / kB;
-    const double got = simulate(StrategyKind::kHalvingDoubling, p, static_cast<std::size_t>(S), 1 << 20);
+    const double got =
+        simulate(StrategyKind::kHalvingDoubling, p, static_cast<std::size_t>(S), 1 << 20);
     CHECK_MESSAGE(std::abs(got - expect) / expect < 1e-3, "p=" << p);
   }
 }

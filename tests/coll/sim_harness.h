@@ -21,7 +21,8 @@ struct SimCluster {
 
   std::vector<int> hosts() const {
     std::vector<int> h;
-    for (int r = 0; r < topology.rank_count(); ++r) h.push_back(topology.rank_server(r));
+    for (int r = 0; r < topology.rank_count(); ++r)
+      h.push_back(topology.rank_server(r));
     return h;
   }
 };

@@ -5,7 +5,8 @@
 using namespace adaptsim::coll;
 
 TEST_CASE("names round-trip and unknown names are rejected") {
-  for (StrategyKind k : all_strategies()) CHECK(parse_strategy(strategy_name(k)) == k);
+  for (StrategyKind k : all_strategies())
+    CHECK(parse_strategy(strategy_name(k)) == k);
   CHECK_FALSE(parse_strategy("STARR").has_value());
   CHECK(all_strategies().size() == 11);
 }
@@ -69,8 +70,8 @@ TEST_CASE("AUTO is STAR on one host and BINARY_TREE_STAR across hosts") {
 }
 
 TEST_CASE("every graph strategy's broadcast graphs are spanning trees") {
-  const std::vector<std::vector<int>> layouts = {{0}, {0, 1}, {0, 0, 0}, {0, 1, 2, 3, 4},
-                                                 {0, 0, 1, 1, 2, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1}};
+  const std::vector<std::vector<int>> layouts = {
+      {0}, {0, 1}, {0, 0, 0}, {0, 1, 2, 3, 4}, {0, 0, 1, 1, 2, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1}};
   for (StrategyKind k : all_strategies()) {
     if (!is_graph_strategy(k)) continue;
     for (const auto& hosts : layouts) {

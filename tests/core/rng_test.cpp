@@ -8,7 +8,8 @@ using adaptsim::Rng;
 
 TEST_CASE("the same seed gives the same sequence; derived streams differ") {
   Rng a(42), b(42);
-  for (int i = 0; i < 100; ++i) CHECK(a.next_u64() == b.next_u64());
+  for (int i = 0; i < 100; ++i)
+    CHECK(a.next_u64() == b.next_u64());
   Rng s1 = Rng::derive(42, 1), s2 = Rng::derive(42, 2), s1b = Rng::derive(42, 1);
   const auto x = s1.next_u64();
   CHECK(x == s1b.next_u64());
@@ -20,7 +21,8 @@ TEST_CASE("mt19937_64 matches the standard's 10000th-value check") {
   // (seed 5489) produces 9981545732273789042.
   Rng r(5489);
   std::uint64_t v = 0;
-  for (int i = 0; i < 10000; ++i) v = r.next_u64();
+  for (int i = 0; i < 10000; ++i)
+    v = r.next_u64();
   CHECK(v == 9981545732273789042ULL);
 }
 
@@ -54,5 +56,6 @@ TEST_CASE("below(n) stays in range and covers it") {
     REQUIRE(v < 5);
     ++counts[v];
   }
-  for (int c : counts) CHECK(c > 800);
+  for (int c : counts)
+    CHECK(c > 800);
 }

@@ -28,8 +28,8 @@ TEST_CASE("durations and sizes") {
 }
 
 TEST_CASE("a bare number where a unit is required is an error naming the expectation") {
-  CHECK_THROWS_WITH_AS(parse_bandwidth_Bps("10"),
-                       doctest::Contains("with a unit such as 10Gbps"), InputError);
+  CHECK_THROWS_WITH_AS(parse_bandwidth_Bps("10"), doctest::Contains("with a unit such as 10Gbps"),
+                       InputError);
   CHECK_THROWS_AS(parse_duration_ns("5"), InputError);
   CHECK_THROWS_AS(parse_size_bytes("1024"), InputError);
 }

@@ -28,7 +28,8 @@ TEST_CASE("atomic writes leave no temporary file behind") {
   ss << in.rdbuf();
   CHECK(ss.str() == "again\n");
   int files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+    ++files;
   CHECK(files == 1);
   CHECK_THROWS(write_file_atomic(dir / "missing-dir" / "y.csv", "z"));
 }

@@ -37,8 +37,8 @@ TEST_CASE("every shipped topology loads, builds, is connected, and sources every
     CHECK_NOTHROW(topo.check_connected());
     CHECK(t.quantities.size() >= 4);
     for (const auto& q : t.quantities) {
-      CHECK_MESSAGE(!q.source.empty(), e.path().filename().string() << ": " << q.key << " = " << q.text
-                                                                 << " has no source");
+      CHECK_MESSAGE(!q.source.empty(), e.path().filename().string()
+                                           << ": " << q.key << " = " << q.text << " has no source");
     }
   }
   CHECK(files >= 6);  // cloud-vms, dgx1, hgx-h100, fat-tree, wan-regions, testbed-leaves
@@ -52,7 +52,8 @@ TEST_CASE("DGX-1: 8 GPUs, 6 NVLinks each, 4 IB NICs, two sockets") {
     links[l.a] += l.count;
     links[l.b] += l.count;
   }
-  for (int g = 0; g < 8; ++g) CHECK(links[g] == 6);
+  for (int g = 0; g < 8; ++g)
+    CHECK(links[g] == 6);
   net::Topology topo = net::build_cluster(t.spec);
   // GPU0 -> GPU3 is a double NVLink: 50 GB/s in one hop.
   const auto& p = topo.route(topo.rank_gpu(0), topo.rank_gpu(3));
@@ -81,15 +82,18 @@ TEST_CASE("bad topology files: negative and unit-less bandwidth, unknown link ke
     text.replace(text.find("BW"), 2, bw);
     return write_temp("t.yaml", text);
   };
-  CHECK_THROWS_WITH_AS(load_topology(with("-10Gbps")),
-                       doctest::Contains("t.yaml:6: key 'server.nic.bandwidth': expected a non-negative"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      load_topology(with("-10Gbps")),
+      doctest::Contains("t.yaml:6: key 'server.nic.bandwidth': expected a non-negative"),
+      InputError);
   CHECK_THROWS_WITH_AS(load_topology(with("10")), doctest::Contains("bare number \"10\""),
                        InputError);
   CHECK_NOTHROW(load_topology(with("10Gbps")));
-  const fs::path typo = write_temp("typo.yaml", "name: t\nservers: 2\nserver:\n  pcie: {bandwith: 12GB/s, latency: 1us}\n  nic: {bandwidth: 1Gbps, latency: 1us}\nfabric: {kind: switch}\n");
-  CHECK_THROWS_WITH_AS(load_topology(typo), doctest::Contains("instead of 'bandwith'"),
-                       InputError);
+  const fs::path typo =
+      write_temp("typo.yaml",
+                 "name: t\nservers: 2\nserver:\n  pcie: {bandwith: 12GB/s, latency: 1us}\n  nic: "
+                 "{bandwidth: 1Gbps, latency: 1us}\nfabric: {kind: switch}\n");
+  CHECK_THROWS_WITH_AS(load_topology(typo), doctest::Contains("instead of 'bandwith'"), InputError);
 }
 
 TEST_CASE("build_connected blames the topology key that leaves the gap, with file and line") {

@@ -8,7 +8,8 @@ using namespace adaptsim;
 using namespace adaptsim::io;
 
 TEST_CASE("values are read with their types and units") {
-  Document d = Document::parse_string("a: 3\nb: hello\nc: 10Gbps\nd: {value: 5us, source: paper}\n", "t.yaml");
+  Document d = Document::parse_string("a: 3\nb: hello\nc: 10Gbps\nd: {value: 5us, source: paper}\n",
+                                      "t.yaml");
   MapReader r(d, d.root(), "");
   CHECK(r.integer("a") == 3);
   CHECK(r.string("b") == "hello");
@@ -39,9 +40,10 @@ TEST_CASE("unknown keys are rejected with a suggestion") {
   MapReader r(d, d.root(), "");
   r.string("name");
   r.accept("strategies");
-  CHECK_THROWS_WITH_AS(r.finish(),
-                       doctest::Contains("u.yaml:2: unknown key 'stratgies' (did you mean 'strategies'?)"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      r.finish(),
+      doctest::Contains("u.yaml:2: unknown key 'stratgies' (did you mean 'strategies'?)"),
+      InputError);
 }
 
 TEST_CASE("empty and non-YAML files") {
@@ -76,8 +78,8 @@ TEST_CASE("a dotted key may itself contain dots (sweep keys)") {
 }
 
 TEST_CASE("${name} refers to a parameter; an undeclared one is an error") {
-  Document d = Document::parse_string("params:\n  bw: 10Gbps\nlink:\n  bandwidth: ${bw}\n  latency: ${lat}\n",
-                                      "p.yaml");
+  Document d = Document::parse_string(
+      "params:\n  bw: 10Gbps\nlink:\n  bandwidth: ${bw}\n  latency: ${lat}\n", "p.yaml");
   auto params = std::make_shared<Params>();
   (*params)["bw"] = Param{d.root()["params"]["bw"], "p.yaml:2"};
   MapReader r(d, d.root(), "");

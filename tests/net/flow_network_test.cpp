@@ -105,7 +105,8 @@ TEST_CASE("changes within one instant are coalesced into one re-solve") {
   EventEngine e;
   FlowNetwork net(e);
   auto link = net.add_resource(1e9, "l");
-  for (int i = 0; i < 10; ++i) net.start(flow(link, 1e6, 0, nullptr));
+  for (int i = 0; i < 10; ++i)
+    net.start(flow(link, 1e6, 0, nullptr));
   e.run_until(0);
   CHECK(net.solves() == 1);
   e.run();
@@ -129,15 +130,18 @@ TEST_CASE("the network's in-place progressive filling equals the reference solve
     EventEngine e;
     FlowNetwork net(e);
     std::vector<double> cap(12);
-    for (auto& c : cap) c = 1e8 * (1 + 9 * rng.uniform());
+    for (auto& c : cap)
+      c = 1e8 * (1 + 9 * rng.uniform());
     std::vector<adaptsim::net::ResourceId> ids;
-    for (double c : cap) ids.push_back(net.add_resource(c, "r"));
+    for (double c : cap)
+      ids.push_back(net.add_resource(c, "r"));
     std::vector<std::vector<std::uint32_t>> paths(40);
     std::vector<double> caps(40, adaptsim::net::MaxMinSolver::kUncapped);
     std::vector<FlowNetwork::FlowId> flows;
     for (int f = 0; f < 40; ++f) {
       const int len = 1 + static_cast<int>(rng.below(4));
-      for (int k = 0; k < len; ++k) paths[f].push_back(static_cast<std::uint32_t>(rng.below(12)));
+      for (int k = 0; k < len; ++k)
+        paths[f].push_back(static_cast<std::uint32_t>(rng.below(12)));
       std::sort(paths[f].begin(), paths[f].end());
       paths[f].erase(std::unique(paths[f].begin(), paths[f].end()), paths[f].end());
       if (rng.below(4) == 0) caps[f] = 1e7 * (1 + 20 * rng.uniform());
@@ -354,7 +358,8 @@ TEST_CASE("tcp sharing: connection shares divide a standing buffer in proportion
   e.run();
 }
 
-TEST_CASE("connection shares: log-normal with mean 1 and the given CV, fixed per (seed, src, dst)") {
+TEST_CASE(
+    "connection shares: log-normal with mean 1 and the given CV, fixed per (seed, src, dst)") {
   adaptsim::net::ClusterSpec c;
   c.name = "t";
   c.servers = 2;
@@ -374,9 +379,11 @@ TEST_CASE("connection shares: log-normal with mean 1 and the given CV, fixed per
     }
   }
   double mean = 0, var = 0;
-  for (double s : shares) mean += s;
+  for (double s : shares)
+    mean += s;
   mean /= static_cast<double>(shares.size());
-  for (double s : shares) var += (s - mean) * (s - mean);
+  for (double s : shares)
+    var += (s - mean) * (s - mean);
   const double cv = std::sqrt(var / static_cast<double>(shares.size() - 1)) / mean;
   INFO("mean " << mean << " cv " << cv << " over " << shares.size() << " connections");
   CHECK(mean == doctest::Approx(1).epsilon(0.03));

@@ -9,7 +9,8 @@ using adaptsim::net::MaxMinSolver;
 
 namespace {
 
-std::vector<double> solve(std::vector<double> capacity, std::vector<std::vector<std::uint32_t>> paths,
+std::vector<double> solve(std::vector<double> capacity,
+                          std::vector<std::vector<std::uint32_t>> paths,
                           std::vector<double> caps = {}) {
   if (caps.empty()) caps.assign(paths.size(), MaxMinSolver::kUncapped);
   std::vector<std::span<const std::uint32_t>> spans(paths.begin(), paths.end());
@@ -43,7 +44,8 @@ TEST_CASE("the classic parking-lot: a long flow and local flows on a chain") {
   // Chain L0..L2 of capacity 1; f_long crosses all three, f_i crosses L_i alone.
   // Every link has two flows: every flow gets 1/2.
   auto r = solve({1.0, 1.0, 1.0}, {{0, 1, 2}, {0}, {1}, {2}});
-  for (double x : r) CHECK(x == doctest::Approx(0.5));
+  for (double x : r)
+    CHECK(x == doctest::Approx(0.5));
 }
 
 TEST_CASE("a rate cap frees capacity for the others") {
@@ -75,9 +77,11 @@ TEST_CASE("allocation is max-min fair: every flow has a saturated bottleneck whe
   auto r = solve(cap, paths);
   std::vector<double> load(cap.size(), 0);
   for (std::size_t f = 0; f < paths.size(); ++f) {
-    for (auto l : paths[f]) load[l] += r[f];
+    for (auto l : paths[f])
+      load[l] += r[f];
   }
-  for (std::size_t l = 0; l < cap.size(); ++l) CHECK(load[l] <= cap[l] * (1 + 1e-12));
+  for (std::size_t l = 0; l < cap.size(); ++l)
+    CHECK(load[l] <= cap[l] * (1 + 1e-12));
   for (std::size_t f = 0; f < paths.size(); ++f) {
     bool has_bottleneck = false;
     for (auto l : paths[f]) {

@@ -39,8 +39,8 @@ TEST_CASE("an egress cap applies to the NIC's upstream direction only") {
   c.server.nic_egress_bandwidth_Bps = 0.5e9;
   Topology t = build_cluster(c);
   const auto& up = t.route(t.rank_host(0), t.rank_host(1));
-  CHECK(t.channel(up[1]).params.bandwidth_Bps == doctest::Approx(0.5e9));  // nic0 -> switch
-  CHECK(t.channel(up[2]).params.bandwidth_Bps == doctest::Approx(1.25e9)); // switch -> nic1
+  CHECK(t.channel(up[1]).params.bandwidth_Bps == doctest::Approx(0.5e9));   // nic0 -> switch
+  CHECK(t.channel(up[2]).params.bandwidth_Bps == doctest::Approx(1.25e9));  // switch -> nic1
 }
 
 TEST_CASE("GPUs never forward traffic") {
@@ -98,7 +98,8 @@ TEST_CASE("a WAN region without links is a disconnected topology") {
   Topology ok = build_cluster(c);
   CHECK_NOTHROW(ok.check_connected());
   CHECK_FALSE(ok.disconnected_pair().has_value());
-  CHECK(ok.path_latency(ok.route(ok.rank_host(0), ok.rank_host(1))) == 40'000'000 + 2 * 10000 + 2 * 1000);
+  CHECK(ok.path_latency(ok.route(ok.rank_host(0), ok.rank_host(1))) ==
+        40'000'000 + 2 * 10000 + 2 * 1000);
 }
 
 TEST_CASE("DGX-style PCIe switches put GPUs and NICs on their socket") {

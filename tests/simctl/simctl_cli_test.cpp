@@ -27,7 +27,8 @@ Result run(const std::string& args) {
   REQUIRE(p != nullptr);
   std::string out;
   std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  while (std::fgets(buf.data(), buf.size(), p))
+    out += buf.data();
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
@@ -37,7 +38,8 @@ const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
 // A scratch folder per test with a valid small scenario that tests then break.
 struct Scratch {
   fs::path dir;
-  explicit Scratch(const std::string& name) : dir(fs::temp_directory_path() / ("simctl_test_" + name)) {
+  explicit Scratch(const std::string& name)
+      : dir(fs::temp_directory_path() / ("simctl_test_" + name)) {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -45,8 +47,10 @@ struct Scratch {
     std::ofstream(dir / name) << text;
     return dir / name;
   }
-  std::string scenario(const std::string& workload_extra = "", const std::string& topology_file = "") const {
-    const std::string topo = topology_file.empty() ? (kRoot / "topologies/cloud-vms.yaml").string() : topology_file;
+  std::string scenario(const std::string& workload_extra = "",
+                       const std::string& topology_file = "") const {
+    const std::string topo =
+        topology_file.empty() ? (kRoot / "topologies/cloud-vms.yaml").string() : topology_file;
     return "name: small\nseed: 3\ntopology:\n  file: " + topo +
            "\n  params: {servers: 4}\nworkload:\n  kind: allreduce\n  strategies: [STAR, "
            "CLASSIC_RING]\n  min_bytes: 1KiB\n  max_bytes: 4MiB\n  step_factor: 4\n" +
@@ -81,7 +85,9 @@ TEST_CASE("a valid scenario runs and writes its CSV and manifest") {
   CHECK(fs::exists(s.dir / "out" / "small.csv"));
   CHECK(fs::exists(s.dir / "out" / "small.manifest.json"));
   const std::string csv = read_file(s.dir / "out" / "small.csv");
-  CHECK(csv.rfind("mode,topology,n_ranks,strategy,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps\n", 0) == 0);
+  CHECK(csv.rfind(
+            "mode,topology,n_ranks,strategy,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps\n",
+            0) == 0);
   // 2 strategies x 4 sizes (1 KiB, 4 KiB, ..., 1 MiB, 4 MiB: 1K*4^k <= 4M -> k = 0..6: 7 sizes).
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 7);
   const std::string manifest = read_file(s.dir / "out" / "small.manifest.json");
@@ -124,8 +130,12 @@ TEST_CASE("the same scenario and seed give byte-identical CSVs, whatever the thr
   CHECK(!a.empty());
   CHECK(a == read_file(s.dir / "b" / "small.csv"));
   // The shipped all-reduce scenario too.
-  REQUIRE(run("run " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " + (s.dir / "c").string()).code == 0);
-  REQUIRE(run("run " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " + (s.dir / "d").string()).code == 0);
+  REQUIRE(
+      run("run " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " + (s.dir / "c").string())
+          .code == 0);
+  REQUIRE(
+      run("run " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " + (s.dir / "d").string())
+          .code == 0);
   CHECK(read_file(s.dir / "c" / "allreduce.csv") == read_file(s.dir / "d" / "allreduce.csv"));
 }
 
@@ -134,7 +144,8 @@ TEST_CASE("unknown strategy") {
   std::string text = s.scenario();
   text.replace(text.find("CLASSIC_RING"), 12, "CLASIC_RING");
   expect_input_error(s, s.write("x.yaml", text),
-                     "x.yaml:8: key 'workload.strategies': unknown strategy \"CLASIC_RING\" (did you mean CLASSIC_RING?)");
+                     "x.yaml:8: key 'workload.strategies': unknown strategy \"CLASIC_RING\" (did "
+                     "you mean CLASSIC_RING?)");
 }
 
 TEST_CASE("negative and unit-less bandwidth in a --set override") {
@@ -143,8 +154,10 @@ TEST_CASE("negative and unit-less bandwidth in a --set override") {
   Result r = run("run " + sc.string() + " -o " + (s.dir / "out").string() +
                  " --set topology.params.nic_bandwidth=-5Gbps");
   CHECK(r.code == 2);
-  CHECK(r.output.find("--set topology.params.nic_bandwidth=-5Gbps: key 'server.nic.bandwidth': expected a non-negative bandwidth") != std::string::npos);
-  r = run("run " + sc.string() + " -o " + (s.dir / "out").string() + " --set topology.params.nic_bandwidth=10");
+  CHECK(r.output.find("--set topology.params.nic_bandwidth=-5Gbps: key 'server.nic.bandwidth': "
+                      "expected a non-negative bandwidth") != std::string::npos);
+  r = run("run " + sc.string() + " -o " + (s.dir / "out").string() +
+          " --set topology.params.nic_bandwidth=10");
   CHECK(r.code == 2);
   // The bare number is substituted for ${nic_bandwidth} at server.nic.bandwidth: the error names
   // the override and that key.
@@ -213,14 +226,17 @@ TEST_CASE("missing required key, wrong type, unknown key") {
   Scratch s("keys");
   std::string missing = s.scenario();
   missing.replace(missing.find("  min_bytes: 1KiB\n"), 18, "");
-  expect_input_error(s, s.write("m.yaml", missing), "m.yaml:7: key 'workload.min_bytes': missing required key");
+  expect_input_error(s, s.write("m.yaml", missing),
+                     "m.yaml:7: key 'workload.min_bytes': missing required key");
 
   std::string wrong = s.scenario();
   wrong.replace(wrong.find("step_factor: 4"), 14, "step_factor: four");
-  expect_input_error(s, s.write("w.yaml", wrong), "w.yaml:11: key 'workload.step_factor': expected an integer, got \"four\"");
+  expect_input_error(s, s.write("w.yaml", wrong),
+                     "w.yaml:11: key 'workload.step_factor': expected an integer, got \"four\"");
 
   const std::string typo = s.scenario("  chunk_sise: 1MiB\n");
-  expect_input_error(s, s.write("t.yaml", typo), "t.yaml:12: unknown key 'workload.chunk_sise' (did you mean 'chunk_size'?)");
+  expect_input_error(s, s.write("t.yaml", typo),
+                     "t.yaml:12: unknown key 'workload.chunk_sise' (did you mean 'chunk_size'?)");
 }
 
 TEST_CASE("empty file and non-YAML file") {
@@ -265,7 +281,7 @@ TEST_CASE("share_cv: only with sharing tcp, and a plausible coefficient of varia
                 r.output);
   r = run("validate " + sc + " --set workload.share_cv=-0.5");
   CHECK(r.code == 2);
-  CHECK_MESSAGE(r.output.find("expected a coefficient of variation between 0 and 10") !=
-                    std::string::npos,
-                r.output);
+  CHECK_MESSAGE(
+      r.output.find("expected a coefficient of variation between 0 and 10") != std::string::npos,
+      r.output);
 }
