@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/simctl/live_rows_check.h"
 #include "tests/simctl/live_support.h"
 
 namespace fs = std::filesystem;
@@ -57,20 +58,7 @@ TEST_CASE("placement hosts: four ranks on listed loopback ports give mode=live r
   INFO("output: " << r.output);
   REQUIRE(r.code == 0);
   const auto rows = read_csv(dir / "out" / "live-test.csv");
-  // One row per (model, system): mobilenetv2 x {mbts, horovod}, measured live on 4 ranks.
-  REQUIRE(rows.size() == 2);
-  for (const auto& row : rows) {
-    CHECK(row.at("mode") == "live");
-    CHECK(row.at("n_gpus") == "4");
-    CHECK(row.at("steps") == "2");
-    // A step is at least its compute (the scaled half-K80 profile, > 0) and, for 14 MB over
-    // loopback, well under 10 s.
-    const double step_ms = std::stod(row.at("step_time_ms_mean"));
-    const double compute_ms = std::stod(row.at("compute_ms"));
-    CHECK(compute_ms > 0);
-    CHECK(step_ms >= compute_ms * 0.99);
-    CHECK(step_ms < 10000);
-  }
+  check_live_rows(rows, sc);
   // Nothing of the run is left: no process mentions the run's TMPDIR (adaptsim-live's command
   // lines carry its scratch folder there).
   CHECK(eventually([&] { return processes_mentioning(dir.string()).empty(); }, 5));

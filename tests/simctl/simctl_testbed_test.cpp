@@ -15,6 +15,7 @@
 #include <string>
 
 #include "hw/testbed/testbed.h"
+#include "tests/simctl/live_rows_check.h"
 #include "tests/simctl/live_support.h"
 
 namespace fs = std::filesystem;
@@ -63,20 +64,7 @@ TEST_CASE("live testbed run: 4 hosts, kungfu and horovod, mode=live rows, nothin
   INFO("output: " << p.output());
   REQUIRE(code == 0);
   const auto rows = read_csv(dir / "out" / "live-test.csv");
-  // mobilenetv2 x {mbts, horovod}, each measured live on the 4 namespaces.
-  REQUIRE(rows.size() == 2);
-  for (const auto& row : rows) {
-    CHECK(row.at("mode") == "live");
-    CHECK(row.at("n_gpus") == "4");
-    CHECK(row.at("steps") == "2");
-    // A step is at least its compute; its all-reduce of 14 MB at 1 Gbit/s per NIC takes about
-    // 2 x 14 MB x 3/4 / 125 MB/s = 0.17 s with a ring, so a step is well under 10 s.
-    const double step_ms = std::stod(row.at("step_time_ms_mean"));
-    const double compute_ms = std::stod(row.at("compute_ms"));
-    CHECK(compute_ms > 0);
-    CHECK(step_ms >= compute_ms * 0.99);
-    CHECK(step_ms < 10000);
-  }
+  check_live_rows(rows, sc);
   // The testbed is gone once simctl returns; processes get a moment to be reaped.
   CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
   CHECK(leftovers(prefix, dir) == "");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/net/cluster_spec.h"
+#include "tests/train/toy_model.h"
 #include "sim/train/system.h"
 
 using namespace adaptsim;
@@ -17,22 +18,7 @@ using namespace adaptsim::train;
 
 namespace {
 
-// A model whose layers each own one tensor of the given element counts, in backward order.
-Model toy_model(const std::vector<std::uint64_t>& elements) {
-  Model m;
-  m.name = "toy";
-  m.sample_unit = "img";
-  for (std::size_t i = 0; i < elements.size(); ++i) {
-    Layer l;
-    l.name = "layer" + std::to_string(i);
-    l.forward_flops = l.backward_flops = 1;
-    l.first_tensor = i;
-    l.tensor_count = 1;
-    m.layers.push_back(l);
-    m.backward_order.push_back({"tensor" + std::to_string(i), elements[i], i});
-  }
-  return m;
-}
+using testing::toy_model;
 
 // A SystemEnv without the step simulator: the test hands gradients to the system at chosen times
 // and records, per worker, when each collective was launched and finished (activity +1/-1) and

@@ -7,28 +7,14 @@
 #include <cmath>
 
 #include "sim/net/cluster_spec.h"
+#include "tests/train/toy_model.h"
 
 using namespace adaptsim;
 using namespace adaptsim::train;
 
 namespace {
 
-// A model whose layers each own one tensor of the given element counts, in backward order.
-Model toy_model(const std::vector<std::uint64_t>& elements) {
-  Model m;
-  m.name = "toy";
-  m.sample_unit = "img";
-  for (std::size_t i = 0; i < elements.size(); ++i) {
-    Layer l;
-    l.name = "layer" + std::to_string(i);
-    l.forward_flops = l.backward_flops = 1;
-    l.first_tensor = i;
-    l.tensor_count = 1;
-    m.layers.push_back(l);
-    m.backward_order.push_back({"tensor" + std::to_string(i), elements[i], i});
-  }
-  return m;
-}
+using testing::toy_model;
 
 ComputeProfile profile(double forward_s, std::vector<double> backward_s, double optimizer_s = 0) {
   ComputeProfile p;
