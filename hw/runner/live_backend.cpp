@@ -52,6 +52,7 @@ std::string live_config_json(const run::LiveTrainingTask& task) {
   c["steps"] = task.measured_steps;
   c["seed"] = task.seed;
   c["timeout"] = std::to_string(task.live.timeout_ns) + "ns";
+  c["compute_mode"] = task.live.compute;
   if (!task.live.congestion_control.empty()) c["congestion_control"] = task.live.congestion_control;
   return c.dump(2) + "\n";
 }

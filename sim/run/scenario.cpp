@@ -85,6 +85,7 @@ LiveOptions read_live(io::MapReader& top) {
     o.timeout_ns = live->duration_ns_or("timeout", o.timeout_ns);
     o.congestion_control = live->string_or("congestion_control", o.congestion_control);
     o.prefix = live->string_or("prefix", o.prefix);
+    o.compute = live->choice_or("compute", {"auto", "sleep", "spin", "gpu"}, o.compute);
     if (!valid_testbed_prefix(o.prefix)) {
       live->fail("prefix",
                  "expected 1 to 12 letters and digits, starting with a letter (it names "

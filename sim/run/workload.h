@@ -45,6 +45,10 @@ struct LiveOptions {
   // Testbed placement: names its namespaces and interfaces "<prefix>-h<i>", ... (letters and
   // digits, at most 12), so that concurrent testbeds with different prefixes do not collide.
   std::string prefix = "adaptsim";
+  // Where each rank's per-layer compute runs (adaptsim-live's compute_mode): auto = the CUDA
+  // emulation kernel on the rank's GPU where the build has CUDA and a GPU is visible, else a
+  // sleep to the same deadlines; or sleep, spin (busy CPU), gpu (required).
+  std::string compute = "auto";
   std::vector<std::string> hosts;  // hosts placement: "host:port" per rank, in rank order
   // Test hook (live.fault): rank fault_kill_rank SIGKILLs itself after fault_after_sends sent
   // messages; -1: none.

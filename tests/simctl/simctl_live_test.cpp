@@ -114,6 +114,8 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
        "key 'live.hosts': expected host:port entries, got \"127.0.0.1\""},
       {"placement: local, hosts: [a:1, b:2, c:3, d:4]", "only used with `placement: hosts`"},
       {"placement: cluster", "key 'live.placement'"},
+      // Where compute runs: auto, sleep, spin or gpu.
+      {"placement: local, compute: cuda", "key 'live.compute'"},
   };
   for (const Case& c : cases) {
     LiveScenario sc;
