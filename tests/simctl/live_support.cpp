@@ -1,11 +1,8 @@
 #include "tests/simctl/live_support.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,8 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-
-extern char** environ;
 
 namespace adaptsim::simctl_test {
 namespace fs = std::filesystem;
@@ -27,69 +22,18 @@ void sleep_ms(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
-SimctlProcess::SimctlProcess(const std::vector<std::string>& args, const fs::path& tmpdir) {
-  output_path_ = tmpdir / "simctl-output.txt";
-  const int fd = ::open(output_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot create " + output_path_.string());
+namespace {
+
+std::vector<std::string> simctl_argv(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {SIMCTL_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env = {"TMPDIR=" + tmpdir.string()};
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("TMPDIR=", 0) != 0) env.emplace_back(*e);
-  }
-  std::vector<char*> cargv, cenv;
-  for (std::string& a : argv)
-    cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  for (std::string& e : env)
-    cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    ::execve(cargv[0], cargv.data(), cenv.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  if (pid_ < 0) throw std::runtime_error("fork failed");
+  return argv;
 }
 
-SimctlProcess::~SimctlProcess() {
-  if (pid_ > 0 && !reaped_) {
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-  }
-}
+}  // namespace
 
-std::string SimctlProcess::output() const {
-  std::ifstream in(output_path_);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-int SimctlProcess::wait(double timeout_s) {
-  const double deadline = now_s() + timeout_s;
-  while (!reaped_) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      reaped_ = true;
-      code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-      break;
-    }
-    if (now_s() > deadline) return -1;
-    sleep_ms(20);
-  }
-  return code_;
-}
-
-void SimctlProcess::signal(int sig) const {
-  ::kill(pid_, sig);
-}
+SimctlProcess::SimctlProcess(const std::vector<std::string>& args, const fs::path& tmpdir)
+    : process_(simctl_argv(args), {"TMPDIR=" + tmpdir.string()}) {}
 
 std::string LiveScenario::text() const {
   const fs::path root = ADAPTSIM_SOURCE_DIR;

@@ -10,27 +10,24 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/time.h"
+#include "tests/support/background_process.h"
+
 namespace adaptsim::simctl_test {
 
-// simctl started by fork + execve with TMPDIR=`tmpdir`, stdout and stderr into one file.
+// simctl started in the background with TMPDIR=`tmpdir`, stdout and stderr into one file.
 class SimctlProcess {
  public:
   SimctlProcess(const std::vector<std::string>& args, const std::filesystem::path& tmpdir);
-  ~SimctlProcess();  // SIGKILLs and reaps it if still running
-  SimctlProcess(const SimctlProcess&) = delete;
-  SimctlProcess& operator=(const SimctlProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
-  std::string output() const;
+  pid_t pid() const { return process_.pid(); }
+  std::string output() const { return process_.output(); }
   // Exit code, 128 + signal when a signal ended it, -1 when still running after `timeout_s`.
-  int wait(double timeout_s);
-  void signal(int sig) const;
+  int wait(double timeout_s) { return process_.wait(seconds_to_ns_ceil(timeout_s)); }
+  void signal(int sig) { process_.signal(sig); }
 
  private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  int code_ = -1;
-  std::filesystem::path output_path_;
+  test_support::BackgroundProcess process_;  // SIGKILLed and reaped by its destructor
 };
 
 // A small live training scenario: cloud-vms (one GPU per server), the MobileNetV2 gradient set

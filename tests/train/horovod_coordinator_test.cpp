@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "sim/net/cluster_spec.h"
-#include "tests/train/toy_model.h"
 #include "sim/train/system.h"
+#include "tests/train/toy_model.h"
 
 using namespace adaptsim;
 using namespace adaptsim::train;

@@ -27,12 +27,6 @@
 namespace adaptsim::testbed::test {
 namespace {
 
-TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::vector<std::string> on_host(const Testbed& tb, int host, std::vector<std::string> argv) {
   std::vector<std::string> out = tb.exec_prefix(host);
   out.insert(out.end(), argv.begin(), argv.end());
@@ -63,74 +57,6 @@ net::ClusterSpec load_spec(const std::string& file,
   return io::load_topology(std::filesystem::path(ADAPTSIM_SOURCE_DIR) / "topologies" / file,
                            overrides)
       .spec;
-}
-
-BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv) {
-  char path[] = "/tmp/adaptsim-testbed-test-XXXXXX";
-  const int fd = ::mkstemp(path);
-  if (fd < 0) throw std::runtime_error("mkstemp failed");
-  output_path_ = path;
-  const std::string program = find_program(argv.at(0)).value_or(argv.at(0));
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (std::string& a : args)
-    cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    ::execv(program.c_str(), cargv.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-}
-
-BackgroundProcess::~BackgroundProcess() {
-  if (pid_ > 0 && !reaped_) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status_, 0);
-  }
-  std::error_code ec;
-  std::filesystem::remove(output_path_, ec);
-}
-
-std::string BackgroundProcess::output() const {
-  std::ifstream in(output_path_);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool BackgroundProcess::wait_for_output(const std::string& text, TimeNs timeout_ns) {
-  const TimeNs deadline = now_ns() + timeout_ns;
-  while (now_ns() < deadline) {
-    if (output().find(text) != std::string::npos) return true;
-    if (!reaped_ && ::waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
-    if (reaped_) return output().find(text) != std::string::npos;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
-int BackgroundProcess::wait(TimeNs timeout_ns) {
-  const TimeNs deadline = now_ns() + timeout_ns;
-  while (!reaped_) {
-    if (::waitpid(pid_, &status_, WNOHANG) == pid_) {
-      reaped_ = true;
-      break;
-    }
-    if (now_ns() >= deadline) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : WEXITSTATUS(status_);
-}
-
-void BackgroundProcess::signal(int sig) {
-  if (!reaped_) ::kill(pid_, sig);
 }
 
 bool have_iperf3() {

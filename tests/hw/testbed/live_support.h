@@ -13,6 +13,7 @@
 #include "hw/testbed/testbed.h"
 #include "sim/core/time.h"
 #include "sim/net/cluster_spec.h"
+#include "tests/support/background_process.h"
 
 namespace adaptsim::testbed::test {
 
@@ -20,29 +21,8 @@ namespace adaptsim::testbed::test {
 net::ClusterSpec load_spec(const std::string& file,
                            const std::vector<std::pair<std::string, std::string>>& params);
 
-// A program started by fork + execve, stdout and stderr into one temporary file. The destructor
-// kills (SIGKILL) and reaps it if it is still running.
-class BackgroundProcess {
- public:
-  explicit BackgroundProcess(const std::vector<std::string>& argv);
-  ~BackgroundProcess();
-  BackgroundProcess(const BackgroundProcess&) = delete;
-  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
-
-  pid_t pid() const { return pid_; }
-  std::string output() const;  // what it printed so far
-  // Waits until the output contains `text`; false on timeout or exit.
-  bool wait_for_output(const std::string& text, TimeNs timeout_ns);
-  // Waits for exit; returns the exit code (128 + signal when killed), or -1 on timeout.
-  int wait(TimeNs timeout_ns);
-  void signal(int sig);
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  int status_ = 0;
-  std::filesystem::path output_path_;
-};
+// Background programs with deadlines (tests/support).
+using test_support::BackgroundProcess;
 
 // Receiver-side goodput of iperf3 flows (client host -> server host, TCP, `seconds` long after
 // one omitted second of slow start) run at the same time, in Mbit/s (1e6 bit/s), in the order
