@@ -26,7 +26,7 @@ for cap in "${caps[@]}"; do
   if [ "$recalibrate" = 1 ] || [ ! -f "traces/calibration/testbed-$cap.yaml" ]; then
     scripts/calibrate-testbed.sh topologies/cloud-vms.yaml traces/calibration "testbed-$cap" \
       --set servers=4 --set "nic_bandwidth=$cap" --set nic_queue=100ms -- \
-      --strategy MULTI_BINARY_TREE_STAR,CLASSIC_RING --minbytes 8B --maxbytes 16MiB \
+      --strategy MULTI_BINARY_TREE_STAR,CLASSIC_RING --minbytes 4B --maxbytes 64MiB \
       --stepfactor 4 --iters 10 --warmup-iters 3 --congestion-control cubic
   fi
   "$build/sim/simctl/simctl" compare scenarios/validate-testbed.yaml -o "out/validate-testbed-$cap" \
