@@ -145,10 +145,6 @@ void SimFabric::post(std::unique_ptr<Message> m) {
     return;
   }
   Connection& c = connections_[{m->src, m->dst}];
-  const double bytes = static_cast<double>(m->data.size);
-  // Bytes queued behind a message on its way belong to its connection's backlog (FlowSpec).
-  if (c.active.valid()) network_.flows().add_backlog(c.active, bytes);
-  c.queued_bytes += bytes;
   c.queue.push_back(std::move(m));
   pump(c);
 }
@@ -159,10 +155,9 @@ void SimFabric::pump(Connection& c) {
   std::unique_ptr<Message> owned = std::move(c.queue.front());
   c.queue.pop_front();
   Message* m = owned.get();
-  c.queued_bytes -= static_cast<double>(m->data.size);
   in_flight_.emplace(m, std::move(owned));
   network_.engine().schedule_after(options_.per_message_overhead_ns, [this, &c, m] {
-    c.active = network_.transfer(
+    network_.transfer(
         endpoint_of(m->src), endpoint_of(m->dst), static_cast<double>(m->data.size),
         [this, m] {
           auto node = in_flight_.extract(m);
@@ -173,11 +168,9 @@ void SimFabric::pump(Connection& c) {
           // The last byte left: the sender's buffer is free and the connection takes the next
           // message while this one is still in flight.
           c.busy = false;
-          c.active = {};
           if (m->on_sent) std::exchange(m->on_sent, nullptr)();
           pump(c);
-        },
-        static_cast<double>(m->data.size) + c.queued_bytes);
+        });
   });
 }
 

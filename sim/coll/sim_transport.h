@@ -63,9 +63,7 @@ class SimFabric {
   };
   struct Connection {
     std::deque<std::unique_ptr<Message>> queue;
-    double queued_bytes = 0;  // of `queue`
     bool busy = false;
-    net::Network::FlowId active;  // the message being transmitted (invalid before its start)
   };
 
   void post(std::unique_ptr<Message> m);

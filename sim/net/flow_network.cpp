@@ -41,8 +41,6 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
   f.bytes = spec.bytes;
   if (!(spec.share > 0)) throw std::invalid_argument("flow share must be > 0");
   f.share = spec.share;
-  if (!(spec.backlog >= 0)) throw std::invalid_argument("flow backlog must be >= 0");
-  f.backlog = std::max(spec.backlog, spec.bytes);
   f.rate = 0;
   f.cap = spec.rate_cap_Bps;
   f.updated = engine_.now();
@@ -98,14 +96,6 @@ bool FlowNetwork::stop(FlowId id) {
   free_flows_.push_back(id.index);
   touch(touched);
   return true;
-}
-
-void FlowNetwork::add_backlog(FlowId id, double bytes) {
-  if (!(bytes >= 0)) throw std::invalid_argument("flow backlog must be >= 0");
-  if (!id.valid() || id.index >= flows_.size()) return;
-  Flow& f = flows_[id.index];
-  if (!f.in_use || f.generation != id.generation || !f.transmitting) return;
-  f.backlog += bytes;
 }
 
 double FlowNetwork::rate(FlowId id) const {
@@ -406,20 +396,10 @@ void FlowNetwork::solve_tcp() {
   for (std::uint32_t fi : comp_flows_) {
     Flow& f = flows_[fi];
     TimeNs rtt = 2 * f.latency;
-    // The connection's share applies to the part of its backlog beyond one window: a standing
-    // buffer of depth D (bytes) split by its n flows gives each a window of about D / n, and
-    // the bytes within it are in flight at once, served by the FIFO in arrival order (fair).
-    double windowed = 1;
     for (ResourceId r : f.resources) {
-      const Resource& res = resources_[r];
-      if (!res.standing) continue;
-      rtt += res.queue_ns;
-      const double window = to_seconds(res.queue_ns) * res.capacity /
-                            static_cast<double>(std::max<std::size_t>(res.flows.size(), 1));
-      windowed = std::min(windowed, std::max(0.0, 1 - window / f.backlog));
+      if (resources_[r].standing) rtt += resources_[r].queue_ns;
     }
-    const double share = 1 + (f.share - 1) * windowed;
-    f.weight = share / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+    f.weight = f.share / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
   }
   std::fill(new_rates_.begin(), new_rates_.end(), 0.0);
   fill_component();

@@ -45,12 +45,8 @@ using ResourceId = std::uint32_t;
 //                1 / RTT (RTT = 2 x path latency + the standing queues on the path), as TCP shares
 //                a FIFO bottleneck (the RTT-aware sharing of SimGrid's LV08/CM02 models); which
 //                buffers stand is found with unit weights, then the weighted solve runs. With no
-//                buffers this is plain max-min. A connection's own share (FlowSpec::share, 1 =
-//                fair) weighs only the part of its backlog beyond one window (the standing
-//                buffer's depth split among its flows): bytes within a window are in flight at
-//                once and the FIFO serves them in arrival order, so short transfers share
-//                fairly and long ones as their windows do. Delivery is not delayed by the queues:
-//                how full a buffer really is depends on how many bytes the senders still have
+//                buffers this is plain max-min. Delivery is not delayed by the queues: how full
+//                a buffer really is depends on how many bytes the senders still have
 //                (docs/validation.md), which a rate model does not track.
 enum class Sharing { kMaxMin, kBottleneck, kTcp };
 
@@ -71,13 +67,8 @@ class FlowNetwork {
     TimeNs latency = 0;
     double rate_cap_Bps = MaxMinSolver::kUncapped;
     // Sharing::kTcp: the flow's relative claim on a contended buffer (its connection's long-run
-    // share, 1 = fair); multiplies the 1 / RTT weight. It applies to the part of the
-    // connection's backlog beyond one window (see backlog): bytes that fit in a window are all
-    // in flight at once and a FIFO serves them in arrival order, so they get the fair share.
+    // share, 1 = fair); multiplies the 1 / RTT weight.
     double share = 1;
-    // Sharing::kTcp: the bytes the flow's connection has to send when the flow starts (this
-    // message plus those queued behind it; 0 = just this message). add_backlog grows it.
-    double backlog = 0;
     Callback on_complete;  // runs at completion; not for stopped flows
     // Runs when the last byte has left the source (completion minus the path latency): a
     // connection may start its next message then, as a TCP sender does.
@@ -101,9 +92,6 @@ class FlowNetwork {
   void set_capacity(ResourceId r, double capacity_Bps);
 
   FlowId start(FlowSpec spec);
-  // Sharing::kTcp: more bytes queued on an active flow's connection behind it (FlowSpec::backlog).
-  // Takes effect at the next re-solve. Ignored for a flow that is no longer transmitting.
-  void add_backlog(FlowId id, double bytes);
   // Removes an active flow without running its completion callback (background traffic).
   // Returns false if the flow already finished or was stopped.
   bool stop(FlowId id);
@@ -155,7 +143,6 @@ class FlowNetwork {
     bool transmitting = false;
     bool frozen = false;  // solve scratch
     double share = 1;     // FlowSpec::share
-    double backlog = 0;   // FlowSpec::backlog (at least bytes), plus add_backlog
     double weight = 1;    // solve scratch: share / RTT under Sharing::kTcp, else 1
     bool in_use = false;
   };

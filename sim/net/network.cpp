@@ -26,10 +26,9 @@ Network::Network(EventEngine& engine, const Topology& topology, Sharing sharing)
 }
 
 Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback on_done,
-                                  double rate_cap_Bps, Callback on_transmitted, double backlog) {
+                                  double rate_cap_Bps, Callback on_transmitted) {
   FlowNetwork::FlowSpec spec;
   spec.bytes = bytes;
-  spec.backlog = backlog;
   spec.rate_cap_Bps = rate_cap_Bps;
   spec.on_complete = std::move(on_done);
   spec.on_transmitted = std::move(on_transmitted);

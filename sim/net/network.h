@@ -26,10 +26,8 @@ class Network {
   // Moves `bytes` from `src` to `dst` (bytes may be FlowNetwork::kInfiniteBytes for background
   // traffic, stopped with flows().stop()). src == dst uses the node's loopback resource and
   // throws InputError if the node has none.
-  // `backlog`: FlowSpec::backlog (the connection's bytes at the start, 0 = just this message).
   FlowId transfer(NodeId src, NodeId dst, double bytes, Callback on_done,
-                  double rate_cap_Bps = MaxMinSolver::kUncapped, Callback on_transmitted = nullptr,
-                  double backlog = 0);
+                  double rate_cap_Bps = MaxMinSolver::kUncapped, Callback on_transmitted = nullptr);
 
   // Starts an element-wise reduction producing `bytes` on `node`: at the node's per-thread
   // reduction rate, sharing its memory bandwidth. Completes at once (next event) when reductions
