@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
 #include "sim/core/error.h"
@@ -189,21 +190,27 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   return summary;
 }
 
-CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
+CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenario& live,
                                 const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const io::CsvTable a = collect_rows(sim, options);
+  if (sims.empty()) throw std::invalid_argument("compare_scenario: no simulated scenario");
+  const Scenario& sim = sims.front();
+  std::vector<io::CsvTable> a;
+  for (const Scenario& s : sims)
+    a.push_back(collect_rows(s, options));
   const io::CsvTable b = collect_rows(live, options);
-  const std::size_t step = a.column("step_time_ms_mean");
-  if (step == io::CsvTable::npos || a.size() != b.size()) {
-    throw InputError(sim.path.string() +
-                     ": compare needs a training workload (step_time_ms_mean) in both modes");
+  for (const io::CsvTable& t : a) {
+    if (t.column("step_time_ms_mean") == io::CsvTable::npos || t.size() != b.size()) {
+      throw InputError(sim.path.string() +
+                       ": compare needs a training workload (step_time_ms_mean) in both modes");
+    }
   }
   std::vector<std::string> columns = sim.sweep_columns;
   for (const char* c : {"model", "system", "n_gpus"})
     columns.emplace_back(c);
   for (const char* c : {"sim_step_ms", "live_step_ms", "sim_step_std_ms", "live_step_std_ms",
-                        "sim_throughput_per_gpu", "live_throughput_per_gpu", "rel_error"}) {
+                        "sim_throughput_per_gpu", "live_throughput_per_gpu", "sim_seeds",
+                        "sim_seed_std_ms", "rel_error"}) {
     columns.emplace_back(c);
   }
   io::CsvTable out(columns);
@@ -211,20 +218,36 @@ CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
   auto at = [](const io::CsvTable& t, std::size_t row, std::string_view col) {
     return t.rows()[row][t.column(col)];
   };
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    Row row(a.rows()[i].begin(), a.rows()[i].begin() + static_cast<long>(sim.sweep_columns.size()));
+  auto mean_over_seeds = [&](std::size_t row, std::string_view col) {
+    double sum = 0;
+    for (const io::CsvTable& t : a)
+      sum += std::stod(at(t, row, col));
+    return sum / static_cast<double>(a.size());
+  };
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    Row row(a[0].rows()[i].begin(),
+            a[0].rows()[i].begin() + static_cast<long>(sim.sweep_columns.size()));
     for (const char* c : {"model", "system", "n_gpus"})
-      row.push_back(at(a, i, c));
-    const double s = std::stod(at(a, i, "step_time_ms_mean"));
+      row.push_back(at(a[0], i, c));
+    const double s = mean_over_seeds(i, "step_time_ms_mean");
+    double seed_var = 0;
+    for (const io::CsvTable& t : a) {
+      const double d = std::stod(at(t, i, "step_time_ms_mean")) - s;
+      seed_var += d * d;
+    }
+    const double seed_std =
+        a.size() > 1 ? std::sqrt(seed_var / static_cast<double>(a.size() - 1)) : 0.0;
     const double l = std::stod(at(b, i, "step_time_ms_mean"));
     const double err = (s - l) / l;
     errors.push_back(std::abs(err));
-    row.push_back(at(a, i, "step_time_ms_mean"));
+    row.push_back(io::fmt_fixed(s, 3));
     row.push_back(at(b, i, "step_time_ms_mean"));
-    row.push_back(at(a, i, "step_time_ms_std"));
+    row.push_back(io::fmt_fixed(mean_over_seeds(i, "step_time_ms_std"), 3));
     row.push_back(at(b, i, "step_time_ms_std"));
-    row.push_back(at(a, i, "throughput_per_gpu_samples_per_s"));
+    row.push_back(io::fmt_fixed(mean_over_seeds(i, "throughput_per_gpu_samples_per_s"), 3));
     row.push_back(at(b, i, "throughput_per_gpu_samples_per_s"));
+    row.push_back(std::to_string(a.size()));
+    row.push_back(io::fmt_fixed(seed_std, 3));
     row.push_back(io::fmt_fixed(err, 5));
     out.add_row(std::move(row));
   }
@@ -248,6 +271,10 @@ CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
   m["scenario_fnv1a64"] = sim.file_hash;
   m["overrides"] = sim.overrides;
   m["seed"] = sim.seed;
+  nlohmann::ordered_json seeds = nlohmann::ordered_json::array();
+  for (const Scenario& sc : sims)
+    seeds.push_back(sc.seed);
+  m["sim_seeds"] = seeds;
   m["version"] = ADAPTSIM_VERSION;
   m["git_commit"] = ADAPTSIM_GIT_COMMIT;
   m["calibration_profile"] = sim.calibration.string();

@@ -35,6 +35,11 @@ io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options);
 // points and tasks in the same order). Writes <name>.compare.csv (sweep columns, model, system,
 // n_gpus, sim and live step times and throughputs, relative error of the step time) and a
 // manifest with the summary; returns the summary.
+//
+// `sims` holds the simulated scenario loaded with one or more seeds (the same file and
+// overrides): the model's random parts (TCP connections' shares, compute jitter) are draws, so
+// the simulated step time compared is the mean over the seeds' runs, and sim_seed_std_ms (the
+// standard deviation of the per-seed step means) says how much one draw moves it.
 struct CompareSummary {
   std::filesystem::path csv_path;
   std::size_t rows = 0;
@@ -42,7 +47,7 @@ struct CompareSummary {
   double max_abs_error = 0;
   double wall_seconds = 0;
 };
-CompareSummary compare_scenario(const Scenario& sim, const Scenario& live,
+CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenario& live,
                                 const RunOptions& options);
 
 }  // namespace adaptsim::run

@@ -135,6 +135,12 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
                           "Calibration profile applied to the simulation");
   compare_cmd->add_option("--threads", threads, "Worker threads for the simulated runs")
       ->check(CLI::NonNegativeNumber);
+  int sim_seeds = 1;
+  compare_cmd
+      ->add_option("--sim-seeds", sim_seeds,
+                   "Simulate with N seeds (the scenario's seed, +1, ...) and compare their mean "
+                   "step time (default 1)")
+      ->check(CLI::Range(1, 1000));
 
   std::string what;
   CLI::App* list_cmd =
@@ -176,13 +182,19 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
       sim_load.mode = run::Mode::kSim;
       live_load.mode = run::Mode::kLive;
       live_load.backend = make_backend();
-      const run::Scenario sim = run::load_scenario(scenario_path, sim_load);
+      std::vector<run::Scenario> sims;
+      sims.push_back(run::load_scenario(scenario_path, sim_load));
+      for (int k = 1; k < sim_seeds; ++k) {
+        sim_load.seed = sims.front().seed + static_cast<std::uint64_t>(k);
+        sims.push_back(run::load_scenario(scenario_path, sim_load));
+      }
+      const run::Scenario& sim = sims.front();
       const run::Scenario live_sc = run::load_scenario(scenario_path, live_load);
       run::RunOptions options;
       options.out_dir = out_dir.empty() ? fs::path("out") / sim.name : fs::path(out_dir);
       options.threads = threads;
       options.command_line = joined_args(argc, argv);
-      const run::CompareSummary s = run::compare_scenario(sim, live_sc, options);
+      const run::CompareSummary s = run::compare_scenario(sims, live_sc, options);
       std::printf(
           "wrote %s (%zu rows): step time |sim - live| / live median %.1f%%, max %.1f%% "
           "(%.1f s)\n",
