@@ -8,14 +8,14 @@
 # A cap whose profile traces/calibration/testbed-CAP.yaml exists is not calibrated again unless
 # --recalibrate (or ADAPTSIM_RECALIBRATE=1) is given: then every cap's profile is measured anew
 # and overwritten. ADAPTSIM_BUILD picks the build folder (default: build); ADAPTSIM_SIM_SEEDS how
-# many seeds the simulated side averages (default 16: `simctl compare --sim-seeds`).
+# many seeds the simulated side averages (default 32: `simctl compare --sim-seeds`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${ADAPTSIM_BUILD:-build}"
 recalibrate="${ADAPTSIM_RECALIBRATE:-0}"
 # The simulated side is the mean over this many seeds (the TCP share draws and compute jitter
 # are random: one draw moves a fan-in row by up to ~8 %, docs/validation.md).
-sim_seeds="${ADAPTSIM_SIM_SEEDS:-16}"
+sim_seeds="${ADAPTSIM_SIM_SEEDS:-32}"
 caps=()
 for arg in "$@"; do
   case "$arg" in

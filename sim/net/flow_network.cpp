@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace adaptsim::net {
@@ -37,12 +38,17 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
   }
   Flow& f = flows_[index];
   f.resources = std::move(spec.resources);
+  for (ResourceId r : spec.ack_resources) {
+    if (r >= resources_.size()) throw std::out_of_range("flow's ACKs cross an unknown resource");
+  }
+  f.ack_resources = std::move(spec.ack_resources);
   f.remaining = spec.bytes;
   f.bytes = spec.bytes;
   if (!(spec.share > 0)) throw std::invalid_argument("flow share must be > 0");
   f.share = spec.share;
   f.rate = 0;
   f.cap = spec.rate_cap_Bps;
+  f.own_cap = spec.rate_cap_Bps;
   f.updated = engine_.now();
   f.latency = spec.latency;
   f.drain_at = kTimeNever;
@@ -75,6 +81,8 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
   }
   for (ResourceId r : f.resources)
     resources_[r].flows.push_back(index);
+  for (ResourceId r : f.ack_resources)
+    resources_[r].ack_flows.push_back(index);
   touch(f.resources);
   return id;
 }
@@ -129,12 +137,15 @@ void FlowNetwork::settle(Flow& f) {
 
 void FlowNetwork::detach(std::uint32_t index) {
   Flow& f = flows_[index];
-  for (ResourceId r : f.resources) {
-    auto& list = resources_[r].flows;
+  auto remove = [index](std::vector<std::uint32_t>& list) {
     auto it = std::find(list.begin(), list.end(), index);
     *it = list.back();
     list.pop_back();
-  }
+  };
+  for (ResourceId r : f.resources)
+    remove(resources_[r].flows);
+  for (ResourceId r : f.ack_resources)
+    remove(resources_[r].ack_flows);
   f.transmitting = false;
 }
 
@@ -359,6 +370,7 @@ void FlowNetwork::mark_standing_queues() {
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
     res.standing = false;
+    res.filling = 0;
     res.remaining = 0;
     res.unfrozen_weight = 0;
     for (std::uint32_t g : res.flows) {
@@ -381,7 +393,10 @@ void FlowNetwork::mark_standing_queues() {
     }
     if (paced) continue;
     for (ResourceId r : f.resources) {
-      if (resources_[r].queue_ns > 0 && limited_at(fi, r)) resources_[r].standing = true;
+      if (resources_[r].queue_ns > 0 && limited_at(fi, r)) {
+        resources_[r].standing = true;
+        ++resources_[r].filling;
+      }
     }
   }
 }
@@ -389,17 +404,42 @@ void FlowNetwork::mark_standing_queues() {
 void FlowNetwork::solve_tcp() {
   // 1. Unit weights: which buffers fill. 2. RTT weights from those queues, the weighted solve,
   // and the queues it leaves standing (standing_queue() reports them).
-  for (std::uint32_t fi : comp_flows_)
+  for (std::uint32_t fi : comp_flows_) {
     flows_[fi].weight = flows_[fi].share;
+    flows_[fi].cap = flows_[fi].own_cap;
+  }
   fill_component();
   mark_standing_queues();
   for (std::uint32_t fi : comp_flows_) {
     Flow& f = flows_[fi];
     TimeNs rtt = 2 * f.latency;
+    bool data_queue = false;
     for (ResourceId r : f.resources) {
-      if (resources_[r].standing) rtt += resources_[r].queue_ns;
+      if (resources_[r].standing) {
+        rtt += resources_[r].queue_ns;
+        data_queue = true;
+      }
     }
-    f.weight = f.share / static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+    // ACKs queued in a standing buffer on the way back lengthen the RTT too (a sender whose own
+    // port is full: docs/validation.md items 7 and 14). A flow that fills no buffer itself is
+    // not window-limited by one, but its window is what TCP's history left it, not unbounded:
+    // the model gives it the window of a flow filling that ACK buffer (the buffer's depth split
+    // among the flows filling it, times the connection's share), so it sends at most
+    // window / RTT while the buffer stands.
+    double window = std::numeric_limits<double>::infinity();
+    for (ResourceId r : f.ack_resources) {
+      const Resource& res = resources_[r];
+      if (!res.standing) continue;
+      rtt += res.queue_ns;
+      const double depth = to_seconds(res.queue_ns) * res.capacity;
+      window = std::min(
+          window, f.share * depth / static_cast<double>(std::max<std::uint32_t>(res.filling, 1)));
+    }
+    const double rtt_ns = static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+    f.weight = f.share / rtt_ns;
+    if (!data_queue && std::isfinite(window) && f.bytes > kInitialWindowBytes) {
+      f.cap = std::min(f.own_cap, window / (rtt_ns * 1e-9));
+    }
   }
   std::fill(new_rates_.begin(), new_rates_.end(), 0.0);
   fill_component();
@@ -455,20 +495,35 @@ void FlowNetwork::reallocate() {
     }
   }
   dirty_.clear();
+  // Under Sharing::kTcp a buffer's queue also caps the flows whose ACKs cross it, so those
+  // links join components too.
+  const bool ack_links = sharing_ == Sharing::kTcp;
+  auto enqueue = [&](ResourceId r2) {
+    if (resources_[r2].stamp != stamp_) {
+      resources_[r2].stamp = stamp_;
+      queue_.push_back(r2);
+    }
+  };
+  auto visit = [&](std::uint32_t fi) {
+    Flow& f = flows_[fi];
+    if (f.stamp == stamp_) return;
+    f.stamp = stamp_;
+    comp_flows_.push_back(fi);
+    for (ResourceId r2 : f.resources)
+      enqueue(r2);
+    if (ack_links) {
+      for (ResourceId r2 : f.ack_resources)
+        enqueue(r2);
+    }
+  };
   for (std::size_t qi = 0; qi < queue_.size(); ++qi) {
     const ResourceId r = queue_[qi];
     comp_resources_.push_back(r);
-    for (std::uint32_t fi : resources_[r].flows) {
-      Flow& f = flows_[fi];
-      if (f.stamp == stamp_) continue;
-      f.stamp = stamp_;
-      comp_flows_.push_back(fi);
-      for (ResourceId r2 : f.resources) {
-        if (resources_[r2].stamp != stamp_) {
-          resources_[r2].stamp = stamp_;
-          queue_.push_back(r2);
-        }
-      }
+    for (std::uint32_t fi : resources_[r].flows)
+      visit(fi);
+    if (ack_links) {
+      for (std::uint32_t fi : resources_[r].ack_flows)
+        visit(fi);
     }
   }
   for (ResourceId r : comp_resources_)

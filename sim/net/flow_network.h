@@ -69,6 +69,10 @@ class FlowNetwork {
     // Sharing::kTcp: the flow's relative claim on a contended buffer (its connection's long-run
     // share, 1 = fair); multiplies the 1 / RTT weight.
     double share = 1;
+    // Sharing::kTcp: the resources the flow's ACKs cross (the reverse path). A standing queue
+    // there lengthens the flow's RTT, and a flow whose window is bounded (see solve_tcp) then
+    // sends at most window / RTT. Only read: the ACKs' bytes are not carried.
+    std::vector<ResourceId> ack_resources;
     Callback on_complete;  // runs at completion; not for stopped flows
     // Runs when the last byte has left the source (completion minus the path latency): a
     // connection may start its next message then, as a TCP sender does.
@@ -80,6 +84,7 @@ class FlowNetwork {
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
+  Sharing sharing() const { return sharing_; }
   ResourceId add_resource(double capacity_Bps, std::string name);
   // The drop-tail buffer in front of a resource, as time at its rate (Sharing::kTcp).
   void set_queue_delay(ResourceId r, TimeNs queue_ns) { resources_.at(r).queue_ns = queue_ns; }
@@ -115,10 +120,12 @@ class FlowNetwork {
   struct Resource {
     double capacity;
     std::string name;
-    std::vector<std::uint32_t> flows;  // active (transmitting) flows crossing it
+    std::vector<std::uint32_t> flows;      // active (transmitting) flows crossing it
+    std::vector<std::uint32_t> ack_flows;  // active flows whose ACKs cross it (ack_resources)
     double carried_bytes = 0;
     TimeNs queue_ns = 0;
-    bool standing = false;  // Sharing::kTcp: its buffer holds a standing queue (last solve)
+    bool standing = false;      // Sharing::kTcp: its buffer holds a standing queue (last solve)
+    std::uint32_t filling = 0;  // Sharing::kTcp: flows limited here that fill it (last solve)
     std::uint32_t stamp = 0;
     // Progressive-filling scratch, valid while stamp == the current solve's stamp.
     double remaining = 0;
@@ -141,9 +148,11 @@ class FlowNetwork {
     std::uint32_t stamp = 0;
     std::uint32_t heap_pos = kNotQueued;  // position in drain_heap_
     bool transmitting = false;
-    bool frozen = false;  // solve scratch
-    double share = 1;     // FlowSpec::share
-    double weight = 1;    // solve scratch: share / RTT under Sharing::kTcp, else 1
+    bool frozen = false;                       // solve scratch
+    double share = 1;                          // FlowSpec::share
+    std::vector<ResourceId> ack_resources;     // FlowSpec::ack_resources
+    double own_cap = MaxMinSolver::kUncapped;  // FlowSpec::rate_cap_Bps (cap: + window cap)
+    double weight = 1;  // solve scratch: share / RTT under Sharing::kTcp, else 1
     bool in_use = false;
   };
   struct FillItem {

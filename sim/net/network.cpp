@@ -43,6 +43,10 @@ Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback
   } else {
     const auto& path = topology_.route(src, dst);
     spec.resources.assign(path.begin(), path.end());
+    if (flows_.sharing() == Sharing::kTcp) {
+      const auto& back = topology_.route(dst, src);  // the ACKs' path
+      spec.ack_resources.assign(back.begin(), back.end());
+    }
     spec.latency = topology_.path_latency(path);
     spec.share = connection_share(src, dst);
     // Two processes on different sockets of one server still talk through a local socket: the

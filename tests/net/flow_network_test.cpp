@@ -358,6 +358,65 @@ TEST_CASE("tcp sharing: connection shares divide a standing buffer in proportion
   e.run();
 }
 
+TEST_CASE("tcp sharing: a flow whose ACKs queue in a standing buffer sends at most window / RTT") {
+  // B and D fill A's port (1e9 B/s, 10 ms buffer = 1e7 B): a standing queue with two flows
+  // filling it, 5e8 B/s each. A sends to C through its own NIC (1e9 B/s, no buffer) and C's port
+  // (not saturated); A->C's ACKs return through A's full port. Its RTT is the 10 ms queue, its
+  // window the buffer's depth split among the flows filling it, 1e7 / 2 = 5e6 B: A->C sends
+  // 5e6 B / 10 ms = 5e8 B/s although A's NIC could give it 1e9 (max-min, or no ACK path).
+  // With share 0.5 the window halves: 2.5e8 B/s.
+  for (const double share : {1.0, 0.5}) {
+    EventEngine e;
+    FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+    auto a_nic = net.add_resource(1e9, "a->sw");
+    auto b_nic = net.add_resource(1e9, "b->sw");
+    auto d_nic = net.add_resource(1e9, "d->sw");
+    auto port_a = net.add_resource(1e9, "sw->a");
+    auto port_c = net.add_resource(1e9, "sw->c");
+    net.set_queue_delay(port_a, kQueue);
+    net.set_queue_delay(port_c, kQueue);
+    auto ib = net.start(path_flow({b_nic, port_a}, 1e9, 0, nullptr));
+    auto id = net.start(path_flow({d_nic, port_a}, 1e9, 0, nullptr));
+    auto ac = path_flow({a_nic, port_c}, 1e9, 0, nullptr);
+    ac.ack_resources = {port_a};
+    ac.share = share;
+    auto iac = net.start(std::move(ac));
+    e.run_until(1);
+    CHECK(net.standing_queue(port_a));
+    CHECK_FALSE(net.standing_queue(port_c));
+    CHECK(net.rate(ib) == doctest::Approx(5e8));
+    CHECK(net.rate(id) == doctest::Approx(5e8));
+    CHECK(net.rate(iac) == doctest::Approx(5e8 * share));
+    // Once A's port drains (B and D stop), the ACKs queue nowhere and A->C takes its NIC.
+    net.stop(ib);
+    net.stop(id);
+    e.run_until(2);
+    CHECK_FALSE(net.standing_queue(port_a));
+    CHECK(net.rate(iac) == doctest::Approx(1e9));
+    net.stop(iac);
+    e.run();
+  }
+}
+
+TEST_CASE("tcp sharing: ACK paths do not cap flows in max-min mode") {
+  EventEngine e;
+  FlowNetwork net(e);
+  auto a_nic = net.add_resource(1e9, "a->sw");
+  auto b_nic = net.add_resource(1e9, "b->sw");
+  auto port_a = net.add_resource(1e9, "sw->a");
+  auto port_c = net.add_resource(1e9, "sw->c");
+  net.set_queue_delay(port_a, kQueue);
+  auto ib = net.start(path_flow({b_nic, port_a}, 1e9, 0, nullptr));
+  auto ac = path_flow({a_nic, port_c}, 1e9, 0, nullptr);
+  ac.ack_resources = {port_a};
+  auto iac = net.start(std::move(ac));
+  e.run_until(1);
+  CHECK(net.rate(iac) == doctest::Approx(1e9));
+  net.stop(ib);
+  net.stop(iac);
+  e.run();
+}
+
 TEST_CASE(
     "connection shares: log-normal with mean 1 and the given CV, fixed per (seed, src, dst)") {
   adaptsim::net::ClusterSpec c;
