@@ -42,10 +42,14 @@ using ResourceId = std::uint32_t;
 //                stack keeps short) or its own cap, and is larger than TCP's initial window.
 //                Loss-based congestion control grows its window until such a buffer is full, so
 //                flows through it see its queue delay in their RTT. Rates are max-min weighted by
-//                1 / RTT (RTT = 2 x path latency + the standing queues on the path), as TCP shares
-//                a FIFO bottleneck (the RTT-aware sharing of SimGrid's LV08/CM02 models); which
-//                buffers stand is found with unit weights, then the weighted solve runs. With no
-//                buffers this is plain max-min. Delivery is not delayed by the queues: how full
+//                1 / RTT (RTT = 2 x path latency + the standing queues on the path and on the
+//                ACKs' path, FlowSpec::ack_resources), as TCP shares a FIFO bottleneck (the
+//                RTT-aware sharing of SimGrid's LV08/CM02 models); which buffers stand is found
+//                with unit weights, then the weighted solve runs. A flow that fills no buffer but
+//                whose ACKs queue in one sends at most window / RTT, its window that of a flow
+//                filling that buffer (depth / filling flows x its share): a sender whose own
+//                port is full (docs/validation.md item 14). With no buffers this is plain
+//                max-min. Delivery is not delayed by the queues: how full
 //                a buffer really is depends on how many bytes the senders still have
 //                (docs/validation.md), which a rate model does not track.
 enum class Sharing { kMaxMin, kBottleneck, kTcp };
