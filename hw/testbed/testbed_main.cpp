@@ -341,10 +341,10 @@ int main(int argc, char** argv) {
   try {
     return run_tool(argc, argv);
   } catch (const adaptsim::InputError& e) {
-    std::cerr << "adaptsim-testbed: " << e.what() << std::endl;
+    adaptsim::print_error_line("adaptsim-testbed", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "adaptsim-testbed: " << e.what() << std::endl;
+    adaptsim::print_error_line("adaptsim-testbed", e.what());
     return 1;
   }
 }

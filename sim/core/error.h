@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace adaptsim {
 
@@ -19,5 +20,10 @@ class RuntimeFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Writes "tool: message\n" to stderr in one write(2), so that lines from processes sharing the
+// stream (the ranks of one run) never interleave mid-line (one write of at most PIPE_BUF bytes to
+// a pipe is atomic). Tools use it for their final error line.
+void print_error_line(std::string_view tool, std::string_view message);
 
 }  // namespace adaptsim

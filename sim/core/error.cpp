@@ -1,0 +1,26 @@
+#include "sim/core/error.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace adaptsim {
+
+void print_error_line(std::string_view tool, std::string_view message) {
+  std::string line;
+  line.reserve(tool.size() + message.size() + 3);
+  line.append(tool).append(": ").append(message).push_back('\n');
+  std::fflush(stderr);  // anything the C stream still holds goes first
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // stderr is gone: nothing left to tell
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace adaptsim
