@@ -153,7 +153,7 @@ int run_tcp(const CliOptions& o, int argc, char** argv) {
     const tcp::LaunchResult result =
         tcp::launch_self(o.rendezvous.procs, argc, argv, t.sweep.timeout_ns + 2 * kNsPerSecond);
     if (result.ok()) return 0;
-    std::cerr << "calibrate: launcher: " << result.summary() << std::endl;
+    adaptsim::print_error_line("calibrate", "launcher: " + result.summary());
     return kExitRuntime;
   }
   TcpCalibrationResult r = run_tcp_calibration(t, mode);
@@ -419,10 +419,10 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const adaptsim::InputError& e) {
-    std::cerr << "calibrate: error: " << one_line(e.what()) << std::endl;
+    adaptsim::print_error_line("calibrate", "error: " + one_line(e.what()));
     return kExitInput;
   } catch (const std::exception& e) {
-    std::cerr << "calibrate: failed: " << one_line(e.what()) << std::endl;
+    adaptsim::print_error_line("calibrate", "failed: " + one_line(e.what()));
     return kExitRuntime;
   }
 }

@@ -160,7 +160,7 @@ int run_tool(int argc, char** argv) {
     const LaunchResult result =
         launch_self(t.rendezvous.procs, argc, argv, sweep.timeout_ns + 2 * kNsPerSecond);
     if (result.ok()) return 0;
-    std::cerr << "adaptsim-tcp: launcher: " << result.summary() << std::endl;
+    adaptsim::print_error_line("adaptsim-tcp", "launcher: " + result.summary());
     return 1;
   }
   return run_worker(t, sweep, mode);
