@@ -25,6 +25,10 @@ def field(line, key):
     return float(m.group(1)) if m else None
 
 
+def show(value, fmt):
+    return "-" if value is None else fmt % value
+
+
 def load(out):
     polls = {}  # (src, dst) -> [(t, bytes_acked, cwnd, ssthresh, rtt, send_q)]
     for path in sorted(glob.glob(os.path.join(out, "ss-h*.txt"))):
@@ -75,9 +79,6 @@ def main():
         s, d = (int(x) for x in name.split(">"))
         print(f"\nconnection {name}: t(s) cwnd ssthresh rtt(ms) unsent(B)")
         for t, _, cwnd, ssthresh, rtt, send_q in sorted(polls.get((s, d), [])):
-            def show(v, fmt):
-                return "-" if v is None else fmt % v
-
             print("%6.2f %5s %5s %7s %9d" % (t - t0, show(cwnd, "%d"), show(ssthresh, "%d"),
                                             show(rtt, "%g"), send_q))
 

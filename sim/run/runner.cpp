@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 
@@ -229,14 +230,16 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
             a[0].rows()[i].begin() + static_cast<long>(sim.sweep_columns.size()));
     for (const char* c : {"model", "system", "n_gpus"})
       row.push_back(at(a[0], i, c));
-    const double s = mean_over_seeds(i, "step_time_ms_mean");
+    std::vector<double> steps;  // the row's step time under each seed
+    for (const io::CsvTable& t : a)
+      steps.push_back(std::stod(at(t, i, "step_time_ms_mean")));
+    const double s =
+        std::accumulate(steps.begin(), steps.end(), 0.0) / static_cast<double>(steps.size());
     double seed_var = 0;
-    for (const io::CsvTable& t : a) {
-      const double d = std::stod(at(t, i, "step_time_ms_mean")) - s;
-      seed_var += d * d;
-    }
+    for (double x : steps)
+      seed_var += (x - s) * (x - s);
     const double seed_std =
-        a.size() > 1 ? std::sqrt(seed_var / static_cast<double>(a.size() - 1)) : 0.0;
+        steps.size() > 1 ? std::sqrt(seed_var / static_cast<double>(steps.size() - 1)) : 0.0;
     const double l = std::stod(at(b, i, "step_time_ms_mean"));
     const double err = (s - l) / l;
     errors.push_back(std::abs(err));

@@ -37,6 +37,12 @@ std::string leftovers(const std::string& prefix, const fs::path& dir) {
   return what;
 }
 
+// The testbed is gone once simctl returns; processes get a moment to be reaped.
+void check_nothing_left(const std::string& prefix, const fs::path& dir) {
+  CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
+  CHECK(leftovers(prefix, dir) == "");
+}
+
 fs::path write_scenario(const fs::path& dir, const LiveScenario& sc) {
   std::ofstream(dir / "live.yaml") << sc.text();
   return dir / "live.yaml";
@@ -65,9 +71,7 @@ TEST_CASE("live testbed run: 4 hosts, kungfu and horovod, mode=live rows, nothin
   REQUIRE(code == 0);
   const auto rows = read_csv(dir / "out" / "live-test.csv");
   check_live_rows(rows, sc);
-  // The testbed is gone once simctl returns; processes get a moment to be reaped.
-  CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
-  CHECK(leftovers(prefix, dir) == "");
+  check_nothing_left(prefix, dir);
   fs::remove_all(dir);
 }
 
@@ -96,8 +100,7 @@ TEST_CASE("live testbed killed worker: exit 1, one line naming the rank, nothing
   // The survivors notice the lost peer, not the 20 s timeout.
   CHECK(seconds < 60);
   CHECK_FALSE(fs::exists(dir / "out" / "live-test.csv"));
-  CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
-  CHECK(leftovers(prefix, dir) == "");
+  check_nothing_left(prefix, dir);
   fs::remove_all(dir);
 }
 
@@ -124,8 +127,7 @@ TEST_CASE("live testbed SIGINT: simctl ends promptly by the signal, nothing left
   // adaptsim-live dies with it (PR_SET_PDEATHSIG), its ranks with the launcher.
   CHECK(code == 128 + SIGINT);
   CHECK(seconds < 10);
-  CHECK(eventually([&] { return leftovers(prefix, dir).empty(); }, 5));
-  CHECK(leftovers(prefix, dir) == "");
+  check_nothing_left(prefix, dir);
   fs::remove_all(dir);
 }
 
