@@ -5,11 +5,13 @@
 # goodput per interval (plots/ss_trace.py). Needs root.
 #   scripts/testbed-ss-trace.sh OUT SERVERS CAP MODEL STRATEGY [simctl --set ...]
 #   e.g. scripts/testbed-ss-trace.sh out/trace 8 500Mbps mobilenetv2 STAR
+# SCENARIO=scenarios/validate-contention.yaml traces a row of that scenario instead (its own
+# host count: SERVERS only names the namespaces to poll).
 # Then: /usr/bin/python3 plots/ss_trace.py OUT --window 0>3   (cwnd, ssthresh, RTT, send queue)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${ADAPTSIM_BUILD:-$here/build}"
-if [ $# -lt 5 ]; then sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -lt 5 ]; then sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 out="$1"; servers="$2"; cap="$3"; model="$4"; strategy="$5"; shift 5
 [ "$(id -u)" = 0 ] || { echo "testbed-ss-trace.sh: needs root (network namespaces)" >&2; exit 2; }
 prefix=sstrace
@@ -26,9 +28,12 @@ poll() {
 }
 poll & poller=$!
 trap 'kill "$poller" 2>/dev/null || true' EXIT
-"$build/sim/simctl/simctl" run --live "$here/scenarios/validate-testbed.yaml" -o "$out/run" --no-progress \
+scenario="${SCENARIO:-$here/scenarios/validate-testbed.yaml}"
+hosts=(--set "sweep.topology.params.servers=[$servers]")
+[ -z "${SCENARIO:-}" ] || hosts=()
+"$build/sim/simctl/simctl" run --live "$scenario" -o "$out/run" --no-progress \
   --set "live.prefix=$prefix" --set "topology.params.nic_bandwidth=$cap" \
-  --set "sweep.topology.params.servers=[$servers]" --set "workload.models=[$model]" \
+  "${hosts[@]}" --set "workload.models=[$model]" \
   --set "workload.systems=[{label: trace, kind: kungfu, strategy: $strategy}]" "$@"
 kill "$poller" 2>/dev/null || true
 /usr/bin/python3 "$here/plots/ss_trace.py" "$out"

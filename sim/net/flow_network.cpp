@@ -367,6 +367,7 @@ void FlowNetwork::mark_standing_queues() {
   // filling scratch is reused: remaining = rate used, unfrozen_weight = highest level.
   constexpr double kTol = 1e-9;
   auto rate_of = [&](std::uint32_t fi) { return new_rates_[flows_[fi].stamp]; };
+  filling_pairs_.clear();
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
     res.standing = false;
@@ -396,6 +397,7 @@ void FlowNetwork::mark_standing_queues() {
       if (resources_[r].queue_ns > 0 && limited_at(fi, r)) {
         resources_[r].standing = true;
         ++resources_[r].filling;
+        filling_pairs_.emplace_back(fi, r);
       }
     }
   }
@@ -410,36 +412,48 @@ void FlowNetwork::solve_tcp() {
   }
   fill_component();
   mark_standing_queues();
+  // RTT: twice the path latency, plus the standing queues on the data path and, since ACKs queued
+  // in a standing buffer on the way back lengthen it too (a sender whose own port is full:
+  // docs/validation.md items 7 and 14), those on the ACK path.
   for (std::uint32_t fi : comp_flows_) {
     Flow& f = flows_[fi];
     TimeNs rtt = 2 * f.latency;
-    bool data_queue = false;
+    f.data_queue = false;
     for (ResourceId r : f.resources) {
       if (resources_[r].standing) {
         rtt += resources_[r].queue_ns;
-        data_queue = true;
+        f.data_queue = true;
       }
     }
-    // ACKs queued in a standing buffer on the way back lengthen the RTT too (a sender whose own
-    // port is full: docs/validation.md items 7 and 14). A flow that fills no buffer itself is
-    // not window-limited by one, but its window is what TCP's history left it, not unbounded:
-    // the model gives it the window of a flow filling that ACK buffer (the buffer's depth split
-    // among the flows filling it, times the connection's share), so it sends at most
-    // window / RTT while the buffer stands.
+    for (ResourceId r : f.ack_resources) {
+      if (resources_[r].standing) rtt += resources_[r].queue_ns;
+    }
+    f.rtt_ns = static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+  }
+  // A flow filling a buffer has as much in flight as its rate × its RTT (the RTT includes its
+  // own ACK path's queue: with both directions of a leaf uplink full, about twice the buffer's
+  // delay; docs/validation.md item 16).
+  for (ResourceId r : comp_resources_)
+    resources_[r].fill_window = 0;
+  for (const auto& [fi, r] : filling_pairs_) {
+    const Flow& g = flows_[fi];
+    resources_[r].fill_window += new_rates_[g.stamp] / g.share * g.rtt_ns * 1e-9;
+  }
+  for (std::uint32_t fi : comp_flows_) {
+    Flow& f = flows_[fi];
+    f.weight = f.share / f.rtt_ns;
+    // A flow that fills no buffer itself is not window-limited by one, but its window is what
+    // TCP's history left it, not unbounded: the model gives it the window of a flow filling its
+    // ACK buffer (their mean window per unit share, times the connection's share), so it sends
+    // at most window / RTT while that buffer stands.
+    if (f.data_queue || f.bytes <= kInitialWindowBytes) continue;
     double window = std::numeric_limits<double>::infinity();
     for (ResourceId r : f.ack_resources) {
       const Resource& res = resources_[r];
-      if (!res.standing) continue;
-      rtt += res.queue_ns;
-      const double depth = to_seconds(res.queue_ns) * res.capacity;
-      window = std::min(
-          window, f.share * depth / static_cast<double>(std::max<std::uint32_t>(res.filling, 1)));
+      if (!res.standing || res.filling == 0) continue;
+      window = std::min(window, f.share * res.fill_window / static_cast<double>(res.filling));
     }
-    const double rtt_ns = static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
-    f.weight = f.share / rtt_ns;
-    if (!data_queue && std::isfinite(window) && f.bytes > kInitialWindowBytes) {
-      f.cap = std::min(f.own_cap, window / (rtt_ns * 1e-9));
-    }
+    if (std::isfinite(window)) f.cap = std::min(f.own_cap, window / (f.rtt_ns * 1e-9));
   }
   std::fill(new_rates_.begin(), new_rates_.end(), 0.0);
   fill_component();

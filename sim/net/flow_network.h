@@ -130,6 +130,8 @@ class FlowNetwork {
     TimeNs queue_ns = 0;
     bool standing = false;      // Sharing::kTcp: its buffer holds a standing queue (last solve)
     std::uint32_t filling = 0;  // Sharing::kTcp: flows limited here that fill it (last solve)
+    double fill_window = 0;     // Sharing::kTcp solve scratch: sum of its filling flows' windows
+                                // per unit share (rate / share × RTT, bytes)
     std::uint32_t stamp = 0;
     // Progressive-filling scratch, valid while stamp == the current solve's stamp.
     double remaining = 0;
@@ -157,6 +159,8 @@ class FlowNetwork {
     std::vector<ResourceId> ack_resources;     // FlowSpec::ack_resources
     double own_cap = MaxMinSolver::kUncapped;  // FlowSpec::rate_cap_Bps (cap: + window cap)
     double weight = 1;  // solve scratch: share / RTT under Sharing::kTcp, else 1
+    double rtt_ns = 0;  // solve scratch (Sharing::kTcp): RTT with the standing queues it crosses
+    bool data_queue = false;  // solve scratch (Sharing::kTcp): its data path crosses one
     bool in_use = false;
   };
   struct FillItem {
@@ -213,6 +217,8 @@ class FlowNetwork {
   std::vector<ResourceId> queue_;
   std::vector<FillItem> fill_heap_;
   std::vector<double> new_rates_;
+  // Sharing::kTcp: (flow, resource) for every flow filling a standing buffer (last marking).
+  std::vector<std::pair<std::uint32_t, ResourceId>> filling_pairs_;
 };
 
 }  // namespace adaptsim::net

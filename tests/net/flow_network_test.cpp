@@ -372,7 +372,7 @@ TEST_CASE("tcp sharing: a flow whose ACKs queue in a standing buffer sends at mo
   // B and D fill A's port (1e9 B/s, 10 ms buffer = 1e7 B): a standing queue with two flows
   // filling it, 5e8 B/s each. A sends to C through its own NIC (1e9 B/s, no buffer) and C's port
   // (not saturated); A->C's ACKs return through A's full port. Its RTT is the 10 ms queue, its
-  // window the buffer's depth split among the flows filling it, 1e7 / 2 = 5e6 B: A->C sends
+  // window that of a flow filling the buffer, 5e8 B/s * 10 ms = 5e6 B: A->C sends
   // 5e6 B / 10 ms = 5e8 B/s although A's NIC could give it 1e9 (max-min, or no ACK path).
   // With share 0.5 the window halves: 2.5e8 B/s.
   for (const double share : {1.0, 0.5}) {
@@ -403,6 +403,52 @@ TEST_CASE("tcp sharing: a flow whose ACKs queue in a standing buffer sends at mo
     e.run_until(2);
     CHECK_FALSE(net.standing_queue(port_a));
     CHECK(net.rate(iac) == doctest::Approx(1e9));
+    net.stop(iac);
+    e.run();
+  }
+}
+
+TEST_CASE("tcp sharing: a filling flow's window counts its own ACK path's queue") {
+  // Two opposite full buffers, P and Q (1e9 B/s, 10 ms each), two flows filling each (5e8 B/s)
+  // whose ACKs return through the other one, as over the two directions of a leaf uplink: their
+  // RTT is 20 ms, so each keeps 5e8 B/s * 20 ms = 1e7 B in flight. A->C fills nothing (A's NIC
+  // and C's port have room, 4e9 B/s) and its ACKs cross P: RTT 10 ms, window 1e7 * share, so it
+  // sends 1e9 * share (the depth split among P's fillers, 5e6 B, would give half that). Once Q
+  // drains, P's fillers' RTT is 10 ms, their window 5e6 B, and A->C's rate halves.
+  for (const double share : {1.0, 0.5}) {
+    EventEngine e;
+    FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+    auto p = net.add_resource(1e9, "p");
+    auto q = net.add_resource(1e9, "q");
+    auto a_nic = net.add_resource(4e9, "a->sw");
+    auto port_c = net.add_resource(4e9, "sw->c");
+    net.set_queue_delay(p, kQueue);
+    net.set_queue_delay(q, kQueue);
+    net.set_queue_delay(port_c, kQueue);
+    std::vector<FlowNetwork::FlowId> fillers;
+    for (auto [data, ack] : {std::pair{p, q}, std::pair{p, q}, std::pair{q, p}, std::pair{q, p}}) {
+      auto f = path_flow({data}, 1e9, 0, nullptr);
+      f.ack_resources = {ack};
+      fillers.push_back(net.start(std::move(f)));
+    }
+    auto ac = path_flow({a_nic, port_c}, 1e9, 0, nullptr);
+    ac.ack_resources = {p};
+    ac.share = share;
+    auto iac = net.start(std::move(ac));
+    e.run_until(1);
+    CHECK(net.standing_queue(p));
+    CHECK(net.standing_queue(q));
+    CHECK_FALSE(net.standing_queue(port_c));
+    for (auto id : fillers)
+      CHECK(net.rate(id) == doctest::Approx(5e8));
+    CHECK(net.rate(iac) == doctest::Approx(1e9 * share));
+    net.stop(fillers[2]);
+    net.stop(fillers[3]);
+    e.run_until(2);
+    CHECK_FALSE(net.standing_queue(q));
+    CHECK(net.rate(iac) == doctest::Approx(5e8 * share));
+    net.stop(fillers[0]);
+    net.stop(fillers[1]);
     net.stop(iac);
     e.run();
   }
