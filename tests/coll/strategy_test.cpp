@@ -56,6 +56,27 @@ TEST_CASE("MULTI_STAR, CLIQUE and TREE") {
   CHECK(tr[0].bcast.digest() == "0->1 0->2 2->3 | self:");
 }
 
+TEST_CASE(
+    "one rank per host: MULTI_STAR is CLIQUE, TREE is STAR, BINARY_TREE_STAR is BINARY_TREE") {
+  // With every rank its host's master the host-level strategies build the rank-level graphs,
+  // edge for edge: the validation's twin rows run the same collective (docs/validation.md).
+  const std::vector<int> hosts = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (auto [a, b] : {std::pair{StrategyKind::kMultiStar, StrategyKind::kClique},
+                      std::pair{StrategyKind::kTree, StrategyKind::kStar},
+                      std::pair{StrategyKind::kBinaryTreeStar, StrategyKind::kBinaryTree}}) {
+    const auto pa = make_graph_pairs(a, hosts);
+    const auto pb = make_graph_pairs(b, hosts);
+    REQUIRE(pa.size() == pb.size());
+    for (std::size_t i = 0; i < pa.size(); ++i) {
+      CHECK(pa[i].bcast.digest() == pb[i].bcast.digest());
+      CHECK(pa[i].reduce.digest() == pb[i].reduce.digest());
+    }
+  }
+  // With two ranks per host they differ.
+  CHECK(make_graph_pairs(StrategyKind::kMultiStar, {0, 0, 1, 1}).size() !=
+        make_graph_pairs(StrategyKind::kClique, {0, 0, 1, 1}).size());
+}
+
 TEST_CASE("RING: chain reduce ending at r and chain broadcast from r (GenCircularGraphPair)") {
   auto pairs = make_graph_pairs(StrategyKind::kRing, {0, 1, 2, 3});
   REQUIRE(pairs.size() == 4);
