@@ -5,11 +5,13 @@
 # segments, and the coefficient of variation of the senders' shares (workload.share_cv of the
 # validation scenarios). Needs root.
 #   [FANIN_CC=cubic] scripts/testbed-fanin.sh [SENDERS=2] [CAP=500Mbps] [QUEUE=100ms] [SECONDS=6]
+# FANOUT=1 reverses every stream (iperf3 -R): host 0 sends to the N others through its own NIC,
+# a fan-out, and the shares printed are those of one host's sockets sharing its NIC.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${ADAPTSIM_BUILD:-$here/build}"
 senders="${1:-2}"; cap="${2:-500Mbps}"; queue="${3:-100ms}"; secs="${4:-6}"
-export FANIN_SENDERS="$senders" FANIN_SECONDS="$secs"
+export FANIN_SENDERS="$senders" FANIN_SECONDS="$secs" FANIN_REVERSE="${FANOUT:+-R}"
 if [ -n "${FANIN_CC:-}" ]; then
   # A namespace's default congestion control must be in the machine's allowed list; add it for
   # the run and put the list back afterwards.
@@ -31,21 +33,25 @@ fi
     ip netns exec "${nss[0]}" iperf3 -s -1 -p $((5200 + s)) -D
   done
   sleep 0.5
-  before=0; for s in $(seq 1 "$FANIN_SENDERS"); do before=$((before + $(retrans "${nss[$s]}"))); done
+  # The sending side of stream s: host s, or host 0 in a fan-out (its socket to host s).
+  sender_ns() { if [ -n "$FANIN_REVERSE" ]; then echo "${nss[0]}"; else echo "${nss[$1]}"; fi; }
+  peer_ip() { if [ -n "$FANIN_REVERSE" ]; then echo "${ips[$1]}"; else echo "${ips[0]}"; fi; }
+  senders_ns() { if [ -n "$FANIN_REVERSE" ]; then echo "${nss[0]}"; else echo "${nss[@]:1}"; fi; }
+  before=0; for ns in $(senders_ns); do before=$((before + $(retrans "$ns"))); done
   for s in $(seq 1 "$FANIN_SENDERS"); do
-    ip netns exec "${nss[$s]}" iperf3 -c "${ips[0]}" -p $((5200 + s)) -t "$FANIN_SECONDS" -J \
+    ip netns exec "${nss[$s]}" iperf3 -c "${ips[0]}" -p $((5200 + s)) -t "$FANIN_SECONDS" $FANIN_REVERSE -J \
       > "/tmp/fanin-$s.json" &
   done
   sleep 2
   for t in 1 2 3; do
     for s in $(seq 1 "$FANIN_SENDERS"); do
-      rtt=$(ip netns exec "${nss[$s]}" ss -tin dst "${ips[0]}" | grep -o "rtt:[0-9.]*/[0-9.]*" | sed "s/rtt://" | sort -g | tail -1)
-      echo "t+$((t + 1))s sender $s: $rtt ms (srtt/rttvar of its busiest connection)"
+      rtt=$(ip netns exec "$(sender_ns "$s")" ss -tin dst "$(peer_ip "$s")" | grep -o "rtt:[0-9.]*/[0-9.]*" | sed "s/rtt://" | sort -g | tail -1)
+      echo "t+$((t + 1))s stream $s: $rtt ms (srtt/rttvar of the busiest connection from its sender)"
     done
     sleep 1
   done
   wait
-  after=0; for s in $(seq 1 "$FANIN_SENDERS"); do after=$((after + $(retrans "${nss[$s]}"))); done
+  after=0; for ns in $(senders_ns); do after=$((after + $(retrans "$ns"))); done
   python3 - "$FANIN_SENDERS" <<"PY"
 import json, statistics, sys
 n = int(sys.argv[1])
