@@ -145,8 +145,26 @@ void SimFabric::post(std::unique_ptr<Message> m) {
     return;
   }
   Connection& c = connections_[{m->src, m->dst}];
+  if (options_.socket_buffer_bytes > 0) {
+    c.posted_bytes += static_cast<double>(m->data.size);
+    c.unaccepted.emplace_back(m.get(), c.posted_bytes);
+  }
   c.queue.push_back(std::move(m));
+  // Within the socket buffer at once: the send completes on a later event, not inside send().
+  for (Callback& cb : accept_sends(c))
+    network_.engine().schedule_after(0, std::move(cb));
   pump(c);
+}
+
+std::vector<Callback> SimFabric::accept_sends(Connection& c) {
+  std::vector<Callback> done;
+  while (!c.unaccepted.empty() &&
+         c.unaccepted.front().second - c.transmitted_bytes <= options_.socket_buffer_bytes) {
+    Message* m = c.unaccepted.front().first;
+    c.unaccepted.pop_front();
+    if (m->on_sent) done.push_back(std::exchange(m->on_sent, nullptr));
+  }
+  return done;
 }
 
 void SimFabric::pump(Connection& c) {
@@ -165,10 +183,16 @@ void SimFabric::pump(Connection& c) {
         },
         net::MaxMinSolver::kUncapped,
         [this, &c, m] {
-          // The last byte left: the sender's buffer is free and the connection takes the next
-          // message while this one is still in flight.
+          // The last byte left: the connection takes the next message while this one is still
+          // in flight, and the sends now within the socket buffer (this one at least) complete.
           c.busy = false;
-          if (m->on_sent) std::exchange(m->on_sent, nullptr)();
+          if (options_.socket_buffer_bytes > 0) {
+            c.transmitted_bytes += static_cast<double>(m->data.size);
+            for (Callback& cb : accept_sends(c))
+              cb();
+          } else if (m->on_sent) {
+            std::exchange(m->on_sent, nullptr)();
+          }
           pump(c);
         });
   });

@@ -33,6 +33,12 @@ struct SimTransportOptions {
   bool serialize_per_peer = true;
   // Fixed sender-side cost per message (LogGP's o): framing, syscalls, scheduling.
   TimeNs per_message_overhead_ns = 0;
+  // Serialised connections only: the sender's kernel socket buffer. A send completes (its `done`
+  // runs, the sender moves on) once its last byte is in the buffer, i.e. once no more than this
+  // many of the connection's bytes up to and including it are still to leave the NIC; 0: only
+  // when its last byte left. (Accepted at message granularity: when the message ahead whose
+  // last byte leaves brings it within the buffer.)
+  double socket_buffer_bytes = 0;
   // Copy payloads and compute reductions (tests of algorithm correctness). Off: sizes only.
   bool carry_data = false;
 };
@@ -64,10 +70,16 @@ class SimFabric {
   struct Connection {
     std::deque<std::unique_ptr<Message>> queue;
     bool busy = false;
+    double posted_bytes = 0;       // cumulative bytes posted on this connection
+    double transmitted_bytes = 0;  // cumulative bytes of messages whose last byte left
+    // Posted messages whose send has not completed yet, in order, with their cumulative end.
+    std::deque<std::pair<Message*, double>> unaccepted;
   };
 
   void post(std::unique_ptr<Message> m);
   void pump(Connection& c);
+  // Takes the sends now within the socket buffer off `c.unaccepted`; returns their callbacks.
+  std::vector<Callback> accept_sends(Connection& c);
   void deliver(Message& m);
 
   net::Network& network_;
