@@ -7,10 +7,12 @@
 //     max_bytes: 1GiB
 //     step_factor: 4
 //     dtype: float32
-//     endpoint: host          # host: staged through host memory and NICs (KungFu, MPI); gpu:
-//     direct chunk_size: 1MiB        # KungFu's chunk size connection: serialized  # one message at
-//     a time per rank pair (TCP), or parallel per_message_overhead: 0us sharing: max-min        #
-//     or bottleneck (cheaper, for very large clusters)
+//     endpoint: host            # host: staged through host memory and NICs; gpu: direct
+//     chunk_size: 1MiB          # KungFu's chunk size
+//     connection: serialized    # one message at a time per rank pair (TCP), or parallel
+//     per_message_overhead: 0us
+//     socket_buffer: 0B         # serialized only: the sender's kernel socket buffer
+//     sharing: max-min          # or bottleneck (cheaper, for very large clusters)
 
 #include <memory>
 

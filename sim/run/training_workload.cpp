@@ -12,6 +12,7 @@
 //     compute_scale: 1.0                        # multiplies compute (short live validations)
 //     connection: serialized                    # host transport, as in the allreduce workload
 //     per_message_overhead: 0us
+//     socket_buffer: 0B                         # serialized only: sender's kernel socket buffer
 //     sharing: max-min                          # or bottleneck (very large clusters), or tcp
 //     share_cv: 0                               # tcp only: dispersion of connections' shares
 //     systems:
@@ -207,8 +208,10 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
       w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   options.host_transport.serialize_per_peer = connection == "serialized";
   options.host_transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
-  options.host_transport.socket_buffer_bytes = static_cast<double>(w.size_bytes_or("socket_buffer", 0));
-  if (options.host_transport.socket_buffer_bytes > 0 && !options.host_transport.serialize_per_peer) {
+  options.host_transport.socket_buffer_bytes =
+      static_cast<double>(w.size_bytes_or("socket_buffer", 0));
+  if (options.host_transport.socket_buffer_bytes > 0 &&
+      !options.host_transport.serialize_per_peer) {
     w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
   }
   options.sharing = read_sharing(w);

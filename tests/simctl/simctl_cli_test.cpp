@@ -271,6 +271,18 @@ TEST_CASE("validate, list and version") {
   CHECK(run("frobnicate").code == 2);
 }
 
+TEST_CASE("socket_buffer: a size, only on serialized connections") {
+  const std::string sc = (kRoot / "scenarios/validate-testbed.yaml").string();
+  Result r = run("validate " + sc + " --set workload.connection=parallel");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("key 'workload.socket_buffer': needs connection: serialized") !=
+                    std::string::npos,
+                r.output);
+  r = run("validate " + sc + " --set workload.socket_buffer=4");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("key 'workload.socket_buffer'") != std::string::npos, r.output);
+}
+
 TEST_CASE("share_cv: only with sharing tcp, and a plausible coefficient of variation") {
   const std::string sc = (kRoot / "scenarios/validate-testbed.yaml").string();
   Result r = run("validate " + sc);
