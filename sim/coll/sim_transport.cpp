@@ -145,10 +145,8 @@ void SimFabric::post(std::unique_ptr<Message> m) {
     return;
   }
   Connection& c = connections_[{m->src, m->dst}];
-  if (options_.socket_buffer_bytes > 0) {
-    c.posted_bytes += static_cast<double>(m->data.size);
-    c.unaccepted.emplace_back(m.get(), c.posted_bytes);
-  }
+  c.posted_bytes += static_cast<double>(m->data.size);
+  c.unaccepted.emplace_back(m.get(), c.posted_bytes);
   c.queue.push_back(std::move(m));
   // Within the socket buffer at once: the send completes on a later event, not inside send().
   for (Callback& cb : accept_sends(c))
@@ -186,13 +184,9 @@ void SimFabric::pump(Connection& c) {
           // The last byte left: the connection takes the next message while this one is still
           // in flight, and the sends now within the socket buffer (this one at least) complete.
           c.busy = false;
-          if (options_.socket_buffer_bytes > 0) {
-            c.transmitted_bytes += static_cast<double>(m->data.size);
-            for (Callback& cb : accept_sends(c))
-              cb();
-          } else if (m->on_sent) {
-            std::exchange(m->on_sent, nullptr)();
-          }
+          c.transmitted_bytes += static_cast<double>(m->data.size);
+          for (Callback& cb : accept_sends(c))
+            cb();
           pump(c);
         });
   });

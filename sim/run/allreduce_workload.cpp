@@ -128,14 +128,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
   options.transport.endpoint = endpoint == "host" ? coll::Endpoint::kHost : coll::Endpoint::kGpu;
   options.algorithm.chunk_bytes = w.size_bytes_or("chunk_size", 1 << 20);
   if (options.algorithm.chunk_bytes == 0) w.fail("chunk_size", "must be > 0");
-  const std::string connection =
-      w.choice_or("connection", {"serialized", "parallel"}, "serialized");
-  options.transport.serialize_per_peer = connection == "serialized";
-  options.transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
-  options.transport.socket_buffer_bytes = static_cast<double>(w.size_bytes_or("socket_buffer", 0));
-  if (options.transport.socket_buffer_bytes > 0 && !options.transport.serialize_per_peer) {
-    w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
-  }
+  read_connection(w, options.transport);
   options.sharing = read_sharing(w);
   w.finish();
 

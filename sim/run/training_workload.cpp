@@ -204,16 +204,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   options.compute_scale = w.number_or("compute_scale", 1.0);
   if (!(options.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
   options.measured_steps = static_cast<int>(w.integer_or("steps", 4, 1, 100000));
-  const std::string connection =
-      w.choice_or("connection", {"serialized", "parallel"}, "serialized");
-  options.host_transport.serialize_per_peer = connection == "serialized";
-  options.host_transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
-  options.host_transport.socket_buffer_bytes =
-      static_cast<double>(w.size_bytes_or("socket_buffer", 0));
-  if (options.host_transport.socket_buffer_bytes > 0 &&
-      !options.host_transport.serialize_per_peer) {
-    w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
-  }
+  read_connection(w, options.host_transport);
   options.sharing = read_sharing(w);
   options.share_cv = w.number_or("share_cv", 0.0);
   if (!(options.share_cv >= 0 && options.share_cv <= 10)) {

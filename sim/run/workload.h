@@ -100,6 +100,10 @@ struct WorkloadKind {
 // or "tcp" (max-min weighted by 1/RTT with queueing delay; see net::Sharing).
 net::Sharing read_sharing(io::MapReader& w);
 
+// The host transport's keys, shared by the workload kinds: connection ("serialized", default, or
+// "parallel"), per_message_overhead and socket_buffer (serialized connections only).
+void read_connection(io::MapReader& w, coll::SimTransportOptions& transport);
+
 // The workload kinds this build knows.
 const std::vector<WorkloadKind>& workload_kinds();
 

@@ -9,6 +9,17 @@ net::Sharing read_sharing(io::MapReader& w) {
                            : net::Sharing::kMaxMin;
 }
 
+void read_connection(io::MapReader& w, coll::SimTransportOptions& transport) {
+  const std::string connection =
+      w.choice_or("connection", {"serialized", "parallel"}, "serialized");
+  transport.serialize_per_peer = connection == "serialized";
+  transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
+  transport.socket_buffer_bytes = static_cast<double>(w.size_bytes_or("socket_buffer", 0));
+  if (transport.socket_buffer_bytes > 0 && !transport.serialize_per_peer) {
+    w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
+  }
+}
+
 const std::vector<WorkloadKind>& workload_kinds() {
   static const std::vector<WorkloadKind> kKinds = {
       {"allreduce", "nccl-tests-style all-reduce size sweep over strategies",
