@@ -385,14 +385,14 @@ void FlowNetwork::mark_standing_queues() {
            rate_of(fi) / flows_[fi].weight >= res.unfrozen_weight * (1 - kTol);
   };
   for (std::uint32_t fi : comp_flows_) {
-    const Flow& f = flows_[fi];
-    if (f.bytes <= kInitialWindowBytes) continue;
+    Flow& f = flows_[fi];
     bool paced = f.cap != MaxMinSolver::kUncapped && rate_of(fi) >= f.cap * (1 - kTol);
     for (ResourceId r : f.resources) {
       if (paced) break;
       paced = resources_[r].queue_ns == 0 && limited_at(fi, r);
     }
-    if (paced) continue;
+    f.paced = paced;
+    if (paced || f.bytes <= kInitialWindowBytes) continue;
     for (ResourceId r : f.resources) {
       if (resources_[r].queue_ns > 0 && limited_at(fi, r)) {
         resources_[r].standing = true;
@@ -407,7 +407,7 @@ void FlowNetwork::solve_tcp() {
   // 1. Unit weights: which buffers fill. 2. RTT weights from those queues, the weighted solve,
   // and the queues it leaves standing (standing_queue() reports them).
   for (std::uint32_t fi : comp_flows_) {
-    flows_[fi].weight = flows_[fi].share;
+    flows_[fi].weight = 1;
     flows_[fi].cap = flows_[fi].own_cap;
   }
   fill_component();
@@ -432,26 +432,29 @@ void FlowNetwork::solve_tcp() {
   }
   // A flow filling a buffer has as much in flight as its rate × its RTT (the RTT includes its
   // own ACK path's queue: with both directions of a leaf uplink full, about twice the buffer's
-  // delay; docs/validation.md item 16).
+  // delay; docs/validation.md item 16), its rate here the even split of step 1.
   for (ResourceId r : comp_resources_)
     resources_[r].fill_window = 0;
   for (const auto& [fi, r] : filling_pairs_) {
     const Flow& g = flows_[fi];
-    resources_[r].fill_window += new_rates_[g.stamp] / g.share * g.rtt_ns * 1e-9;
+    resources_[r].fill_window += new_rates_[g.stamp] * g.rtt_ns * 1e-9;
   }
   for (std::uint32_t fi : comp_flows_) {
     Flow& f = flows_[fi];
-    f.weight = f.share / f.rtt_ns;
+    // A connection's share is how its window fares in a drop-tail buffer, so it counts only for
+    // a flow limited at one; a flow paced by its own NIC gets its NIC's even split
+    // (docs/validation.md item 18).
+    f.weight = (f.paced ? 1.0 : f.share) / f.rtt_ns;
     // A flow that fills no buffer itself is not window-limited by one, but its window is what
     // TCP's history left it, not unbounded: the model gives it the window of a flow filling its
-    // ACK buffer (their mean window per unit share, times the connection's share), so it sends
-    // at most window / RTT while that buffer stands.
+    // ACK buffer (their mean window; no share: a root's broadcasts leave evenly, item 18), so it
+    // sends at most window / RTT while that buffer stands.
     if (f.data_queue || f.bytes <= kInitialWindowBytes) continue;
     double window = std::numeric_limits<double>::infinity();
     for (ResourceId r : f.ack_resources) {
       const Resource& res = resources_[r];
       if (!res.standing || res.filling == 0) continue;
-      window = std::min(window, f.share * res.fill_window / static_cast<double>(res.filling));
+      window = std::min(window, res.fill_window / static_cast<double>(res.filling));
     }
     if (std::isfinite(window)) f.cap = std::min(f.own_cap, window / (f.rtt_ns * 1e-9));
   }

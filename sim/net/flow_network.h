@@ -44,12 +44,16 @@ using ResourceId = std::uint32_t;
 //                flows through it see its queue delay in their RTT. Rates are max-min weighted by
 //                1 / RTT (RTT = 2 x path latency + the standing queues on the path and on the
 //                ACKs' path, FlowSpec::ack_resources), as TCP shares a FIFO bottleneck (the
-//                RTT-aware sharing of SimGrid's LV08/CM02 models); which buffers stand is found
-//                with unit weights, then the weighted solve runs. A flow that fills no buffer but
-//                whose ACKs queue in one sends at most window / RTT, its window that of a flow
-//                filling that buffer (depth / filling flows x its share): a sender whose own
-//                port is full (docs/validation.md item 14). With no buffers this is plain
-//                max-min. Delivery is not delayed by the queues: how full
+//                RTT-aware sharing of SimGrid's LV08/CM02 models); which buffers stand, and which
+//                flows are paced (limited by a paced resource or their cap), is found with unit
+//                weights, then the weighted solve runs. A connection's share (FlowSpec::share)
+//                multiplies the weight of a flow that is not paced: it is how its window fares
+//                in a buffer it fills, while a paced flow gets its NIC's even split
+//                (docs/validation.md item 18). A flow that fills no buffer but whose ACKs queue
+//                in one sends at most window / RTT, its window the mean of the flows filling
+//                that buffer (rate x RTT): a sender whose own port is full (docs/validation.md
+//                items 14-16). With no buffers this is plain max-min. Delivery is not delayed
+//                by the queues: how full
 //                a buffer really is depends on how many bytes the senders still have
 //                (docs/validation.md), which a rate model does not track.
 enum class Sharing { kMaxMin, kBottleneck, kTcp };
@@ -71,7 +75,7 @@ class FlowNetwork {
     TimeNs latency = 0;
     double rate_cap_Bps = MaxMinSolver::kUncapped;
     // Sharing::kTcp: the flow's relative claim on a contended buffer (its connection's long-run
-    // share, 1 = fair); multiplies the 1 / RTT weight.
+    // share, 1 = fair); multiplies the 1 / RTT weight where the flow is not paced by its NIC.
     double share = 1;
     // Sharing::kTcp: the resources the flow's ACKs cross (the reverse path). A standing queue
     // there lengthens the flow's RTT, and a flow whose window is bounded (see solve_tcp) then
@@ -161,6 +165,8 @@ class FlowNetwork {
     double weight = 1;  // solve scratch: share / RTT under Sharing::kTcp, else 1
     double rtt_ns = 0;  // solve scratch (Sharing::kTcp): RTT with the standing queues it crosses
     bool data_queue = false;  // solve scratch (Sharing::kTcp): its data path crosses one
+    bool paced =
+        false;  // solve scratch (Sharing::kTcp): limited by its own NIC or cap (last marking)
     bool in_use = false;
   };
   struct FillItem {

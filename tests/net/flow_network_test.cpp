@@ -368,13 +368,70 @@ TEST_CASE("tcp sharing: connection shares divide a standing buffer in proportion
   e.run();
 }
 
+TEST_CASE("tcp sharing: a connection's share counts where it fills a buffer, not at its NIC") {
+  // A fan-out: A's NIC (1e9 B/s, no buffer) to B's and C's ports (buffers, no other traffic)
+  // with shares 3 and 1. Both flows are paced by A's NIC, so they split it evenly, 5e8 each,
+  // not 7.5e8 / 2.5e8 as in a buffer they fill (the fan-in test above).
+  {
+    EventEngine e;
+    FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+    auto a_nic = net.add_resource(1e9, "a->sw");
+    auto port_b = net.add_resource(1e9, "sw->b");
+    auto port_c = net.add_resource(1e9, "sw->c");
+    net.set_queue_delay(port_b, kQueue);
+    net.set_queue_delay(port_c, kQueue);
+    auto ab = path_flow({a_nic, port_b}, 1e9, 0, nullptr);
+    ab.share = 3;
+    auto ia = net.start(std::move(ab));
+    auto ic = net.start(path_flow({a_nic, port_c}, 1e9, 0, nullptr));
+    e.run_until(1);
+    CHECK(net.rate(ia) == doctest::Approx(5e8));
+    CHECK(net.rate(ic) == doctest::Approx(5e8));
+    CHECK_FALSE(net.standing_queue(port_b));
+    net.stop(ia);
+    net.stop(ic);
+    e.run();
+  }
+  // An all-to-all of two senders into two ports, shares 3 and 1 crosswise: every NIC and port
+  // is full, and under even sharing each flow is limited by its sender's NIC, so the shares do
+  // not count: 5e8 each, and no buffer stands (under the shares alone A->C would take 7.5e8 of
+  // port C). This is the multi-root fan-in of docs/validation.md item 18.
+  {
+    EventEngine e;
+    FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
+    auto a_nic = net.add_resource(1e9, "a->sw");
+    auto b_nic = net.add_resource(1e9, "b->sw");
+    auto port_c = net.add_resource(1e9, "sw->c");
+    auto port_d = net.add_resource(1e9, "sw->d");
+    net.set_queue_delay(port_c, kQueue);
+    net.set_queue_delay(port_d, kQueue);
+    std::vector<FlowNetwork::FlowId> ids;
+    for (auto [nic, port, share] :
+         {std::tuple{a_nic, port_c, 3.0}, std::tuple{a_nic, port_d, 1.0},
+          std::tuple{b_nic, port_c, 1.0}, std::tuple{b_nic, port_d, 3.0}}) {
+      auto f = path_flow({nic, port}, 1e9, 0, nullptr);
+      f.share = share;
+      ids.push_back(net.start(std::move(f)));
+    }
+    e.run_until(1);
+    for (auto id : ids)
+      CHECK(net.rate(id) == doctest::Approx(5e8));
+    CHECK_FALSE(net.standing_queue(port_c));
+    CHECK_FALSE(net.standing_queue(port_d));
+    for (auto id : ids)
+      net.stop(id);
+    e.run();
+  }
+}
+
 TEST_CASE("tcp sharing: a flow whose ACKs queue in a standing buffer sends at most window / RTT") {
   // B and D fill A's port (1e9 B/s, 10 ms buffer = 1e7 B): a standing queue with two flows
   // filling it, 5e8 B/s each. A sends to C through its own NIC (1e9 B/s, no buffer) and C's port
   // (not saturated); A->C's ACKs return through A's full port. Its RTT is the 10 ms queue, its
   // window that of a flow filling the buffer, 5e8 B/s * 10 ms = 5e6 B: A->C sends
   // 5e6 B / 10 ms = 5e8 B/s although A's NIC could give it 1e9 (max-min, or no ACK path).
-  // With share 0.5 the window halves: 2.5e8 B/s.
+  // A->C's own share does not change its window (docs/validation.md item 18: a root's
+  // broadcasts leave evenly), so share 0.5 gives the same rate.
   for (const double share : {1.0, 0.5}) {
     EventEngine e;
     FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
@@ -396,7 +453,7 @@ TEST_CASE("tcp sharing: a flow whose ACKs queue in a standing buffer sends at mo
     CHECK_FALSE(net.standing_queue(port_c));
     CHECK(net.rate(ib) == doctest::Approx(5e8));
     CHECK(net.rate(id) == doctest::Approx(5e8));
-    CHECK(net.rate(iac) == doctest::Approx(5e8 * share));
+    CHECK(net.rate(iac) == doctest::Approx(5e8));
     // Once A's port drains (B and D stop), the ACKs queue nowhere and A->C takes its NIC.
     net.stop(ib);
     net.stop(id);
@@ -412,9 +469,9 @@ TEST_CASE("tcp sharing: a filling flow's window counts its own ACK path's queue"
   // Two opposite full buffers, P and Q (1e9 B/s, 10 ms each), two flows filling each (5e8 B/s)
   // whose ACKs return through the other one, as over the two directions of a leaf uplink: their
   // RTT is 20 ms, so each keeps 5e8 B/s * 20 ms = 1e7 B in flight. A->C fills nothing (A's NIC
-  // and C's port have room, 4e9 B/s) and its ACKs cross P: RTT 10 ms, window 1e7 * share, so it
-  // sends 1e9 * share (the depth split among P's fillers, 5e6 B, would give half that). Once Q
-  // drains, P's fillers' RTT is 10 ms, their window 5e6 B, and A->C's rate halves.
+  // and C's port have room, 4e9 B/s) and its ACKs cross P: RTT 10 ms, window 1e7 B whatever
+  // its share, so it sends 1e9 (the depth split among P's fillers, 5e6 B, would give half that).
+  // Once Q drains, P's fillers' RTT is 10 ms, their window 5e6 B, and A->C's rate halves.
   for (const double share : {1.0, 0.5}) {
     EventEngine e;
     FlowNetwork net(e, adaptsim::net::Sharing::kTcp);
@@ -441,12 +498,12 @@ TEST_CASE("tcp sharing: a filling flow's window counts its own ACK path's queue"
     CHECK_FALSE(net.standing_queue(port_c));
     for (auto id : fillers)
       CHECK(net.rate(id) == doctest::Approx(5e8));
-    CHECK(net.rate(iac) == doctest::Approx(1e9 * share));
+    CHECK(net.rate(iac) == doctest::Approx(1e9));
     net.stop(fillers[2]);
     net.stop(fillers[3]);
     e.run_until(2);
     CHECK_FALSE(net.standing_queue(q));
-    CHECK(net.rate(iac) == doctest::Approx(5e8 * share));
+    CHECK(net.rate(iac) == doctest::Approx(5e8));
     net.stop(fillers[0]);
     net.stop(fillers[1]);
     net.stop(iac);
