@@ -52,6 +52,25 @@ def load(out):
     return polls
 
 
+def binned_bytes(polls, width):
+    """Bytes acknowledged per interval of `width` seconds from the first poll: {bin: {(s, d): B}}
+    (each pair of consecutive polls counts in the interval of the first)."""
+    t0 = min(v[0][0] for v in polls.values())
+    rates = collections.defaultdict(dict)
+    for key, v in polls.items():
+        v.sort()
+        for (ta, a_bytes, *_), (tb, b_bytes, *_) in zip(v, v[1:]):
+            if tb > ta and b_bytes >= a_bytes:
+                b = int((ta - t0) / width)
+                rates[b][key] = rates[b].get(key, 0) + b_bytes - a_bytes
+    return rates
+
+
+def carried(polls):
+    """The connections that carried more than 1 MB, sorted."""
+    return sorted(k for k, v in polls.items() if max(x[1] for x in v) > 1e6)
+
+
 def main():
     p = argparse.ArgumentParser(usage=__doc__)
     p.add_argument("out")
@@ -62,14 +81,8 @@ def main():
     if not polls:
         sys.exit(f"{a.out}: no ss polls with established connections (ss-hK.txt)")
     t0 = min(v[0][0] for v in polls.values())
-    rates = collections.defaultdict(dict)
-    for key, v in polls.items():
-        v.sort()
-        for (ta, a_bytes, *_), (tb, b_bytes, *_) in zip(v, v[1:]):
-            if tb > ta and b_bytes >= a_bytes:
-                b = int((ta - t0) / a.bin)
-                rates[b][key] = rates[b].get(key, 0) + b_bytes - a_bytes
-    keys = sorted(k for k, v in polls.items() if max(x[1] for x in v) > 1e6)
+    rates = binned_bytes(polls, a.bin)
+    keys = carried(polls)
     print("goodput (MB/s) per connection S>D, per %.2f s" % a.bin)
     print("  t(s) " + " ".join("%5s" % f"{s}>{d}" for s, d in keys))
     for b in sorted(rates):
@@ -83,4 +96,5 @@ def main():
                                             show(rtt, "%g"), send_q))
 
 
-main()
+if __name__ == "__main__":
+    main()

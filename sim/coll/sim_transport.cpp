@@ -131,16 +131,9 @@ void SimFabric::post(std::unique_ptr<Message> m) {
     Message* msg = m.get();
     in_flight_.emplace(msg, std::move(m));
     network_.engine().schedule_after(options_.per_message_overhead_ns, [this, msg] {
-      network_.transfer(
-          endpoint_of(msg->src), endpoint_of(msg->dst), static_cast<double>(msg->data.size),
-          [this, msg] {
-            auto node = in_flight_.extract(msg);
-            deliver(*node.mapped());
-          },
-          net::MaxMinSolver::kUncapped,
-          [msg] {
-            if (msg->on_sent) std::exchange(msg->on_sent, nullptr)();
-          });
+      transmit(*msg, [msg] {
+        if (msg->on_sent) std::exchange(msg->on_sent, nullptr)();
+      });
     });
     return;
   }
@@ -173,23 +166,35 @@ void SimFabric::pump(Connection& c) {
   Message* m = owned.get();
   in_flight_.emplace(m, std::move(owned));
   network_.engine().schedule_after(options_.per_message_overhead_ns, [this, &c, m] {
-    network_.transfer(
-        endpoint_of(m->src), endpoint_of(m->dst), static_cast<double>(m->data.size),
-        [this, m] {
-          auto node = in_flight_.extract(m);
-          deliver(*node.mapped());
-        },
-        net::MaxMinSolver::kUncapped,
-        [this, &c, m] {
-          // The last byte left: the connection takes the next message while this one is still
-          // in flight, and the sends now within the socket buffer (this one at least) complete.
-          c.busy = false;
-          c.transmitted_bytes += static_cast<double>(m->data.size);
-          for (Callback& cb : accept_sends(c))
-            cb();
-          pump(c);
-        });
+    transmit(*m, [this, &c, m] {
+      // The last byte left: the connection takes the next message while this one is still in
+      // flight, and the sends now within the socket buffer (this one at least) complete.
+      c.busy = false;
+      c.transmitted_bytes += static_cast<double>(m->data.size);
+      for (Callback& cb : accept_sends(c))
+        cb();
+      pump(c);
+    });
   });
+}
+
+void SimFabric::transmit(Message& m, Callback transmitted) {
+  const TimeNs start = network_.engine().now();
+  Message* msg = &m;
+  network_.transfer(
+      endpoint_of(m.src), endpoint_of(m.dst), static_cast<double>(m.data.size),
+      [this, msg] {
+        auto node = in_flight_.extract(msg);
+        deliver(*node.mapped());
+      },
+      net::MaxMinSolver::kUncapped,
+      [this, msg, start, transmitted = std::move(transmitted)] {
+        if (options_.record_transmissions) {
+          transmissions_.push_back(
+              {msg->src, msg->dst, start, network_.engine().now(), msg->data.size});
+        }
+        transmitted();
+      });
 }
 
 void SimFabric::deliver(Message& m) {

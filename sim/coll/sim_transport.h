@@ -41,6 +41,18 @@ struct SimTransportOptions {
   double socket_buffer_bytes = 0;
   // Copy payloads and compute reductions (tests of algorithm correctness). Off: sizes only.
   bool carry_data = false;
+  // Keep every message's transmission (SimFabric::transmissions): per-connection traces.
+  bool record_transmissions = false;
+};
+
+// One message on the network: from its first byte leaving `src` (after the per-message overhead)
+// to its last (`end`; it arrives a path latency later).
+struct Transmission {
+  int src = 0;
+  int dst = 0;
+  TimeNs start = 0;
+  TimeNs end = 0;
+  std::size_t bytes = 0;
 };
 
 class SimFabric {
@@ -56,6 +68,9 @@ class SimFabric {
   // Messages and payload bytes delivered so far (all ranks).
   std::uint64_t messages_delivered() const { return messages_; }
   double bytes_delivered() const { return bytes_; }
+  // Every message's transmission so far, in the order their last bytes left
+  // (SimTransportOptions::record_transmissions; empty otherwise).
+  const std::vector<Transmission>& transmissions() const { return transmissions_; }
 
  private:
   class RankTransport;
@@ -81,6 +96,8 @@ class SimFabric {
   // Takes the sends now within the socket buffer off `c.unaccepted`; returns their callbacks.
   std::vector<Callback> accept_sends(Connection& c);
   void deliver(Message& m);
+  // Starts m's flow now; `transmitted` runs when its last byte has left.
+  void transmit(Message& m, Callback transmitted);
 
   net::Network& network_;
   SimTransportOptions options_;
@@ -89,6 +106,7 @@ class SimFabric {
   std::unordered_map<Message*, std::unique_ptr<Message>> in_flight_;  // unserialised mode
   std::uint64_t messages_ = 0;
   double bytes_ = 0;
+  std::vector<Transmission> transmissions_;
 };
 
 }  // namespace adaptsim::coll

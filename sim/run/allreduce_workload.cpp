@@ -46,7 +46,8 @@ class AllReduceWorkload final : public Workload {
     std::vector<Task> out;
     for (coll::StrategyKind s : strategies_) {
       for (std::uint64_t size : sizes_) {
-        out.push_back({[this, s, size] { return std::vector<Row>{run_one(s, size)}; }});
+        out.push_back(
+            {[this, s, size](const TaskContext&) { return std::vector<Row>{run_one(s, size)}; }});
       }
     }
     return out;

@@ -106,8 +106,34 @@ io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
                       : options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<TaskContext> contexts(items.size());
+  if (!options.trace_dir.empty()) {
+    if (scenario.mode == Mode::kLive) {
+      throw InputError(
+          "--trace-connections: simulated runs only (live connections: "
+          "scripts/testbed-ss-trace.sh)");
+    }
+    for (const auto& p : scenario.points) {
+      if (!p.workload->traces_connections()) {
+        throw InputError("--trace-connections: scenario '" + scenario.name +
+                         "': its workload writes no connection traces (training only)");
+      }
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(options.trace_dir, ec);
+    if (ec) {
+      throw RuntimeFailure(options.trace_dir.string() +
+                           ": cannot create the trace folder: " + ec.message());
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      contexts[i].trace_dir = options.trace_dir;
+      // Appended, not "p" + ...: GCC 12's -Wrestrict false positive (bug 105651).
+      contexts[i].trace_name = "p";
+      contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
+    }
+  }
   auto results = parallel_map<std::vector<Row>>(
-      items.size(), threads, [&](std::size_t i) { return items[i].task->run(); },
+      items.size(), threads, [&](std::size_t i) { return items[i].task->run(contexts[i]); },
       [&](std::size_t done) { bar.update(done); });
   bar.finish();
 

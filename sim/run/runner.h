@@ -16,6 +16,9 @@ struct RunOptions {
   int threads = 0;                // 0: one per hardware thread
   bool progress = false;          // draw a progress bar on stderr (only if it is a terminal)
   std::string command_line;       // recorded in the manifest
+  // Simulated training runs: write each task's per-connection trace here (created if missing),
+  // as p<point>-<model>-<system>.connections.csv; empty: none.
+  std::filesystem::path trace_dir;
 };
 
 struct RunSummary {

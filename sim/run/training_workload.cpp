@@ -23,6 +23,7 @@
 //       - {label: horovod-nccl, kind: horovod-nccl}
 //       - {label: hierarchical, kind: hierarchical}
 
+#include <cctype>
 #include <memory>
 
 #include "sim/core/error.h"
@@ -32,6 +33,27 @@
 
 namespace adaptsim::run {
 namespace {
+
+// simctl run --trace-connections: one line per message on a host connection, in the order their
+// last bytes left (plots/port_spread.py reads it beside scripts/testbed-ss-trace.sh's polls).
+void write_connection_trace(const std::filesystem::path& path,
+                            const std::vector<coll::Transmission>& transmissions) {
+  std::string text = "src_rank,dst_rank,start_s,end_s,bytes\n";
+  for (const coll::Transmission& t : transmissions) {
+    text += std::to_string(t.src) + "," + std::to_string(t.dst) + "," +
+            io::fmt_fixed(to_seconds(t.start), 9) + "," + io::fmt_fixed(to_seconds(t.end), 9) +
+            "," + std::to_string(t.bytes) + "\n";
+  }
+  io::write_file_atomic(path, text);
+}
+
+// A file-name part from a free-form label (system labels may hold spaces or slashes).
+std::string file_part(std::string_view label) {
+  std::string out;
+  for (char c : label)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  return out;
+}
 
 struct TrainingTask {
   std::string model;
@@ -86,11 +108,14 @@ class TrainingWorkload final : public Workload {
     std::vector<Task> out;
     for (const std::string& m : models_) {
       for (const train::SystemConfig& s : systems_) {
-        out.push_back({[this, m, s] { return std::vector<Row>{run_one(m, s)}; }});
+        out.push_back({[this, m, s](const TaskContext& context) {
+          return std::vector<Row>{run_one(m, s, context)};
+        }});
       }
     }
     return out;
   }
+  bool traces_connections() const override { return live_.backend == nullptr; }
 
  private:
   train::TrainingResult run_live(const std::string& model_name,
@@ -110,7 +135,8 @@ class TrainingWorkload final : public Workload {
     return live_.backend->run_training(task);
   }
 
-  Row run_one(const std::string& model_name, const train::SystemConfig& system) const {
+  Row run_one(const std::string& model_name, const train::SystemConfig& system,
+              const TaskContext& context) const {
     const train::Model& model = train::model(model_name);
     const bool live = live_.backend != nullptr;
     train::TrainingResult r;
@@ -118,7 +144,15 @@ class TrainingWorkload final : public Workload {
       r = run_live(model_name, system);
     } else {
       const net::Topology topology = net::build_cluster(spec_);
-      r = train::simulate_training(topology, model, device_, system, options_);
+      train::TrainingOptions options = options_;
+      options.host_transport.record_transmissions = !context.trace_dir.empty();
+      r = train::simulate_training(topology, model, device_, system, options);
+      if (!context.trace_dir.empty()) {
+        write_connection_trace(
+            context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
+                                 file_part(system.label) + ".connections.csv"),
+            r.transmissions);
+      }
     }
     const bool has_strategy = system.kind == train::SystemKind::kKungFu ||
                               system.kind == train::SystemKind::kHierarchical;

@@ -21,8 +21,15 @@ enum class Mode { kSim, kLive };
 
 using Row = std::vector<std::string>;
 
+// What the runner hands each task besides its own parameters.
+struct TaskContext {
+  // Where to write per-connection traces (simctl run --trace-connections); empty: none.
+  std::filesystem::path trace_dir;
+  std::string trace_name;  // unique per task within the run: a prefix for its trace files
+};
+
 struct Task {
-  std::function<std::vector<Row>()> run;
+  std::function<std::vector<Row>(const TaskContext&)> run;
 };
 
 class Workload {
@@ -31,6 +38,8 @@ class Workload {
   // Column names, units in the names (time_us, busbw_GBps). Identical at every sweep point.
   virtual std::vector<std::string> columns() const = 0;
   virtual std::vector<Task> tasks() const = 0;
+  // Whether its tasks write per-connection traces when TaskContext::trace_dir is set.
+  virtual bool traces_connections() const { return false; }
 };
 
 // How live runs are placed and scaled (the scenario's `live:` section).

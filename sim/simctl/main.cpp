@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   simctl run scenarios/allreduce.yaml                   # all strategies, 8 B .. 1 GiB
   simctl run scenarios/allreduce.yaml -o out/ar --set topology.params.servers=32
   simctl run scenarios/fig9.yaml --set "sweep.topology.params.servers=[64,128,256]"
+  simctl run scenarios/validate-testbed.yaml --trace-connections out/trace   # per-connection
   simctl validate scenarios/fig9.yaml
   simctl list strategies | topologies | workloads | models
 Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
@@ -116,6 +117,10 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   run_cmd->add_option("--threads", threads, "Worker threads for sweep points (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   run_cmd->add_flag("--no-progress", no_progress, "Never draw the progress bar");
+  std::string trace_dir;
+  run_cmd->add_option("--trace-connections", trace_dir,
+                      "Simulated training: write every task's per-connection messages (start, "
+                      "end, bytes) to DIR/p<point>-<model>-<system>.connections.csv");
   bool live = false;
   run_cmd->add_flag("--live", live,
                     "Run the workload on real processes (hw/tcp; `live:` places them) instead of "
@@ -221,6 +226,7 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
     options.threads = threads;
     options.progress = !no_progress;
     options.command_line = joined_args(argc, argv);
+    options.trace_dir = trace_dir;
     const run::RunSummary s = run::run_scenario(scenario, options);
     std::printf("wrote %s (%zu rows) and %s in %.2f s\n", s.csv_path.string().c_str(), s.rows,
                 s.manifest_path.filename().string().c_str(), s.wall_seconds);

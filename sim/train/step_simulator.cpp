@@ -228,6 +228,7 @@ class StepSimulator final : public SystemEnv {
     // First-order propagation: d(B/T) = B/T^2 dT.
     r.samples_per_s_per_gpu_std = batch * r.step_std_s / (r.step_mean_s * r.step_mean_s);
     r.samples_per_s_total = r.samples_per_s_per_gpu * workers_;
+    r.transmissions = fabric_.transmissions();
     return r;
   }
 

@@ -50,6 +50,9 @@ struct TrainingResult {
   double samples_per_s_per_gpu_std = 0;  // propagated from the step-time spread
   double samples_per_s_total = 0;
   std::uint64_t events = 0;
+  // The host connections' messages, warm-up included (TrainingOptions::host_transport's
+  // record_transmissions; empty otherwise).
+  std::vector<coll::Transmission> transmissions;
 };
 
 // Step compute split for a model on a device: forward and per-layer backward seconds (in backward

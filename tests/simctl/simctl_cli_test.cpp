@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -296,4 +297,53 @@ TEST_CASE("share_cv: only with sharing tcp, and a plausible coefficient of varia
   CHECK_MESSAGE(
       r.output.find("expected a coefficient of variation between 0 and 10") != std::string::npos,
       r.output);
+}
+
+TEST_CASE("--trace-connections: every message of a simulated training run, per task") {
+  // STAR on 4 one-GPU hosts, one step: each child sends its whole gradient set to the root
+  // (rank 0) and the root broadcasts the sum back, so the three children's bytes to the root and
+  // the root's bytes to each child are all the same total, and nothing else is sent.
+  Scratch s("trace");
+  const std::string sc = (kRoot / "scenarios/validate-testbed.yaml").string();
+  const Result r =
+      run("run --no-progress " + sc + " -o " + (s.dir / "out").string() + " --trace-connections " +
+          (s.dir / "tr").string() +
+          " --set 'sweep.topology.params.servers=[4]' --set 'workload.models=[mobilenetv2]'"
+          " --set 'workload.systems=[{label: my star, kind: kungfu, strategy: STAR}]'"
+          " --set workload.steps=1 --set workload.warmup_steps=0");
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  std::ifstream in(s.dir / "tr" / "p0-mobilenetv2-my_star.connections.csv");
+  REQUIRE(in);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "src_rank,dst_rank,start_s,end_s,bytes");
+  std::map<std::pair<int, int>, double> bytes;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    int src = 0, dst = 0;
+    double start = 0, end = 0, size = 0;
+    REQUIRE(std::sscanf(line.c_str(), "%d,%d,%lf,%lf,%lf", &src, &dst, &start, &end, &size) == 5);
+    CHECK(start <= end);
+    bytes[{src, dst}] += size;
+    ++rows;
+  }
+  CHECK(rows > 6);
+  REQUIRE(bytes.size() == 6);
+  const double total = bytes[{1, 0}];
+  CHECK(total > 1e6);
+  for (int child = 1; child < 4; ++child) {
+    CHECK(bytes[{child, 0}] == total);
+    CHECK(bytes[{0, child}] == total);
+  }
+}
+
+TEST_CASE("--trace-connections: training workloads only") {
+  Scratch s("trace_kind");
+  const Result r =
+      run("run --no-progress " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " +
+          (s.dir / "out").string() + " --trace-connections " + (s.dir / "tr").string());
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("writes no connection traces (training only)") != std::string::npos,
+                r.output);
+  CHECK_FALSE(fs::exists(s.dir / "out"));
 }
