@@ -404,8 +404,9 @@ void FlowNetwork::mark_standing_queues() {
 }
 
 void FlowNetwork::solve_tcp() {
-  // 1. Unit weights: which buffers fill. 2. RTT weights from those queues, the weighted solve,
-  // and the queues it leaves standing (standing_queue() reports them).
+  // 1. Unit weights: which buffers fill, and which flows are paced by their own NIC (or cap).
+  // 2. RTT weights from those queues (times the connection's share for the flows that are not
+  // paced), the weighted solve, and the queues it leaves standing (standing_queue() reports them).
   for (std::uint32_t fi : comp_flows_) {
     flows_[fi].weight = 1;
     flows_[fi].cap = flows_[fi].own_cap;
