@@ -162,11 +162,11 @@ class FlowNetwork {
     double share = 1;                          // FlowSpec::share
     std::vector<ResourceId> ack_resources;     // FlowSpec::ack_resources
     double own_cap = MaxMinSolver::kUncapped;  // FlowSpec::rate_cap_Bps (cap: + window cap)
-    double weight = 1;  // solve scratch: share / RTT under Sharing::kTcp, else 1
+    double weight = 1;  // solve scratch: (share, or 1 if paced) / RTT under Sharing::kTcp, else 1
     double rtt_ns = 0;  // solve scratch (Sharing::kTcp): RTT with the standing queues it crosses
     bool data_queue = false;  // solve scratch (Sharing::kTcp): its data path crosses one
-    bool paced =
-        false;  // solve scratch (Sharing::kTcp): limited by its own NIC or cap (last marking)
+    // Solve scratch (Sharing::kTcp): limited by its own NIC or its cap (last marking).
+    bool paced = false;
     bool in_use = false;
   };
   struct FillItem {
