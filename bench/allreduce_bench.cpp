@@ -2,18 +2,18 @@
 
 #include <benchmark/benchmark.h>
 
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 #include "sim/run/allreduce_sim.h"
 
 using namespace adaptsim;
 
 static void BM_SimulatedAllReduce(benchmark::State& state) {
-  net::ClusterSpec c;
+  topo::ClusterSpec c;
   c.name = "bench";
   c.servers = static_cast<int>(state.range(0));
   c.server.pcie = {12e9, 1000};
   c.server.nic = {1.25e9, 12500};
-  const net::Topology t = net::build_cluster(c);
+  const topo::Topology t = topo::build_cluster(c);
   const auto kind = static_cast<coll::StrategyKind>(state.range(1));
   std::uint64_t events = 0;
   for (auto _ : state) {

@@ -15,13 +15,14 @@
 #include <vector>
 
 #include "sim/core/event_engine.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 #include "sim/net/network.h"
 
 namespace {
 
 using adaptsim::EventEngine;
 namespace net = adaptsim::net;
+namespace topo = adaptsim::topo;
 
 struct Spread {
   double cv = 0;
@@ -30,14 +31,14 @@ struct Spread {
 
 Spread all_to_all(int hosts, double share_cv, std::uint64_t seed, double nic_Bps,
                   adaptsim::TimeNs queue_ns) {
-  net::ClusterSpec c;
+  topo::ClusterSpec c;
   c.name = "share-spread";
   c.servers = hosts;
   c.server.gpus = 1;
   c.server.pcie = {1e15, 0};
   c.server.cpu_loopback_bandwidth_Bps = 1e15;
   c.server.nic = {nic_Bps, 15'000, queue_ns};
-  const net::Topology topo = net::build_cluster(c);
+  const topo::Topology topo = topo::build_cluster(c);
   EventEngine engine;
   net::Network network(engine, topo, net::Sharing::kTcp);
   network.set_share_dispersion(share_cv, seed);

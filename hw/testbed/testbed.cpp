@@ -286,7 +286,7 @@ std::vector<std::string> Testbed::exec_prefix(int host) const {
   return {"ip", "netns", "exec", impl_->hosts[static_cast<std::size_t>(host)].ns};
 }
 
-Testbed Testbed::create(const net::ClusterSpec& spec, TestbedOptions options) {
+Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
   SignalHoldoff holdoff;  // a SIGINT now is handled once the testbed is complete (or gone)
   // Input first: everything the user can get wrong is reported before touching the machine.
   PlanOptions po;

@@ -21,7 +21,7 @@
 #include "hw/testbed/sysctl_guard.h"
 #include "hw/testbed/testbed_plan.h"
 #include "sim/core/time.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 
 namespace adaptsim::testbed {
 
@@ -59,7 +59,7 @@ class Testbed {
   // Removes stale testbeds with the same prefix, then builds one for `spec`. Throws InputError
   // for what cannot be emulated (testbed_plan.h) and RuntimeFailure for anything at run time
   // (not supported, prefix held by a live process, a failed command).
-  static Testbed create(const net::ClusterSpec& spec, TestbedOptions options = {});
+  static Testbed create(const topo::ClusterSpec& spec, TestbedOptions options = {});
 
   Testbed(Testbed&&) noexcept;
   Testbed& operator=(Testbed&&) noexcept;

@@ -118,7 +118,7 @@ void print_testbed(std::ostream& out, const Testbed& tb, const io::LoadedTopolog
   const TestbedPlan& plan = tb.plan();
   out << "testbed \"" << tb.prefix() << "\": " << topo.spec.name << ", " << tb.hosts().size()
       << " hosts, "
-      << (plan.fabric == net::FabricKind::kSwitch
+      << (plan.fabric == topo::FabricKind::kSwitch
               ? std::string("one switch bridge")
               : std::to_string(plan.bridges.size() - 1) + " leaf bridges + 1 spine bridge")
       << ", subnet " << plan.subnet << "\n";

@@ -159,10 +159,10 @@ bool is_testbed_name(const std::string& prefix, const std::string& name) {
   return false;
 }
 
-TestbedPlan make_plan(const net::ClusterSpec& spec, const PlanOptions& options) {
+TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options) {
   std::string why;
   if (!valid_prefix(options.prefix, &why)) throw InputError("testbed: " + why);
-  if (spec.fabric.kind == net::FabricKind::kWan) {
+  if (spec.fabric.kind == topo::FabricKind::kWan) {
     throw InputError("testbed: topology '" + spec.name +
                      "' has a WAN fabric; the testbed emulates switch and fat_tree fabrics only");
   }
@@ -181,7 +181,7 @@ TestbedPlan make_plan(const net::ClusterSpec& spec, const PlanOptions& options) 
   plan.queue_delay_ns = options.queue_delay_ns;
 
   std::vector<std::string> host_bridge(static_cast<std::size_t>(spec.servers));
-  if (spec.fabric.kind == net::FabricKind::kSwitch) {
+  if (spec.fabric.kind == topo::FabricKind::kSwitch) {
     plan.bridges.push_back(p + "-br");
     std::fill(host_bridge.begin(), host_bridge.end(), p + "-br");
   } else {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 
 namespace adaptsim::testbed {
 
@@ -116,7 +116,7 @@ struct PlanOptions {
 struct TestbedPlan {
   std::string prefix;
   std::string subnet;  // "10.x.0.0/16"
-  net::FabricKind fabric = net::FabricKind::kSwitch;
+  topo::FabricKind fabric = topo::FabricKind::kSwitch;
   std::vector<std::string> bridges;  // switch: one; fat tree: leaves then the spine
   std::vector<PlannedHost> hosts;
   std::vector<PlannedUplink> uplinks;
@@ -127,7 +127,7 @@ struct TestbedPlan {
 // Throws InputError for what the testbed cannot build: a WAN fabric, servers without a NIC, an
 // invalid prefix (letters and digits only, starting with a letter) or one too long for the
 // interface names the topology needs.
-TestbedPlan make_plan(const net::ClusterSpec& spec, const PlanOptions& options);
+TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options);
 
 // The host's address: 10.<x>.<1 + i/250>.<1 + i%250>.
 std::string host_address(std::uint8_t subnet_octet, int host);

@@ -19,6 +19,8 @@ struct AllReduceOptions {
   // KungFu's chunk -> graph-pair hash: by chunk name (default, config.StrategyHashMethod = "NAME")
   // or by chunk index.
   bool hash_by_name = true;
+  // The rank a STAR is rooted at (other strategies ignore it).
+  int star_root = 0;
 };
 
 // One all-reduce on one rank: send and recv hold `count` elements of `dtype`. send and recv must
@@ -32,6 +34,16 @@ struct Workspace {
   ReduceOp op = ReduceOp::kSum;
   std::size_t bytes() const { return count * dtype_size(dtype); }
 };
+
+// Scratch for an incoming message of `size` bytes of workspace `w`: the transport's memory when
+// the workspace carries data, a size-only buffer when it does not (simulated gradients have no
+// bytes, so nothing is allocated for them). Release with release_scratch_for.
+inline Bytes acquire_scratch_for(Transport& t, const Workspace& w, std::size_t size) {
+  return w.recv.data ? t.acquire_scratch(size) : Bytes{nullptr, size};
+}
+inline void release_scratch_for(Transport& t, Bytes buffer) {
+  if (buffer.data) t.release_scratch(buffer);
+}
 
 class AllReduce {
  public:

@@ -47,7 +47,7 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
       }
       reduced_in_graph_ = 0;
       for (int p : prevs) {
-        Bytes buf = t_.acquire_scratch(w_.bytes());
+        Bytes buf = acquire_scratch_for(t_, w_, w_.bytes());
         t_.recv(p, message_name(), buf, [self, buf] {
           self->pending_reductions_.push_back(buf);
           self->pump_reductions();
@@ -77,7 +77,7 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
     pending_reductions_.pop_front();
     auto self = shared_from_this();
     t_.reduce(w_.recv, effective(), msg, w_.dtype, w_.op, [self, msg] {
-      self->t_.release_scratch(msg);
+      release_scratch_for(self->t_, msg);
       ++self->received_;
       self->reducing_ = false;
       const auto& prevs = self->graphs_[self->graph_index_]->prevs(self->t_.rank());
@@ -125,7 +125,9 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
 class GraphAllReduce final : public AllReduce {
  public:
   GraphAllReduce(StrategyKind kind, const std::vector<int>& hosts, AllReduceOptions options)
-      : kind_(kind), pairs_(make_graph_pairs(kind, hosts)), options_(options) {}
+      : kind_(kind),
+        pairs_(make_graph_pairs(kind, hosts, options.star_root)),
+        options_(options) {}
 
   StrategyKind kind() const override { return kind_; }
 

@@ -45,11 +45,11 @@ class HdRun : public std::enable_shared_from_this<HdRun> {
         t_.recv(me + 1, w_.name + "/post", w_.recv, finish);
         return;
       }
-      Bytes tmp = t_.acquire_scratch(w_.bytes());
+      Bytes tmp = acquire_scratch_for(t_, w_, w_.bytes());
       t_.recv(me - 1, w_.name + "/pre", tmp, [self, tmp] {
         self->t_.reduce(self->w_.recv, self->w_.send, tmp, self->w_.dtype, self->w_.op,
                         [self, tmp] {
-                          self->t_.release_scratch(tmp);
+                          release_scratch_for(self->t_, tmp);
                           self->in_recv_ = true;
                           self->halving(self->pow2_ / 2);
                         });
@@ -90,13 +90,13 @@ class HdRun : public std::enable_shared_from_this<HdRun> {
       }
     };
     t_.send(partner, name, current(send_lo, send_hi), finish);
-    Bytes tmp = t_.acquire_scratch((keep_hi - keep_lo) * es());
+    Bytes tmp = acquire_scratch_for(t_, w_, (keep_hi - keep_lo) * es());
     t_.recv(partner, name, tmp, [self, tmp, keep_lo, keep_hi, finish] {
       const std::size_t e = self->es();
       self->t_.reduce(self->w_.recv.sub(keep_lo * e, (keep_hi - keep_lo) * e),
                       self->current(keep_lo, keep_hi), tmp, self->w_.dtype, self->w_.op,
                       [self, tmp, finish] {
-                        self->t_.release_scratch(tmp);
+                        release_scratch_for(self->t_, tmp);
                         finish();
                       });
     });

@@ -204,14 +204,19 @@ StrategyKind resolve_auto(StrategyKind kind, const std::vector<int>& host_of_ran
                                                 : StrategyKind::kBinaryTreeStar;
 }
 
-std::vector<GraphPair> make_graph_pairs(StrategyKind kind, const std::vector<int>& hosts) {
+std::vector<GraphPair> make_graph_pairs(StrategyKind kind, const std::vector<int>& hosts,
+                                        int star_root) {
   const int n = static_cast<int>(hosts.size());
   if (n == 0) throw std::invalid_argument("a strategy needs at least one rank");
+  if (star_root < 0 || star_root >= n) {
+    throw std::invalid_argument("star root " + std::to_string(star_root) + " is not a rank of " +
+                                std::to_string(n));
+  }
   std::vector<GraphPair> pairs;
   const int m = static_cast<int>(host_masters(hosts).size());
   switch (resolve_auto(kind, hosts)) {
     case StrategyKind::kStar:
-      pairs.push_back(simple(star(n, 0)));
+      pairs.push_back(simple(star(n, star_root)));
       break;
     case StrategyKind::kMultiStar:
       for (int i = 0; i < m; ++i)

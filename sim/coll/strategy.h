@@ -61,8 +61,11 @@ struct GraphPair {
 std::vector<int> host_masters(const std::vector<int>& host_of_rank);
 // AUTO resolved to STAR or BINARY_TREE_STAR; other kinds unchanged.
 StrategyKind resolve_auto(StrategyKind kind, const std::vector<int>& host_of_rank);
-// The graph pairs of a graph strategy. Throws std::invalid_argument for the classic ones.
-std::vector<GraphPair> make_graph_pairs(StrategyKind kind, const std::vector<int>& host_of_rank);
+// The graph pairs of a graph strategy; STAR is rooted at `star_root` (KungFu's adaptive strategy
+// moves the root off a congested host). Throws std::invalid_argument for the classic ones and for
+// a root that is not a rank.
+std::vector<GraphPair> make_graph_pairs(StrategyKind kind, const std::vector<int>& host_of_rank,
+                                        int star_root = 0);
 
 // KungFu's NAME strategy hash (srcs/go/kungfu/session/shard.go): sum of squared character codes.
 std::uint64_t kungfu_name_hash(std::string_view name);

@@ -454,10 +454,10 @@ std::string write_calibration_profile_yaml(const CalibrationProfile& p) {
   return out;
 }
 
-std::vector<AppliedCalibration> apply_calibration_with_report(net::ClusterSpec& spec,
+std::vector<AppliedCalibration> apply_calibration_with_report(topo::ClusterSpec& spec,
                                                               const CalibrationProfile& profile) {
   std::vector<AppliedCalibration> applied;
-  net::ServerSpec& sv = spec.server;
+  topo::ServerSpec& sv = spec.server;
   auto fit_source = [](const LinkFit& f) {
     return "calibration fit " + f.link_class + "/" + f.algorithm + " (" +
            std::to_string(f.n_ranks) + " ranks, " + std::to_string(f.points) +
@@ -506,7 +506,7 @@ std::vector<AppliedCalibration> apply_calibration_with_report(net::ClusterSpec& 
   return applied;
 }
 
-void apply_calibration(net::ClusterSpec& spec, const CalibrationProfile& profile) {
+void apply_calibration(topo::ClusterSpec& spec, const CalibrationProfile& profile) {
   (void)apply_calibration_with_report(spec, profile);
 }
 

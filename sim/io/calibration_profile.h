@@ -51,7 +51,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 
 namespace adaptsim::io {
 
@@ -118,7 +118,7 @@ struct KernelCostEntry {
 
 struct CpuCalibration {
   // Element-wise float32 a + b on one thread, bytes of output per second, at the largest size
-  // measured (streaming from memory): what net::ServerSpec::cpu_reduce_bandwidth_Bps means.
+  // measured (streaming from memory): what topo::ServerSpec::cpu_reduce_bandwidth_Bps means.
   double reduce_bandwidth_Bps = 0;
   std::vector<KernelCostEntry> kernels;
 };
@@ -133,7 +133,7 @@ struct GpuCalibration {
   std::string name;  // "NVIDIA H100 80GB HBM3"
   int count = 0;     // GPUs measured (NCCL ranks of this host)
   // float32 a + b on the GPU, bytes of output per second, at the largest size measured: what
-  // net::ServerSpec::gpu_reduce_bandwidth_Bps means. 0 = not measured.
+  // topo::ServerSpec::gpu_reduce_bandwidth_Bps means. 0 = not measured.
   double reduce_bandwidth_Bps = 0;
   double launch_overhead_us = 0;  // empty kernels launched back to back
   double launch_latency_us = 0;   // one launch + synchronize round trip
@@ -192,7 +192,7 @@ std::string write_calibration_profile_yaml(const CalibrationProfile& profile);
 // are measurements of algorithms to compare simulated runs with, not link parameters); the
 // kernel cost lines other than the sum's bandwidth; the GEMM rate and device memory bandwidth
 // (inputs for device profiles, traces/devices/, not for the cluster).
-void apply_calibration(net::ClusterSpec& spec, const CalibrationProfile& profile);
+void apply_calibration(topo::ClusterSpec& spec, const CalibrationProfile& profile);
 
 // What apply_calibration changed, for manifests: one entry per field that changed.
 struct AppliedCalibration {
@@ -201,7 +201,7 @@ struct AppliedCalibration {
   std::string value;
   std::string source;  // "calibration fit tcp/p2p (2 ranks, 12 points, residual 1.8%)"
 };
-std::vector<AppliedCalibration> apply_calibration_with_report(net::ClusterSpec& spec,
+std::vector<AppliedCalibration> apply_calibration_with_report(topo::ClusterSpec& spec,
                                                               const CalibrationProfile& profile);
 
 // Text of a quantity as the profile writes it (6 significant digits, no space): "38.2134us",

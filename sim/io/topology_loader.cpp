@@ -5,17 +5,17 @@
 namespace adaptsim::io {
 namespace {
 
-net::LinkParams read_link_fields(MapReader& m) {
-  net::LinkParams p;
+topo::LinkParams read_link_fields(MapReader& m) {
+  topo::LinkParams p;
   p.bandwidth_Bps = m.bandwidth_Bps("bandwidth");
   p.latency_ns = m.duration_ns("latency");
   p.queue_ns = m.duration_ns_or("queue", 0);
   return p;
 }
 
-net::LinkParams read_link(MapReader& parent, std::string_view key) {
+topo::LinkParams read_link(MapReader& parent, std::string_view key) {
   MapReader m = parent.map(key);
-  const net::LinkParams p = read_link_fields(m);
+  const topo::LinkParams p = read_link_fields(m);
   m.finish();
   return p;
 }
@@ -31,8 +31,8 @@ std::vector<int> int_list(MapReader& m, std::string_view key) {
   return out;
 }
 
-net::ServerSpec read_server(MapReader& s) {
-  net::ServerSpec sv;
+topo::ServerSpec read_server(MapReader& s) {
+  topo::ServerSpec sv;
   sv.gpus = static_cast<int>(s.integer_or("gpus", 1, 1, 1 << 16));
   sv.gpu_model = s.string_or("gpu_model", "");
   if (auto gpu = s.optional_map("gpu")) {
@@ -56,7 +56,7 @@ net::ServerSpec read_server(MapReader& s) {
     const auto items = s.list("pcie_switches");
     for (std::size_t i = 0; i < items.size(); ++i) {
       MapReader ps = MapReader::item_map(s, "pcie_switches", i, items[i]);
-      net::PcieSwitchSpec spec;
+      topo::PcieSwitchSpec spec;
       spec.cpu = static_cast<int>(ps.integer_or("cpu", 0, 0, sv.cpus - 1));
       spec.gpus = int_list(ps, "gpus");
       spec.nics = int_list(ps, "nics");
@@ -90,7 +90,7 @@ net::ServerSpec read_server(MapReader& s) {
   MapReader nic = s.map("nic");
   sv.nics = static_cast<int>(nic.integer_or("count", 1, 0, 64));
   const std::string kind = nic.choice_or("kind", {"ethernet", "infiniband"}, "ethernet");
-  sv.nic_kind = kind == "ethernet" ? net::LinkKind::kEthernet : net::LinkKind::kInfiniBand;
+  sv.nic_kind = kind == "ethernet" ? topo::LinkKind::kEthernet : topo::LinkKind::kInfiniBand;
   sv.nic = read_link_fields(nic);
   if (nic.has("egress_bandwidth")) {
     sv.nic_egress_bandwidth_Bps = nic.bandwidth_Bps("egress_bandwidth");
@@ -102,18 +102,18 @@ net::ServerSpec read_server(MapReader& s) {
   return sv;
 }
 
-net::FabricSpec read_fabric(MapReader& f, int servers) {
-  net::FabricSpec fb;
+topo::FabricSpec read_fabric(MapReader& f, int servers) {
+  topo::FabricSpec fb;
   const std::string kind = f.choice("kind", {"switch", "fat_tree", "wan"});
   if (kind == "switch") {
-    fb.kind = net::FabricKind::kSwitch;
+    fb.kind = topo::FabricKind::kSwitch;
   } else if (kind == "fat_tree") {
-    fb.kind = net::FabricKind::kFatTree;
+    fb.kind = topo::FabricKind::kFatTree;
     fb.servers_per_leaf = static_cast<int>(f.integer("servers_per_leaf", 1));
     fb.spines = static_cast<int>(f.integer("spines", 1));
     fb.uplink = read_link(f, "uplink");
   } else {
-    fb.kind = net::FabricKind::kWan;
+    fb.kind = topo::FabricKind::kWan;
     const auto regions = f.list("regions");
     for (std::size_t i = 0; i < regions.size(); ++i) {
       MapReader r = MapReader::item_map(f, "regions", i, regions[i]);
@@ -184,7 +184,7 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   }
   top.set_params(params);
 
-  net::ClusterSpec& spec = out.spec;
+  topo::ClusterSpec& spec = out.spec;
   spec.name = top.string("name");
   spec.description = top.string_or("description", "");
   // A WAN topology may leave `servers` out: it is then the sum over its regions.
@@ -195,7 +195,7 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   MapReader fabric = top.map("fabric");
   spec.fabric = read_fabric(fabric, spec.servers);
   if (derive_servers) {
-    if (spec.fabric.kind != net::FabricKind::kWan) top.fail("servers", "missing required key");
+    if (spec.fabric.kind != topo::FabricKind::kWan) top.fail("servers", "missing required key");
     spec.servers = 0;
     for (const auto& r : spec.fabric.regions)
       spec.servers += r.servers;
@@ -206,14 +206,14 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   out.quantities = top.quantities();
   out.key_where["server"] = key_location(doc, doc.root(), "server");
   out.key_where["fabric"] = key_location(doc, doc.root(), "fabric");
-  if (spec.fabric.kind == net::FabricKind::kWan) {
+  if (spec.fabric.kind == topo::FabricKind::kWan) {
     out.key_where["fabric.links"] = key_location(doc, fabric.node(), "links");
   }
   return out;
 }
 
-net::Topology build_connected(const LoadedTopology& topology) {
-  net::Topology t = net::build_cluster(topology.spec);
+topo::Topology build_connected(const LoadedTopology& topology) {
+  topo::Topology t = topo::build_cluster(topology.spec);
   const auto error_at = [&](const std::string& key, const std::string& message) {
     const auto it = topology.key_where.find(key);
     const std::string where = it != topology.key_where.end() ? it->second : topology.path.string();
@@ -228,7 +228,7 @@ net::Topology build_connected(const LoadedTopology& topology) {
   std::string key = "fabric";
   if (server_a >= 0 && server_a == server_b) {
     key = "server";
-  } else if (topology.spec.fabric.kind == net::FabricKind::kWan) {
+  } else if (topology.spec.fabric.kind == topo::FabricKind::kWan) {
     key = "fabric.links";
   }
   throw error_at(key, "no path from " + t.node(gap->first).name + " to " +

@@ -1,5 +1,5 @@
 #pragma once
-// Reads a topology file (topologies/*.yaml) into a net::ClusterSpec.
+// Reads a topology file (topologies/*.yaml) into a topo::ClusterSpec.
 //
 // A topology declares named parameters with defaults under `params:` and refers to them as
 // "${name}" anywhere in its body; a scenario overrides them (topology: {params: {servers: 16}}).
@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "sim/io/yaml_reader.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 
 namespace adaptsim::io {
 
 struct LoadedTopology {
-  net::ClusterSpec spec;
+  topo::ClusterSpec spec;
   std::filesystem::path path;
   std::vector<SourcedQuantity> quantities;                  // every quantity read, with its source
   std::vector<std::pair<std::string, std::string>> params;  // resolved parameter values (text)
@@ -36,7 +36,7 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
 // InputError located at the key that wires the two endpoints (the server's internals, the WAN's
 // links, or the fabric):
 //   wan.yaml:31: key 'fabric.links': no path from s0.gpu0 to s3.gpu0 (disconnected topology)
-net::Topology build_connected(const LoadedTopology& topology);
+topo::Topology build_connected(const LoadedTopology& topology);
 
 // The parameter names a topology declares (for `simctl list topologies`).
 std::vector<std::string> topology_parameters(const std::filesystem::path& path);

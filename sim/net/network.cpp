@@ -9,23 +9,23 @@
 
 namespace adaptsim::net {
 
-Network::Network(EventEngine& engine, const Topology& topology, Sharing sharing)
+Network::Network(EventEngine& engine, const topo::Topology& topology, Sharing sharing)
     : engine_(engine), topology_(topology), flows_(engine, sharing) {
   // Channel i is resource i.
-  for (ChannelId c = 0; c < topology_.channel_count(); ++c) {
-    const Channel& ch = topology_.channel(c);
+  for (topo::ChannelId c = 0; c < topology_.channel_count(); ++c) {
+    const topo::Channel& ch = topology_.channel(c);
     const ResourceId r = flows_.add_resource(
         ch.params.bandwidth_Bps, topology_.node(ch.from).name + "->" + topology_.node(ch.to).name);
     // Buffers that fill are switch output ports: a host's own NIC queue is kept short by its
     // TCP stack (TCP Small Queues, BQL pace the socket to the qdisc), so the sender paces itself.
-    const NodeKind from = topology_.node(ch.from).kind;
-    if (from == NodeKind::kSwitch || from == NodeKind::kRouter) {
+    const topo::NodeKind from = topology_.node(ch.from).kind;
+    if (from == topo::NodeKind::kSwitch || from == topo::NodeKind::kRouter) {
       flows_.set_queue_delay(r, ch.params.queue_ns);
     }
   }
 }
 
-Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback on_done,
+Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double bytes, Callback on_done,
                                   double rate_cap_Bps, Callback on_transmitted) {
   FlowNetwork::FlowSpec spec;
   spec.bytes = bytes;
@@ -33,7 +33,7 @@ Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback
   spec.on_complete = std::move(on_done);
   spec.on_transmitted = std::move(on_transmitted);
   if (src == dst) {
-    const Node& n = topology_.node(src);
+    const topo::Node& n = topology_.node(src);
     if (n.loopback_bandwidth_Bps <= 0) {
       throw InputError("topology '" + topology_.name + "': node " + n.name +
                        " hosts several communicating ranks but has no loopback bandwidth");
@@ -51,9 +51,9 @@ Network::FlowId Network::transfer(NodeId src, NodeId dst, double bytes, Callback
     spec.share = connection_share(src, dst);
     // Two processes on different sockets of one server still talk through a local socket: the
     // same per-stream rate and memory traffic as on one socket, plus the inter-socket link.
-    const Node& a = topology_.node(src);
-    const Node& b = topology_.node(dst);
-    if (a.kind == NodeKind::kCpu && b.kind == NodeKind::kCpu && a.server == b.server &&
+    const topo::Node& a = topology_.node(src);
+    const topo::Node& b = topology_.node(dst);
+    if (a.kind == topo::NodeKind::kCpu && b.kind == topo::NodeKind::kCpu && a.server == b.server &&
         a.loopback_bandwidth_Bps > 0) {
       spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, a.loopback_bandwidth_Bps);
       if (auto mem = memory_resource(src)) spec.resources.push_back(*mem);
@@ -69,7 +69,7 @@ void Network::set_share_dispersion(double cv, std::uint64_t seed) {
   shares_.clear();
 }
 
-double Network::connection_share(NodeId src, NodeId dst) {
+double Network::connection_share(topo::NodeId src, topo::NodeId dst) {
   if (share_cv_ == 0) return 1;
   const std::uint64_t key = static_cast<std::uint64_t>(src) << 32 | static_cast<std::uint32_t>(dst);
   if (auto it = shares_.find(key); it != shares_.end()) return it->second;
@@ -81,9 +81,9 @@ double Network::connection_share(NodeId src, NodeId dst) {
   return share;
 }
 
-std::optional<ResourceId> Network::memory_resource(NodeId node) {
+std::optional<ResourceId> Network::memory_resource(topo::NodeId node) {
   if (auto it = memory_.find(node); it != memory_.end()) return it->second;
-  const Node& n = topology_.node(node);
+  const topo::Node& n = topology_.node(node);
   std::optional<ResourceId> r;
   if (n.memory_bandwidth_Bps > 0) {
     // A local socket copy or an a + b reduction moves about four bytes of memory traffic per
@@ -95,8 +95,8 @@ std::optional<ResourceId> Network::memory_resource(NodeId node) {
   return r;
 }
 
-void Network::reduce(NodeId node, double bytes, Callback on_done) {
-  const Node& n = topology_.node(node);
+void Network::reduce(topo::NodeId node, double bytes, Callback on_done) {
+  const topo::Node& n = topology_.node(node);
   if (n.reduce_bandwidth_Bps <= 0 || bytes <= 0) {
     engine_.schedule_after(0, std::move(on_done));
     return;
@@ -109,7 +109,7 @@ void Network::reduce(NodeId node, double bytes, Callback on_done) {
   flows_.start(std::move(spec));
 }
 
-void Network::set_channel_bandwidth(ChannelId channel, double bandwidth_Bps) {
+void Network::set_channel_bandwidth(topo::ChannelId channel, double bandwidth_Bps) {
   flows_.set_capacity(channel, bandwidth_Bps);
 }
 

@@ -6,11 +6,11 @@
 
 namespace adaptsim::run {
 
-AllReduceSimResult simulate_allreduce(const net::Topology& topology, coll::StrategyKind strategy,
+AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::StrategyKind strategy,
                                       std::uint64_t bytes, const AllReduceSimOptions& options) {
   EventEngine engine;
   net::Network network(engine, topology, options.sharing);
-  coll::SimFabric fabric(network, options.transport);
+  fabric::SimFabric fabric(network, options.transport);
   const int n = topology.rank_count();
   std::vector<int> hosts(n);
   for (int r = 0; r < n; ++r)

@@ -5,13 +5,13 @@
 #include <cstdint>
 
 #include "sim/coll/allreduce.h"
-#include "sim/coll/sim_transport.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/fabric/sim_fabric.h"
+#include "sim/topo/cluster_spec.h"
 
 namespace adaptsim::run {
 
 struct AllReduceSimOptions {
-  coll::SimTransportOptions transport;
+  fabric::SimTransportOptions transport;
   coll::AllReduceOptions algorithm;
   coll::DType dtype = coll::DType::kF32;
   net::Sharing sharing = net::Sharing::kMaxMin;
@@ -23,7 +23,7 @@ struct AllReduceSimResult {
   std::uint64_t events = 0;
 };
 
-AllReduceSimResult simulate_allreduce(const net::Topology& topology, coll::StrategyKind strategy,
+AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::StrategyKind strategy,
                                       std::uint64_t bytes, const AllReduceSimOptions& options);
 
 // nccl-tests' bus bandwidth factor for all-reduce: 2(n-1)/n.

@@ -55,7 +55,7 @@ class AllReduceWorkload final : public Workload {
 
  private:
   Row run_one(coll::StrategyKind strategy, std::uint64_t size) const {
-    const net::Topology topology = net::build_cluster(spec_);
+    const topo::Topology topology = topo::build_cluster(spec_);
     const std::size_t esize = coll::dtype_size(options_.dtype);
     const std::uint64_t count = size / esize;
     const AllReduceSimResult r = simulate_allreduce(topology, strategy, count * esize, options_);
@@ -73,7 +73,7 @@ class AllReduceWorkload final : public Workload {
             io::fmt_fixed(algbw * allreduce_bus_factor(ranks_), 6)};
   }
 
-  net::ClusterSpec spec_;
+  topo::ClusterSpec spec_;
   std::vector<coll::StrategyKind> strategies_;
   std::vector<std::uint64_t> sizes_;
   AllReduceSimOptions options_;
@@ -126,7 +126,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
       "dtype", {"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"}, "float32");
   options.dtype = *coll::parse_dtype(dtype);
   const std::string endpoint = w.choice_or("endpoint", {"host", "gpu"}, "host");
-  options.transport.endpoint = endpoint == "host" ? coll::Endpoint::kHost : coll::Endpoint::kGpu;
+  options.transport.endpoint = endpoint == "host" ? fabric::Endpoint::kHost : fabric::Endpoint::kGpu;
   options.algorithm.chunk_bytes = w.size_bytes_or("chunk_size", 1 << 20);
   if (options.algorithm.chunk_bytes == 0) w.fail("chunk_size", "must be > 0");
   read_connection(w, options.transport);

@@ -34,7 +34,7 @@ namespace adaptsim::run {
 struct ScenarioPoint {
   std::vector<std::pair<std::string, std::string>> assignments;  // (sweep key, value text)
   io::LoadedTopology topology;                     // with the calibration profile applied, if any
-  net::ClusterSpec nominal;                        // the topology before calibration
+  topo::ClusterSpec nominal;                        // the topology before calibration
   std::vector<io::AppliedCalibration> calibrated;  // what the profile overrode
   std::unique_ptr<Workload> workload;
 };

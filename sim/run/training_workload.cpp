@@ -37,9 +37,9 @@ namespace {
 // simctl run --trace-connections: one line per message on a host connection, in the order their
 // last bytes left (plots/port_spread.py reads it beside scripts/testbed-ss-trace.sh's polls).
 void write_connection_trace(const std::filesystem::path& path,
-                            const std::vector<coll::Transmission>& transmissions) {
+                            const std::vector<fabric::Transmission>& transmissions) {
   std::string text = "src_rank,dst_rank,start_s,end_s,bytes\n";
-  for (const coll::Transmission& t : transmissions) {
+  for (const fabric::Transmission& t : transmissions) {
     text += std::to_string(t.src) + "," + std::to_string(t.dst) + "," +
             io::fmt_fixed(to_seconds(t.start), 9) + "," + io::fmt_fixed(to_seconds(t.end), 9) +
             "," + std::to_string(t.bytes) + "\n";
@@ -64,7 +64,7 @@ struct TrainingTask {
 struct LiveSetup {
   LiveBackend* backend = nullptr;  // null: simulate
   LiveOptions options;
-  net::ClusterSpec nominal;
+  topo::ClusterSpec nominal;
   std::filesystem::path device;
   std::string precision;
 };
@@ -143,7 +143,7 @@ class TrainingWorkload final : public Workload {
     if (live) {
       r = run_live(model_name, system);
     } else {
-      const net::Topology topology = net::build_cluster(spec_);
+      const topo::Topology topology = topo::build_cluster(spec_);
       train::TrainingOptions options = options_;
       options.host_transport.record_transmissions = !context.trace_dir.empty();
       r = train::simulate_training(topology, model, device_, system, options);
@@ -175,7 +175,7 @@ class TrainingWorkload final : public Workload {
             io::fmt_fixed(r.exposed_wait_s * 1e3, 3)};
   }
 
-  net::ClusterSpec spec_;
+  topo::ClusterSpec spec_;
   train::DeviceProfile device_;
   std::vector<std::string> models_;
   std::vector<train::SystemConfig> systems_;

@@ -67,7 +67,7 @@ struct LiveOptions {
 
 // One training task to run on real processes.
 struct LiveTrainingTask {
-  net::ClusterSpec nominal;  // the topology as written (a testbed emulates it, uncalibrated)
+  topo::ClusterSpec nominal;  // the topology as written (a testbed emulates it, uncalibrated)
   std::string model;
   int batch_per_gpu = 0;
   std::filesystem::path device;
@@ -91,7 +91,7 @@ class LiveBackend {
 // What a workload parser may look at besides its own section.
 struct PointContext {
   const io::LoadedTopology& topology;
-  const net::ClusterSpec& nominal;  // before calibration
+  const topo::ClusterSpec& nominal;  // before calibration
   std::uint64_t seed;
   Mode mode;
   std::filesystem::path scenario_dir;  // relative paths in the workload resolve against it
@@ -111,7 +111,7 @@ net::Sharing read_sharing(io::MapReader& w);
 
 // The host transport's keys, shared by the workload kinds: connection ("serialized", default, or
 // "parallel"), per_message_overhead and socket_buffer (serialized connections only).
-void read_connection(io::MapReader& w, coll::SimTransportOptions& transport);
+void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport);
 
 // The workload kinds this build knows.
 const std::vector<WorkloadKind>& workload_kinds();

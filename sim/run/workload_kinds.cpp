@@ -9,7 +9,7 @@ net::Sharing read_sharing(io::MapReader& w) {
                            : net::Sharing::kMaxMin;
 }
 
-void read_connection(io::MapReader& w, coll::SimTransportOptions& transport) {
+void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport) {
   const std::string connection =
       w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   transport.serialize_per_peer = connection == "serialized";

@@ -51,7 +51,7 @@ namespace {
 
 class StepSimulator final : public SystemEnv {
  public:
-  StepSimulator(const net::Topology& topology, const Model& model, const ComputeProfile& compute,
+  StepSimulator(const topo::Topology& topology, const Model& model, const ComputeProfile& compute,
                 double step_time_cv, GpuArch arch, const SystemConfig& system_config,
                 const TrainingOptions& options)
       : topology_(topology),
@@ -84,8 +84,8 @@ class StepSimulator final : public SystemEnv {
   // SystemEnv
   EventEngine& engine() override { return engine_; }
   net::Network& network() override { return network_; }
-  coll::SimFabric& host_fabric() override { return fabric_; }
-  const net::Topology& topology() const override { return topology_; }
+  fabric::SimFabric& host_fabric() override { return fabric_; }
+  const topo::Topology& topology() const override { return topology_; }
   const Model& model() const override { return model_; }
   std::uint64_t tensor_bytes(std::size_t t) const override { return tensor_bytes_[t]; }
   int workers() const override { return workers_; }
@@ -123,9 +123,9 @@ class StepSimulator final : public SystemEnv {
     int measured = 0;
   };
 
-  static coll::SimTransportOptions host_options(const TrainingOptions& o) {
-    coll::SimTransportOptions t = o.host_transport;
-    t.endpoint = coll::Endpoint::kHost;
+  static fabric::SimTransportOptions host_options(const TrainingOptions& o) {
+    fabric::SimTransportOptions t = o.host_transport;
+    t.endpoint = fabric::Endpoint::kHost;
     return t;
   }
 
@@ -232,14 +232,14 @@ class StepSimulator final : public SystemEnv {
     return r;
   }
 
-  const net::Topology& topology_;
+  const topo::Topology& topology_;
   const Model& model_;
   double cv_;
   GpuArch arch_;
   TrainingOptions options_;
   EventEngine engine_;
   net::Network network_;
-  coll::SimFabric fabric_;
+  fabric::SimFabric fabric_;
   std::unique_ptr<System> system_;
   ComputeProfile profile_;
   int workers_;
@@ -252,7 +252,7 @@ class StepSimulator final : public SystemEnv {
 
 }  // namespace
 
-TrainingResult simulate_training(const net::Topology& topology, const Model& model,
+TrainingResult simulate_training(const topo::Topology& topology, const Model& model,
                                  const DeviceProfile& device, const SystemConfig& system,
                                  const TrainingOptions& options) {
   return simulate_training(
@@ -260,7 +260,7 @@ TrainingResult simulate_training(const net::Topology& topology, const Model& mod
       gpu_arch_of(device.name() + " " + device.description()), system, options);
 }
 
-TrainingResult simulate_training(const net::Topology& topology, const Model& model,
+TrainingResult simulate_training(const topo::Topology& topology, const Model& model,
                                  const ComputeProfile& compute, double step_time_cv, GpuArch arch,
                                  const SystemConfig& system, const TrainingOptions& options) {
   if (compute.backward_layer_s.size() != model.layers.size()) {

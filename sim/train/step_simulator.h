@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/net/topology.h"
+#include "sim/topo/topology.h"
 #include "sim/train/device_profile.h"
 #include "sim/train/model_zoo.h"
 #include "sim/train/system.h"
@@ -31,7 +31,7 @@ struct TrainingOptions {
   // Multiplies every compute time (forward, backward, update): shorter runs for live validation,
   // applied identically to simulated and live runs.
   double compute_scale = 1.0;
-  coll::SimTransportOptions host_transport;  // endpoint is forced to kHost
+  fabric::SimTransportOptions host_transport;  // endpoint is forced to kHost
   net::Sharing sharing = net::Sharing::kMaxMin;
   // With Sharing::kTcp: dispersion of the connections' shares of a contended buffer
   // (net::Network::set_share_dispersion), seeded by `seed`.
@@ -52,7 +52,7 @@ struct TrainingResult {
   std::uint64_t events = 0;
   // The host connections' messages, warm-up included (TrainingOptions::host_transport's
   // record_transmissions; empty otherwise).
-  std::vector<coll::Transmission> transmissions;
+  std::vector<fabric::Transmission> transmissions;
 };
 
 // Step compute split for a model on a device: forward and per-layer backward seconds (in backward
@@ -66,13 +66,13 @@ struct ComputeProfile {
 ComputeProfile compute_profile(const Model& model, const DeviceProfile& device,
                                const TrainingOptions& options);
 
-TrainingResult simulate_training(const net::Topology& topology, const Model& model,
+TrainingResult simulate_training(const topo::Topology& topology, const Model& model,
                                  const DeviceProfile& device, const SystemConfig& system,
                                  const TrainingOptions& options);
 
 // The same with an explicit compute split (tests, toy models): `step_time_cv` is the jitter's
 // coefficient of variation, `arch` the GPUs' generation for NCCL's constants.
-TrainingResult simulate_training(const net::Topology& topology, const Model& model,
+TrainingResult simulate_training(const topo::Topology& topology, const Model& model,
                                  const ComputeProfile& compute, double step_time_cv, GpuArch arch,
                                  const SystemConfig& system, const TrainingOptions& options);
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/coll/sim_transport.h"
+#include "sim/fabric/sim_fabric.h"
 #include "sim/coll/strategy.h"
 #include "sim/core/event_engine.h"
 #include "sim/net/network.h"
@@ -27,8 +27,8 @@ class SystemEnv {
   virtual ~SystemEnv() = default;
   virtual EventEngine& engine() = 0;
   virtual net::Network& network() = 0;
-  virtual coll::SimFabric& host_fabric() = 0;
-  virtual const net::Topology& topology() const = 0;
+  virtual fabric::SimFabric& host_fabric() = 0;
+  virtual const topo::Topology& topology() const = 0;
   virtual const Model& model() const = 0;
   virtual std::uint64_t tensor_bytes(std::size_t tensor) const = 0;
   virtual int workers() const = 0;

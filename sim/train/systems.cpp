@@ -24,7 +24,7 @@
 namespace adaptsim::train {
 namespace {
 
-std::vector<int> hosts_of(const net::Topology& t) {
+std::vector<int> hosts_of(const topo::Topology& t) {
   std::vector<int> h(t.rank_count());
   for (int r = 0; r < t.rank_count(); ++r)
     h[r] = t.rank_server(r);
@@ -68,7 +68,7 @@ class KungFuSystem final : public System {
   }
 
   void gradient_ready(int w, int, std::size_t t) override {
-    const net::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
+    const topo::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
     const std::uint64_t bytes = env_->tensor_bytes(t);
     env_->activity(w, +1);
     // TensorFlow copies the GPU gradient to the host for KungFu's CPU kernel ...
@@ -122,7 +122,7 @@ class HorovodSystem : public System {
       return;
     }
     // Horovod 0.16's MPI ops are CPU kernels for GPU tensors: TensorFlow stages them to the host.
-    const net::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
+    const topo::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
     env_->activity(w, +1);
     env_->network().transfer(gpu, host, static_cast<double>(env_->tensor_bytes(t)), [=, this] {
       env_->activity(w, -1);
@@ -233,7 +233,7 @@ class HorovodSystem : public System {
       return;
     }
     // The result goes back to the GPU (TensorFlow's host->device copy after the CPU op).
-    const net::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
+    const topo::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
     for (std::size_t t : group) {
       env_->activity(w, +1);
       env_->network().transfer(host, gpu, static_cast<double>(env_->tensor_bytes(t)), [=, this] {
@@ -359,7 +359,7 @@ class HierarchicalSystem final : public System {
 
   void attach(SystemEnv& env) override {
     env_ = &env;
-    const net::Topology& topo = env.topology();
+    const topo::Topology& topo = env.topology();
     const int n = env.workers();
     tensors_ = env.model().backward_order.size();
     std::map<int, std::vector<int>> by_server;
@@ -436,7 +436,7 @@ class HierarchicalSystem final : public System {
     }
     // CrossAllReduceGpu on the local root: device->host, KungFu all-reduce among masters,
     // host->device.
-    const net::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
+    const topo::NodeId gpu = env_->topology().rank_gpu(w), host = env_->topology().rank_host(w);
     const std::uint64_t bytes = env_->tensor_bytes(t);
     const int mi = it->second;
     env_->activity(w, +1);

@@ -154,8 +154,8 @@ TEST_CASE(
   CHECK_FALSE(p.software.compiler.empty());
   CHECK(p.software.mpi_version.empty() == !tcp::mpi_rendezvous_available());
 
-  net::ClusterSpec spec = io::load_topology(kRoot / "topologies/cloud-vms.yaml").spec;
-  const net::ClusterSpec nominal = spec;
+  topo::ClusterSpec spec = io::load_topology(kRoot / "topologies/cloud-vms.yaml").spec;
+  const topo::ClusterSpec nominal = spec;
   const double nic = spec.server.nic.bandwidth_Bps;
   io::apply_calibration(spec, p);
   CHECK(spec.server.cpu_loopback_bandwidth_Bps == p2p->bandwidth_Bps);

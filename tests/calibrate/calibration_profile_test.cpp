@@ -260,10 +260,10 @@ TEST_CASE("profile: precise duration parsing keeps sub-nanosecond values") {
 namespace {
 
 // Every field of a ClusterSpec that apply_calibration could touch or must leave alone.
-void check_same_spec(const net::ClusterSpec& a, const net::ClusterSpec& b) {
+void check_same_spec(const topo::ClusterSpec& a, const topo::ClusterSpec& b) {
   CHECK(a.name == b.name);
   CHECK(a.servers == b.servers);
-  const net::ServerSpec &x = a.server, &y = b.server;
+  const topo::ServerSpec &x = a.server, &y = b.server;
   CHECK(x.gpus == y.gpus);
   CHECK(x.gpu_model == y.gpu_model);
   CHECK(x.gpu_reduce_bandwidth_Bps == y.gpu_reduce_bandwidth_Bps);
@@ -294,20 +294,20 @@ void check_same_spec(const net::ClusterSpec& a, const net::ClusterSpec& b) {
   CHECK(a.fabric.wan_links.size() == b.fabric.wan_links.size());
 }
 
-net::ClusterSpec cloud_vms(const Params& params = {}) {
+topo::ClusterSpec cloud_vms(const Params& params = {}) {
   return load_topology(kRoot / "topologies/cloud-vms.yaml", params).spec;
 }
 
 }  // namespace
 
 TEST_CASE("apply_calibration: overrides exactly the documented fields") {
-  const net::ClusterSpec original = cloud_vms();
-  net::ClusterSpec spec = original;
+  const topo::ClusterSpec original = cloud_vms();
+  topo::ClusterSpec spec = original;
   const CalibrationProfile p = full_profile();
   const auto report = apply_calibration_with_report(spec, p);
 
   // Expected: the nominal spec with the documented fields set from the profile.
-  net::ClusterSpec expected = original;
+  topo::ClusterSpec expected = original;
   expected.server.cpu_loopback_bandwidth_Bps = 2.39979e9;  // loopback/p2p bandwidth
   expected.server.nic.bandwidth_Bps = 1.1e9;               // tcp/p2p bandwidth
   expected.server.nic.latency_ns = 30750;                  // 61.5 us host to host / 2 hops
@@ -320,14 +320,14 @@ TEST_CASE("apply_calibration: overrides exactly the documented fields") {
   CHECK(report[1].source.find("tcp/p2p") != std::string::npos);
 
   // apply_calibration is the same without the report.
-  net::ClusterSpec again = original;
+  topo::ClusterSpec again = original;
   apply_calibration(again, p);
   check_same_spec(again, expected);
 }
 
 TEST_CASE("apply_calibration: an empty profile changes nothing, one link fit one field") {
-  const net::ClusterSpec original = cloud_vms();
-  net::ClusterSpec spec = original;
+  const topo::ClusterSpec original = cloud_vms();
+  topo::ClusterSpec spec = original;
   CalibrationProfile empty;
   CHECK(apply_calibration_with_report(spec, empty).empty());
   check_same_spec(spec, original);
@@ -337,7 +337,7 @@ TEST_CASE("apply_calibration: an empty profile changes nothing, one link fit one
   // Strategy fits are measurements of algorithms, not of links: they override nothing.
   loopback_only.fits.push_back(make_fit("loopback", "STAR", "all_reduce", 4, 200, 0.3e9));
   apply_calibration(spec, loopback_only);
-  net::ClusterSpec expected = original;
+  topo::ClusterSpec expected = original;
   expected.server.cpu_loopback_bandwidth_Bps = 3e9;
   check_same_spec(spec, expected);
 }
@@ -348,18 +348,18 @@ TEST_CASE("apply_calibration: an egress cap above the measured rate is lowered, 
   Params high, low;
   high["nic_egress_bandwidth"] = Param{YAML::Node("100Gbps"), "test"};
   low["nic_egress_bandwidth"] = Param{YAML::Node("1Gbps"), "test"};
-  net::ClusterSpec capped_high = cloud_vms(high);
+  topo::ClusterSpec capped_high = cloud_vms(high);
   apply_calibration(capped_high, p);
   REQUIRE(capped_high.server.nic_egress_bandwidth_Bps);
   CHECK(*capped_high.server.nic_egress_bandwidth_Bps == 1.1e9);
-  net::ClusterSpec capped_low = cloud_vms(low);
+  topo::ClusterSpec capped_low = cloud_vms(low);
   apply_calibration(capped_low, p);
   CHECK(*capped_low.server.nic_egress_bandwidth_Bps == doctest::Approx(0.125e9));
   CHECK(capped_low.server.nic.latency_ns == 20000);
 }
 
 TEST_CASE("apply_calibration: an intra-node NCCL all-reduce sets the NVSwitch port rate") {
-  const net::ClusterSpec original = load_topology(kRoot / "topologies/hgx-h100.yaml").spec;
+  const topo::ClusterSpec original = load_topology(kRoot / "topologies/hgx-h100.yaml").spec;
   REQUIRE(original.server.nvswitch);
   CalibrationProfile p;
   LinkFit nccl = make_fit("nccl_intra", "nccl", "all_reduce", original.server.gpus, 25, 228e9);
@@ -369,9 +369,9 @@ TEST_CASE("apply_calibration: an intra-node NCCL all-reduce sets the NVSwitch po
   // A fit on another rank count is not the whole server's: ignored.
   LinkFit four = make_fit("nccl_intra", "nccl", "all_reduce", 4, 20, 200e9);
   p.fits.push_back(four);
-  net::ClusterSpec spec = original;
+  topo::ClusterSpec spec = original;
   apply_calibration(spec, p);
-  net::ClusterSpec expected = original;
+  topo::ClusterSpec expected = original;
   expected.server.nvswitch->bandwidth_Bps = 399e9;
   check_same_spec(spec, expected);
 }

@@ -24,8 +24,7 @@ float value(int r, std::size_t i) {
 
 void check_allreduce(StrategyKind kind, int servers, int gpus, std::size_t count,
                      std::size_t chunk_bytes = 1 << 20) {
-  SimTransportOptions opt;
-  opt.carry_data = true;
+  fabric::SimTransportOptions opt;
   SimCluster c(switched(servers, gpus), opt);
   const int n = c.topology.rank_count();
   AllReduceOptions ao;
@@ -87,8 +86,7 @@ TEST_CASE("a size that is not a multiple of the chunk, with the default 1 MiB ch
 }
 
 TEST_CASE("many named collectives run concurrently, issued in a different order on every rank") {
-  SimTransportOptions opt;
-  opt.carry_data = true;
+  fabric::SimTransportOptions opt;
   SimCluster c(switched(6, 1), opt);
   const int n = 6, tensors = 12;
   const std::size_t count = 333;
@@ -125,8 +123,7 @@ TEST_CASE("many named collectives run concurrently, issued in a different order 
 }
 
 TEST_CASE("min and max reductions") {
-  SimTransportOptions opt;
-  opt.carry_data = true;
+  fabric::SimTransportOptions opt;
   SimCluster c(switched(4, 1), opt);
   for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
     auto algo = make_allreduce(StrategyKind::kBinaryTreeStar, c.hosts());

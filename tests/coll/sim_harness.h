@@ -5,19 +5,19 @@
 #include <vector>
 
 #include "sim/coll/allreduce.h"
-#include "sim/coll/sim_transport.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/fabric/sim_fabric.h"
+#include "sim/topo/cluster_spec.h"
 #include "sim/net/network.h"
 
 namespace adaptsim::testing {
 
 struct SimCluster {
-  explicit SimCluster(const net::ClusterSpec& spec, coll::SimTransportOptions options = {})
-      : topology(net::build_cluster(spec)), network(engine, topology), fabric(network, options) {}
+  explicit SimCluster(const topo::ClusterSpec& spec, fabric::SimTransportOptions options = {})
+      : topology(topo::build_cluster(spec)), network(engine, topology), fabric(network, options) {}
   EventEngine engine;
-  net::Topology topology;
+  topo::Topology topology;
   net::Network network;
-  coll::SimFabric fabric;
+  fabric::SimFabric fabric;
 
   std::vector<int> hosts() const {
     std::vector<int> h;
@@ -29,9 +29,9 @@ struct SimCluster {
 
 // Servers with `gpus` GPUs each; NIC bandwidth B (bytes/s) and per-hop latency as given; PCIe
 // so fast and close that it never matters; reductions free unless set.
-inline net::ClusterSpec switched(int servers, int gpus, double nic_Bps = 1.25e9,
+inline topo::ClusterSpec switched(int servers, int gpus, double nic_Bps = 1.25e9,
                                  TimeNs nic_latency = 5000) {
-  net::ClusterSpec c;
+  topo::ClusterSpec c;
   c.name = "test";
   c.servers = servers;
   c.server.gpus = gpus;

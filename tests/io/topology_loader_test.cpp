@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "sim/core/error.h"
-#include "sim/net/topology.h"
+#include "sim/topo/topology.h"
 
 using namespace adaptsim;
 using namespace adaptsim::io;
@@ -33,7 +33,7 @@ TEST_CASE("every shipped topology loads, builds, is connected, and sources every
     ++files;
     INFO(e.path().string());
     const LoadedTopology t = load_topology(e.path());
-    net::Topology topo = net::build_cluster(t.spec);
+    topo::Topology topo = topo::build_cluster(t.spec);
     CHECK_NOTHROW(topo.check_connected());
     CHECK(t.quantities.size() >= 4);
     for (const auto& q : t.quantities) {
@@ -54,7 +54,7 @@ TEST_CASE("DGX-1: 8 GPUs, 6 NVLinks each, 4 IB NICs, two sockets") {
   }
   for (int g = 0; g < 8; ++g)
     CHECK(links[g] == 6);
-  net::Topology topo = net::build_cluster(t.spec);
+  topo::Topology topo = topo::build_cluster(t.spec);
   // GPU0 -> GPU3 is a double NVLink: 50 GB/s in one hop.
   const auto& p = topo.route(topo.rank_gpu(0), topo.rank_gpu(3));
   REQUIRE(p.size() == 1);
@@ -129,6 +129,6 @@ TEST_CASE("build_connected blames the topology key that leaves the gap, with fil
   CHECK_THROWS_WITH_AS(load_topology(sl), doctest::Contains(self_error.c_str()), InputError);
 
   // A connected topology: build_connected returns the built cluster (2 + 2 + 2 VMs).
-  const net::Topology ok = build_connected(load_topology(kTopologies / "wan-regions.yaml"));
+  const topo::Topology ok = build_connected(load_topology(kTopologies / "wan-regions.yaml"));
   CHECK(ok.rank_count() == 6);
 }

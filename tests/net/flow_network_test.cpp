@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "sim/core/rng.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 #include "sim/net/network.h"
 
 #include <doctest/doctest.h>
@@ -513,14 +513,14 @@ TEST_CASE("tcp sharing: a filling flow's window counts its own ACK path's queue"
 
 TEST_CASE(
     "connection shares: log-normal with mean 1 and the given CV, fixed per (seed, src, dst)") {
-  adaptsim::net::ClusterSpec c;
+  adaptsim::topo::ClusterSpec c;
   c.name = "t";
   c.servers = 2;
   c.server.gpus = 1;
   c.server.pcie = {1e15, 0};
   c.server.cpu_loopback_bandwidth_Bps = 1e15;
   c.server.nic = {1e9, 1000};
-  const adaptsim::net::Topology topo = adaptsim::net::build_cluster(c);
+  const adaptsim::topo::Topology topo = adaptsim::topo::build_cluster(c);
   EventEngine e;
   adaptsim::net::Network net(e, topo, adaptsim::net::Sharing::kTcp);
   CHECK(net.connection_share(0, 1) == 1);  // no dispersion by default

@@ -11,7 +11,7 @@
 
 #include "sim/core/error.h"
 #include "sim/io/topology_loader.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 
 using namespace adaptsim;
 using namespace adaptsim::train;
@@ -281,7 +281,7 @@ TEST_CASE("ring packing: edge-disjoint directed Hamiltonian cycles") {
 TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s; half a DGX-1 packs 4; 2 servers share 4 NICs") {
   io::LoadedTopology t = io::load_topology(kTopologies / "dgx1.yaml");
   {
-    const net::Topology topo = net::build_cluster(t.spec);
+    const topo::Topology topo = topo::build_cluster(t.spec);
     std::vector<int> all(8);
     std::iota(all.begin(), all.end(), 0);
     const NcclCommParams p = nccl_params_from_topology(topo, all, GpuArch::kVolta);
@@ -308,7 +308,7 @@ TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s; half a DGX-1 packs 4; 2 servers sha
     CHECK(far.intra_bw_per_channel_GBps == doctest::Approx(12.0));
   }
   t.spec.servers = 2;
-  const net::Topology topo = net::build_cluster(t.spec);
+  const topo::Topology topo = topo::build_cluster(t.spec);
   std::vector<int> all(16);
   std::iota(all.begin(), all.end(), 0);
   const NcclCommParams p = nccl_params_from_topology(topo, all, GpuArch::kVolta);
@@ -328,7 +328,7 @@ TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s; half a DGX-1 packs 4; 2 servers sha
 
 TEST_CASE("HGX H100: NVSwitch, 450 GB/s per GPU = 18 channels of 25 GB/s") {
   const io::LoadedTopology t = io::load_topology(kTopologies / "hgx-h100.yaml");
-  const net::Topology topo = net::build_cluster(t.spec);
+  const topo::Topology topo = topo::build_cluster(t.spec);
   std::vector<int> all(8);
   std::iota(all.begin(), all.end(), 0);
   const NcclCommParams p = nccl_params_from_topology(topo, all, GpuArch::kHopper);
@@ -340,7 +340,7 @@ TEST_CASE("HGX H100: NVSwitch, 450 GB/s per GPU = 18 channels of 25 GB/s") {
 
 TEST_CASE("cloud VMs: one GPU per server, every rank its own node, the NIC bounds") {
   const io::LoadedTopology t = io::load_topology(kTopologies / "cloud-vms.yaml");
-  const net::Topology topo = net::build_cluster(t.spec);
+  const topo::Topology topo = topo::build_cluster(t.spec);
   std::vector<int> all(topo.rank_count());
   std::iota(all.begin(), all.end(), 0);
   const NcclCommParams p = nccl_params_from_topology(topo, all, GpuArch::kVolta);
@@ -360,7 +360,7 @@ TEST_CASE("DGX-1 large AllReduce busbw lies in a sanity band") {
   // A sanity band, not a target: FACTS 1.5 quotes ~120-140 GB/s [U] for 8 V100 on a DGX-1 (theory
   // bound 150 GB/s per direction); the model should land between 100 and 160 GB/s.
   const io::LoadedTopology t = io::load_topology(kTopologies / "dgx1.yaml");
-  const net::Topology topo = net::build_cluster(t.spec);
+  const topo::Topology topo = topo::build_cluster(t.spec);
   std::vector<int> all(8);
   std::iota(all.begin(), all.end(), 0);
   const NcclCommParams p = nccl_params_from_topology(topo, all, GpuArch::kVolta);

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 #include "tests/train/toy_model.h"
 
 using namespace adaptsim;
@@ -26,16 +26,16 @@ ComputeProfile profile(double forward_s, std::vector<double> backward_s, double 
 
 // `servers` x `gpus` behind one switch: NIC bandwidth B and per-hop latency; PCIe, loopback and
 // reductions effectively free.
-net::Topology cluster(int servers, int gpus, double nic_Bps, TimeNs hop_ns) {
-  net::ClusterSpec c;
+topo::Topology cluster(int servers, int gpus, double nic_Bps, TimeNs hop_ns) {
+  topo::ClusterSpec c;
   c.name = "toy";
   c.servers = servers;
   c.server.gpus = gpus;
   c.server.pcie = {1e15, 0};
   c.server.cpu_loopback_bandwidth_Bps = 1e15;
-  c.server.nvswitch = net::LinkParams{1e15, 0};
+  c.server.nvswitch = topo::LinkParams{1e15, 0};
   c.server.nic = {nic_Bps, hop_ns};
-  return net::build_cluster(c);
+  return topo::build_cluster(c);
 }
 
 TrainingOptions options(int warmup = 1, int steps = 3) {
@@ -55,7 +55,7 @@ SystemConfig system(SystemKind kind,
   return c;
 }
 
-double step_of(const net::Topology& t, const Model& m, const ComputeProfile& p,
+double step_of(const topo::Topology& t, const Model& m, const ComputeProfile& p,
                const SystemConfig& s, const TrainingOptions& o = options()) {
   return simulate_training(t, m, p, 0.0, GpuArch::kVolta, s, o).step_mean_s;
 }
@@ -65,7 +65,7 @@ double step_of(const net::Topology& t, const Model& m, const ComputeProfile& p,
 TEST_CASE("a single GPU: every system equals ideal, Horovod's cycle aside") {
   // One worker, no peer: staging copies are free here and every collective is a local copy, so
   // the step is forward + backward + update = 10 + (20 + 30) + 5 ms = 65 ms.
-  const net::Topology t = cluster(1, 1, 1.25e9, 10'000);
+  const topo::Topology t = cluster(1, 1, 1.25e9, 10'000);
   const Model m = toy_model({1 << 20, 1 << 18});
   const ComputeProfile p = profile(0.010, {0.020, 0.030}, 0.005);
   const double ideal = step_of(t, m, p, system(SystemKind::kIdeal));
@@ -88,7 +88,7 @@ TEST_CASE("a single GPU: Horovod's default 5 ms cycle delays the last gradient")
   //   t1 ready at 62 ms -> reported at 65 ms: 3 ms exposed wait, then the 5 ms update.
   // Step = 5 ms x ceil(62 / 5) + 5 ms = 70 ms, a multiple of the cycle, so every step starts on a
   // wake-up and repeats the same 3 ms wait.
-  const net::Topology t = cluster(1, 1, 1.25e9, 10'000);
+  const topo::Topology t = cluster(1, 1, 1.25e9, 10'000);
   const Model m = toy_model({1 << 20, 1 << 18});
   const ComputeProfile p = profile(0.010, {0.021, 0.031}, 0.005);
   CHECK(step_of(t, m, p, system(SystemKind::kIdeal)) == doctest::Approx(0.067).epsilon(1e-6));
@@ -104,7 +104,7 @@ TEST_CASE("infinite bandwidth and no latency: every system equals ideal") {
   // 2 servers x 2 GPUs with (near) infinite links. KungFu and Horovod become exactly ideal (up to
   // nanosecond rounding and a 10 us Horovod cycle); NCCL keeps its model's microsecond latency
   // per collective, a negligible share of the 300 ms step.
-  const net::Topology t = cluster(2, 2, 1e15, 0);
+  const topo::Topology t = cluster(2, 2, 1e15, 0);
   const Model& m = model("resnet50");
   std::vector<double> backward(m.layers.size(), 0.2 / static_cast<double>(m.layers.size()));
   const ComputeProfile p = profile(0.1, backward, 0.0);
@@ -125,7 +125,7 @@ TEST_CASE("two workers: communication-bound and compute-bound limits match the h
   // Classic ring on 2 ranks: reduce-scatter and all-gather steps each move S/2 both ways:
   // t_ar = 2 (alpha + S / (2 B)) = 2 alpha + S / B.
   const double B = 1e9, alpha = 20e-6, S = 8e6;
-  const net::Topology t = cluster(2, 1, B, 10'000);
+  const topo::Topology t = cluster(2, 1, B, 10'000);
   const SystemConfig ring = system(SystemKind::kKungFu, coll::StrategyKind::kClassicRing);
 
   // Communication-bound: the only gradient is ready when backward ends, nothing overlaps it.
@@ -155,7 +155,7 @@ TEST_CASE("two workers, Horovod over MPI: cycle, negotiation, fusion and ring by
   // (doctest's Approx scales epsilon by 1 + |value|, so for seconds it is an absolute tolerance:
   // 1e-8 = 10 ns, below the 272 ns of the negotiation bytes.)
   const double B = 1e9, alpha = 20e-6, S = 8e6;
-  const net::Topology t = cluster(2, 1, B, 10'000);
+  const topo::Topology t = cluster(2, 1, B, 10'000);
   SystemConfig hvd = system(SystemKind::kHorovod);
   const double q2 = (8 + 64 * 2) / B;  // two tensors reported in one cycle: 136 B
 
@@ -206,7 +206,7 @@ TEST_CASE("two workers, NCCL with KungFu's scheduler: NCCL's formula time by han
   //   (no LL128 on PCIe).
   // 8 MB: Ring/Simple 27.6 + 8e6 / 1e3 = 8027.6 us (LL: 9 + 16000 us).
   // 4 B: Ring/LL 9.0 + 4 / 500 = 9.008 us (Simple: 27.604 us).
-  const net::Topology t = cluster(2, 1, 1e9, 10'000);
+  const topo::Topology t = cluster(2, 1, 1e9, 10'000);
   const NcclCommParams params = nccl_params_from_topology(t, {0, 1}, GpuArch::kVolta);
   CHECK(params.n_nodes == 2);
   CHECK(params.channels == 1);
@@ -240,7 +240,7 @@ TEST_CASE("Horovod's cycle quantizes the step: ready tensors wait for the next c
   // F + B0 after the step starts; the background loop reports it at the next cycle start
   // (cycles begin at 0, 5, 10, ... ms) and the all-reduce takes ~0, so each step lasts the
   // cycle-aligned wait: ready at 2 ms -> 5 ms steps (3 ms waiting); ready at 6 ms -> 10 ms steps.
-  const net::Topology t = cluster(2, 1, 1e15, 0);
+  const topo::Topology t = cluster(2, 1, 1e15, 0);
   const Model m = toy_model({1000});
   SystemConfig hvd = system(SystemKind::kHorovod);
   hvd.cycle_time_ns = 5'000'000;
@@ -254,7 +254,7 @@ TEST_CASE("Horovod's cycle quantizes the step: ready tensors wait for the next c
 }
 
 TEST_CASE("jitter: the same seed gives the same steps, another seed others") {
-  const net::Topology t = cluster(2, 1, 1.25e9, 10'000);
+  const topo::Topology t = cluster(2, 1, 1.25e9, 10'000);
   const Model m = toy_model({1 << 20});
   const ComputeProfile p = profile(0.01, {0.02});
   TrainingOptions a = options(1, 5), b = a;

@@ -49,7 +49,7 @@ sockaddr_in address(const std::string& ip, int port) {
 
 }  // namespace
 
-net::ClusterSpec load_spec(const std::string& file,
+topo::ClusterSpec load_spec(const std::string& file,
                            const std::vector<std::pair<std::string, std::string>>& params) {
   io::Params overrides;
   for (const auto& [k, v] : params)

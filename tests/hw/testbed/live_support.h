@@ -12,13 +12,13 @@
 
 #include "hw/testbed/testbed.h"
 #include "sim/core/time.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 #include "tests/support/background_process.h"
 
 namespace adaptsim::testbed::test {
 
 // A topology from topologies/ with parameter overrides ("servers" -> "4").
-net::ClusterSpec load_spec(const std::string& file,
+topo::ClusterSpec load_spec(const std::string& file,
                            const std::vector<std::pair<std::string, std::string>>& params);
 
 // Background programs with deadlines (tests/support).

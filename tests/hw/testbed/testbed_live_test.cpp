@@ -74,7 +74,7 @@ bool wait_ready(int fd) {
 
 // Forks a child that creates a testbed with `prefix`, reports ready and sleeps; optionally with
 // install_signal_teardown() first.
-pid_t fork_owner(const net::ClusterSpec& spec, const std::string& prefix, bool with_handlers,
+pid_t fork_owner(const topo::ClusterSpec& spec, const std::string& prefix, bool with_handlers,
                  int* ready_fd) {
   int ready[2];
   if (::pipe(ready) != 0) return -1;
@@ -219,7 +219,7 @@ TEST_CASE("fat tree: two flows crossing one capped uplink share it") {
 
 TEST_CASE("a testbed left by a SIGKILLed owner is removed by the next create") {
   const std::string prefix = "tbtkill";
-  const net::ClusterSpec spec = load_spec("cloud-vms.yaml", {{"servers", "2"}});
+  const topo::ClusterSpec spec = load_spec("cloud-vms.yaml", {{"servers", "2"}});
   int ready = -1;
   const pid_t child = fork_owner(spec, prefix, false, &ready);
   REQUIRE(child > 0);

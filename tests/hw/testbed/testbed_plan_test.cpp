@@ -14,7 +14,7 @@ using namespace adaptsim;
 using namespace adaptsim::testbed;
 using Argv = std::vector<std::string>;
 
-net::ClusterSpec load(const std::string& file,
+topo::ClusterSpec load(const std::string& file,
                       const std::vector<std::pair<std::string, std::string>>& params) {
   io::Params overrides;
   for (const auto& [k, v] : params)

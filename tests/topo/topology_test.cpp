@@ -1,14 +1,14 @@
-#include "sim/net/topology.h"
+#include "sim/topo/topology.h"
 
 #include <doctest/doctest.h>
 
 #include <set>
 
 #include "sim/core/error.h"
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 
 using namespace adaptsim;
-using namespace adaptsim::net;
+using namespace adaptsim::topo;
 
 namespace {
 

@@ -1,11 +1,11 @@
-#include "sim/net/cluster_spec.h"
+#include "sim/topo/cluster_spec.h"
 
 #include <map>
 #include <string>
 
 #include "sim/core/error.h"
 
-namespace adaptsim::net {
+namespace adaptsim::topo {
 namespace {
 
 std::string at(int server, const std::string& what) {
@@ -175,4 +175,4 @@ Topology build_cluster(const ClusterSpec& spec) {
   return topo;
 }
 
-}  // namespace adaptsim::net
+}  // namespace adaptsim::topo

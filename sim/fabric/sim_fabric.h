@@ -9,8 +9,10 @@
 // together. Each message is one flow on the contended network. A message that arrives before its
 // receive is posted waits in the receiver's mailbox, keyed by (source, name).
 //
-// When buffers carry real data (tests), bytes are copied at delivery and reductions compute real
-// results, so simulated runs check the algorithms' correctness too.
+// A message whose buffer is real (a test's data, a control message such as Horovod's negotiation
+// or the step agreement) carries its bytes: they are copied at send time and placed at delivery,
+// and reductions over real buffers compute real results. Size-only buffers (data == nullptr, the
+// simulated gradients) cost time and no memory.
 
 #include <deque>
 #include <map>
@@ -22,7 +24,7 @@
 #include "sim/coll/transport.h"
 #include "sim/net/network.h"
 
-namespace adaptsim::coll {
+namespace adaptsim::fabric {
 
 enum class Endpoint { kHost, kGpu };
 
@@ -39,8 +41,6 @@ struct SimTransportOptions {
   // when its last byte left. (Accepted at message granularity: when the message ahead whose
   // last byte leaves brings it within the buffer.)
   double socket_buffer_bytes = 0;
-  // Copy payloads and compute reductions (tests of algorithm correctness). Off: sizes only.
-  bool carry_data = false;
   // Keep every message's transmission (SimFabric::transmissions): per-connection traces.
   bool record_transmissions = false;
 };
@@ -63,8 +63,8 @@ class SimFabric {
   SimFabric& operator=(const SimFabric&) = delete;
 
   int size() const { return static_cast<int>(ranks_.size()); }
-  Transport& transport(int rank);
-  net::NodeId endpoint_of(int rank) const;
+  coll::Transport& transport(int rank);
+  topo::NodeId endpoint_of(int rank) const;
   // Messages and payload bytes delivered so far (all ranks).
   std::uint64_t messages_delivered() const { return messages_; }
   double bytes_delivered() const { return bytes_; }
@@ -78,9 +78,9 @@ class SimFabric {
     int src = 0;
     int dst = 0;
     std::string name;
-    ConstBytes data;
+    coll::ConstBytes data;
     std::vector<std::byte> snapshot;  // copy of the payload when data is real
-    Callback on_sent;
+    coll::Callback on_sent;
   };
   struct Connection {
     std::deque<std::unique_ptr<Message>> queue;
@@ -94,10 +94,10 @@ class SimFabric {
   void post(std::unique_ptr<Message> m);
   void pump(Connection& c);
   // Takes the sends now within the socket buffer off `c.unaccepted`; returns their callbacks.
-  std::vector<Callback> accept_sends(Connection& c);
+  std::vector<coll::Callback> accept_sends(Connection& c);
   void deliver(Message& m);
   // Starts m's flow now; `transmitted` runs when its last byte has left.
-  void transmit(Message& m, Callback transmitted);
+  void transmit(Message& m, coll::Callback transmitted);
 
   net::Network& network_;
   SimTransportOptions options_;
@@ -109,4 +109,4 @@ class SimFabric {
   std::vector<Transmission> transmissions_;
 };
 
-}  // namespace adaptsim::coll
+}  // namespace adaptsim::fabric

@@ -19,7 +19,7 @@
 
 #include "sim/core/time.h"
 
-namespace adaptsim::net {
+namespace adaptsim::topo {
 
 using NodeId = std::uint32_t;
 using ChannelId = std::uint32_t;
@@ -125,4 +125,4 @@ class Topology {
   mutable std::unique_ptr<Router> router_;
 };
 
-}  // namespace adaptsim::net
+}  // namespace adaptsim::topo

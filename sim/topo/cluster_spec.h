@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/net/topology.h"
+#include "sim/topo/topology.h"
 
-namespace adaptsim::net {
+namespace adaptsim::topo {
 
 struct PcieSwitchSpec {
   int cpu = 0;            // socket the switch hangs off
@@ -80,4 +80,4 @@ struct ClusterSpec {
 // order. Throws InputError on inconsistent specs (a GPU index out of range, ...).
 Topology build_cluster(const ClusterSpec& spec);
 
-}  // namespace adaptsim::net
+}  // namespace adaptsim::topo

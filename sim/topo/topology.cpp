@@ -1,4 +1,4 @@
-#include "sim/net/topology.h"
+#include "sim/topo/topology.h"
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
@@ -10,7 +10,7 @@
 #include "sim/core/error.h"
 #include "sim/core/rng.h"
 
-namespace adaptsim::net {
+namespace adaptsim::topo {
 
 std::string_view node_kind_name(NodeKind kind) {
   switch (kind) {
@@ -223,4 +223,4 @@ void Topology::check_connected() const {
   }
 }
 
-}  // namespace adaptsim::net
+}  // namespace adaptsim::topo

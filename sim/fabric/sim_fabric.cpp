@@ -1,10 +1,17 @@
-#include "sim/coll/sim_transport.h"
+#include "sim/fabric/sim_fabric.h"
 
 #include <cstring>
 #include <stdexcept>
 #include <utility>
 
-namespace adaptsim::coll {
+namespace adaptsim::fabric {
+
+using coll::Bytes;
+using coll::Callback;
+using coll::ConstBytes;
+using coll::DType;
+using coll::ReduceOp;
+using coll::Transport;
 
 // One rank's view: its mailbox and its reduction resource.
 class SimFabric::RankTransport final : public Transport {
@@ -24,8 +31,7 @@ class SimFabric::RankTransport final : public Transport {
     m->dst = peer;
     m->name = name;
     m->data = data;
-    if (data.data && fabric_.options_.carry_data)
-      m->snapshot.assign(data.data, data.data + data.size);
+    if (data.data) m->snapshot.assign(data.data, data.data + data.size);
     m->on_sent = std::move(done);
     fabric_.post(std::move(m));
   }
@@ -59,7 +65,6 @@ class SimFabric::RankTransport final : public Transport {
   }
 
   Bytes acquire_scratch(std::size_t size) override {
-    if (!fabric_.options_.carry_data) return {nullptr, size};
     auto* p = new std::byte[size];
     return {p, size};
   }
@@ -121,7 +126,7 @@ Transport& SimFabric::transport(int rank) {
   return *ranks_.at(rank);
 }
 
-net::NodeId SimFabric::endpoint_of(int rank) const {
+topo::NodeId SimFabric::endpoint_of(int rank) const {
   const auto& topo = network_.topology();
   return options_.endpoint == Endpoint::kHost ? topo.rank_host(rank) : topo.rank_gpu(rank);
 }
@@ -203,4 +208,4 @@ void SimFabric::deliver(Message& m) {
   ranks_[m.dst]->on_arrival(m);
 }
 
-}  // namespace adaptsim::coll
+}  // namespace adaptsim::fabric
