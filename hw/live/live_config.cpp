@@ -3,150 +3,57 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <optional>
 #include <set>
-#include <sstream>
 
-#include "hw/live/live_system.h"
 #include "sim/coll/strategy.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
+#include "sim/io/yaml_reader.h"
+#include "sim/runtime/system_config.h"
 #include "sim/train/device_profile.h"
 
 namespace adaptsim::live {
 namespace {
 
-using Json = nlohmann::json;
-
-// Reads one JSON object, naming the file and the dotted key in every error, and rejecting keys
-// it was never asked about (typos).
-class ObjectReader {
- public:
-  ObjectReader(const Json& j, std::string label, std::string prefix)
-      : j_(j), label_(std::move(label)), prefix_(std::move(prefix)) {
-    if (!j_.is_object()) fail_at(prefix_.empty() ? "(top level)" : prefix_, "expected an object");
-  }
-
-  [[noreturn]] void fail_at(const std::string& key, const std::string& what) const {
-    throw InputError(label_ + ": key '" + key + "': " + what);
-  }
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    fail_at(path(key), what);
-  }
-  std::string path(const std::string& key) const {
-    return prefix_.empty() ? key : prefix_ + "." + key;
-  }
-  const std::string& label() const { return label_; }
-
-  bool has(const std::string& key) {
-    seen_.insert(key);
-    return j_.contains(key);
-  }
-  const Json& get(const std::string& key) {
-    if (!has(key)) fail(key, "missing");
-    return j_.at(key);
-  }
-
-  std::string string(const std::string& key) {
-    const Json& v = get(key);
-    if (!v.is_string()) fail(key, "expected a string");
-    return v.get<std::string>();
-  }
-  std::string string_or(const std::string& key, const std::string& fallback) {
-    return has(key) ? string(key) : fallback;
-  }
-  std::int64_t integer_or(const std::string& key, std::int64_t fallback, std::int64_t lo,
-                          std::int64_t hi) {
-    if (!has(key)) return fallback;
-    const Json& v = j_.at(key);
-    if (!v.is_number_integer()) fail(key, "expected an integer");
-    const auto x = v.get<std::int64_t>();
-    if (x < lo || x > hi) {
-      fail(key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                    "], got " + std::to_string(x));
-    }
-    return x;
-  }
-  std::uint64_t unsigned_or(const std::string& key, std::uint64_t fallback) {
-    if (!has(key)) return fallback;
-    const Json& v = j_.at(key);
-    if (!v.is_number_unsigned()) fail(key, "expected a non-negative integer");
-    return v.get<std::uint64_t>();
-  }
-  double number_or(const std::string& key, double fallback) {
-    if (!has(key)) return fallback;
-    const Json& v = j_.at(key);
-    if (!v.is_number()) fail(key, "expected a number");
-    return v.get<double>();
-  }
-  bool boolean_or(const std::string& key, bool fallback) {
-    if (!has(key)) return fallback;
-    const Json& v = j_.at(key);
-    if (!v.is_boolean()) fail(key, "expected true or false");
-    return v.get<bool>();
-  }
-  // A quantity with its unit ("5ms", "1MiB"): parsed by `parse`, whose InputError gets the key.
-  template <typename Parse>
-  auto quantity(const std::string& key, Parse parse) {
-    const std::string text = string(key);
-    try {
-      return parse(text);
-    } catch (const InputError& e) {
-      fail(key, e.what());
-    }
-  }
-  double seconds(const std::string& key) {
-    return to_seconds(quantity(key, [](const std::string& s) { return parse_duration_ns(s); }));
-  }
-
-  void finish() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it) {
-      if (!seen_.count(it.key())) fail(it.key(), "unknown key");
-    }
-  }
-
- private:
-  const Json& j_;
-  std::string label_, prefix_;
-  std::set<std::string> seen_;
-};
-
-train::Model inline_model(const Json& j, const std::string& label) {
-  ObjectReader m(j, label, "model");
+train::Model inline_model(io::MapReader& m, const std::string& label) {
   train::Model model;
   model.name = m.string("name");
   model.sample_unit = m.string_or("sample_unit", "sample");
   model.description = "inline model of " + label;
-  const Json& layers = m.get("layers");
-  if (!layers.is_array() || layers.empty()) m.fail("layers", "expected a non-empty list");
+  const auto layers = m.list("layers");
+  if (layers.empty()) m.fail("layers", "expected a non-empty list");
   std::set<std::string> names;
   for (std::size_t l = 0; l < layers.size(); ++l) {
-    ObjectReader lr(layers[l], label, "model.layers[" + std::to_string(l) + "]");
+    io::MapReader lr = io::MapReader::item_map(m, "layers", l, layers[l]);
     train::Layer layer;
     layer.name = lr.string("name");
     layer.forward_flops = lr.number_or("forward_flops", 0);
     layer.backward_flops = lr.number_or("backward_flops", 0);
-    if (!(layer.forward_flops >= 0) || !(layer.backward_flops >= 0)) {
-      lr.fail("backward_flops", "FLOPs must be >= 0");
+    if (!(layer.forward_flops >= 0) || !std::isfinite(layer.forward_flops)) {
+      lr.fail("forward_flops", "FLOPs must be finite and >= 0");
+    }
+    if (!(layer.backward_flops >= 0) || !std::isfinite(layer.backward_flops)) {
+      lr.fail("backward_flops", "FLOPs must be finite and >= 0");
     }
     layer.first_tensor = model.backward_order.size();
     if (lr.has("tensors")) {
-      const Json& tensors = lr.get("tensors");
-      if (!tensors.is_array()) lr.fail("tensors", "expected a list");
+      const auto tensors = lr.list("tensors");
       for (std::size_t i = 0; i < tensors.size(); ++i) {
-        ObjectReader tr(tensors[i], label, lr.path("tensors[" + std::to_string(i) + "]"));
+        io::MapReader tr = io::MapReader::item_map(lr, "tensors", i, tensors[i]);
         train::Tensor t;
         t.name = tr.string("name");
-        if (!names.insert(t.name).second)
+        if (!names.insert(t.name).second) {
           tr.fail("name", "duplicate tensor name \"" + t.name + "\"");
-        t.elements = tr.unsigned_or("elements", 0);
-        if (t.elements == 0) tr.fail("elements", "expected a positive integer");
+        }
+        t.elements = static_cast<std::uint64_t>(tr.integer("elements", 1, std::int64_t{1} << 40));
         t.layer = l;
         tr.finish();
         model.backward_order.push_back(std::move(t));
       }
+    } else {
+      lr.accept("tensors");
     }
     layer.tensor_count = model.backward_order.size() - layer.first_tensor;
     lr.finish();
@@ -157,92 +64,95 @@ train::Model inline_model(const Json& j, const std::string& label) {
   return model;
 }
 
-train::SystemConfig read_system(ObjectReader& s) {
-  train::SystemConfig c;
-  const std::string kind = s.string("kind");
-  const auto k = train::parse_system_kind(kind);
-  if (!k) s.fail("kind", "unknown system kind \"" + kind + "\" (live: ideal, kungfu, horovod)");
-  if (!live_system_supported(*k)) {
-    s.fail("kind",
-           "'" + kind +
-               "' needs GPUs and NCCL; live training over TCP runs ideal, kungfu and horovod");
+// A coefficient of variation: a fraction (0.02) or a percentage (2%).
+double read_cv(io::MapReader& r, std::string_view key) {
+  const std::string text = r.string(key);
+  const bool percent = !text.empty() && text.back() == '%';
+  double cv = 0;
+  try {
+    std::size_t used = 0;
+    const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+    cv = std::stod(number, &used);
+    if (used != number.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    r.fail(key, "expected a fraction (0.02) or a percentage (2%), got \"" + text + "\"");
   }
-  c.kind = *k;
-  c.label = s.string_or("label", kind);
-  if (s.has("strategy")) {
-    const std::string name = s.string("strategy");
-    const auto strategy = coll::parse_strategy(name);
-    if (!strategy) s.fail("strategy", "unknown strategy \"" + name + "\"");
-    c.strategy = *strategy;
-  }
-  if (s.has("chunk_size")) {
-    c.chunk_bytes =
-        s.quantity("chunk_size", [](const std::string& t) { return parse_size_bytes(t); });
-    if (c.chunk_bytes == 0) s.fail("chunk_size", "must be > 0");
-  }
-  if (s.has("cycle_time")) {
-    c.cycle_time_ns =
-        s.quantity("cycle_time", [](const std::string& t) { return parse_duration_ns(t); });
-  }
-  if (s.has("fusion_threshold")) {
-    c.fusion_bytes =
-        s.quantity("fusion_threshold", [](const std::string& t) { return parse_size_bytes(t); });
-  }
-  s.finish();
-  return c;
+  if (percent) cv /= 100;
+  if (!std::isfinite(cv) || cv < 0) r.fail(key, "must be finite and >= 0");
+  return cv;
 }
 
-double read_cv(ObjectReader& r, const std::string& key) {
-  const Json& v = r.get(key);
-  double cv = 0;
-  if (v.is_number()) {
-    cv = v.get<double>();
-  } else if (v.is_string()) {
-    const std::string text = v.get<std::string>();
-    std::size_t used = 0;
-    try {
-      cv = std::stod(text, &used);
-    } catch (const std::exception&) {
-      r.fail(key, "expected a fraction (0.02) or a percentage (\"2%\"), got \"" + text + "\"");
-    }
-    if (text.substr(used) != "%") {
-      r.fail(key, "expected a fraction (0.02) or a percentage (\"2%\"), got \"" + text + "\"");
-    }
-    cv /= 100;
-  } else {
-    r.fail(key, "expected a number or a percentage string");
+// An explicit compute split at the configured batch.
+train::ComputeProfile read_compute(io::MapReader& cr, const train::Model& model) {
+  train::ComputeProfile p;
+  p.forward_s = to_seconds(cr.duration_ns("forward"));
+  p.optimizer_s = to_seconds(cr.duration_ns_or("optimizer", 0));
+  const bool total = cr.has("backward"), layers = cr.has("backward_layers");
+  if (total == layers) {
+    cr.fail(total ? "backward_layers" : "backward",
+            "give exactly one of 'backward' (a total) and 'backward_layers' (one per layer)");
   }
-  if (!std::isfinite(cv) || cv < 0) r.fail(key, "must be >= 0");
-  return cv;
+  const std::size_t n = model.layers.size();
+  if (total) {
+    cr.accept("backward_layers");
+    const double backward_s = to_seconds(cr.duration_ns("backward"));
+    double flops = 0;
+    for (const train::Layer& l : model.layers)
+      flops += l.backward_flops;
+    for (const train::Layer& l : model.layers) {
+      p.backward_layer_s.push_back(flops > 0 ? backward_s * l.backward_flops / flops
+                                             : backward_s / static_cast<double>(n));
+    }
+  } else {
+    cr.accept("backward");
+    const std::vector<std::string> list = cr.string_list("backward_layers");
+    if (list.size() != n) {
+      cr.fail("backward_layers", "expected a list of " + std::to_string(n) +
+                                     " durations (one per layer of '" + model.name + "')");
+    }
+    for (std::size_t l = 0; l < n; ++l) {
+      try {
+        p.backward_layer_s.push_back(to_seconds(parse_duration_ns(list[l])));
+      } catch (const InputError& e) {
+        cr.fail("backward_layers", "[" + std::to_string(l) + "]: " + e.what());
+      }
+    }
+  }
+  cr.finish();
+  return p;
+}
+
+train::ComputeProfile scaled(train::ComputeProfile p, double scale) {
+  p.forward_s *= scale;
+  p.optimizer_s *= scale;
+  for (double& s : p.backward_layer_s)
+    s *= scale;
+  return p;
 }
 
 }  // namespace
 
-LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& label,
-                                const std::filesystem::path& base_dir) {
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(label + ": invalid JSON: " + e.what());
-  }
-  ObjectReader r(j, label, "");
+namespace {
+
+LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir) {
+  const std::string& label = doc.label();
+  io::MapReader r(doc, doc.root(), "");
   LiveRunSpec spec;
   spec.config_path = label;
 
-  const Json& model = r.get("model");
-  if (model.is_string()) {
-    const train::Model* zoo = train::find_model(model.get<std::string>());
+  if (r.has("model") && r.node()["model"].IsMap()) {
+    io::MapReader m = r.map("model");
+    spec.model = inline_model(m, label);
+  } else {
+    const std::string name = r.string("model");
+    const train::Model* zoo = train::find_model(name);
     if (!zoo) {
       std::string names;
       for (const std::string& n : train::model_names())
         names += (names.empty() ? "" : ", ") + n;
-      r.fail("model", "unknown model \"" + model.get<std::string>() + "\" (zoo: " + names +
-                          ", or an inline model object)");
+      r.fail("model", "unknown model \"" + name + "\" (zoo: " + names + ", or an inline model)");
     }
     spec.model = *zoo;
-  } else {
-    spec.model = inline_model(model, label);
   }
 
   LiveConfig& c = spec.live;
@@ -259,89 +169,68 @@ LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& labe
   }
   std::optional<double> device_cv;
   if (has_device) {
+    r.accept("compute");
     std::filesystem::path device_path = r.string("device");
     if (device_path.is_relative()) device_path = base_dir / device_path;
     spec.device_path = device_path.string();
-    train::DeviceProfile device;
+    auto device = std::make_shared<train::DeviceProfile>();
     try {
-      device = train::load_device_profile(device_path);
+      *device = train::load_device_profile(device_path);
     } catch (const InputError& e) {
       r.fail("device", e.what());
     }
-    train::TrainingOptions options;
-    options.batch_per_gpu = c.batch_per_gpu;
-    options.precision = device.default_precision();
+    train::ComputeOptions options;
+    options.precision = device->default_precision();
+    options.compute_scale = spec.compute_scale;
     if (r.has("precision")) {
-      const std::string p = r.string("precision");
-      const auto parsed = train::parse_precision(p);
-      if (!parsed) r.fail("precision", "expected fp32, tf32 or amp, got \"" + p + "\"");
-      options.precision = *parsed;
+      options.precision = *train::parse_precision(r.choice("precision", {"fp32", "tf32", "amp"}));
+    } else {
+      r.accept("precision");
     }
     spec.precision = std::string(train::precision_name(options.precision));
-    try {
-      c.compute = train::compute_profile(spec.model, device, options);
-    } catch (const InputError& e) {
-      r.fail("device", e.what());
+    if (!device->has_throughput(spec.model.name, options.precision)) {
+      r.fail("device", "the device profile has no " + spec.precision + " throughput for model \"" +
+                           spec.model.name + "\"");
     }
-    device_cv = device.step_time_cv().value;
+    auto model = std::make_shared<train::Model>(spec.model);
+    c.compute = [device, model, options](int batch) {
+      train::ComputeOptions o = options;
+      o.batch_per_gpu = batch;
+      return train::compute_profile(*model, *device, o);
+    };
+    device_cv = device->step_time_cv().value;
   } else {
+    r.accept("device");
     if (r.has("precision")) r.fail("precision", "only with 'device' (a device profile)");
-    ObjectReader cr(r.get("compute"), label, "compute");
-    c.compute.forward_s = cr.seconds("forward");
-    c.compute.optimizer_s = cr.has("optimizer") ? cr.seconds("optimizer") : 0.0;
-    const bool total = cr.has("backward"), layers = cr.has("backward_layers");
-    if (total == layers) {
-      cr.fail(total ? "backward_layers" : "backward",
-              "give exactly one of 'backward' (a total) and 'backward_layers' (one per layer)");
-    }
-    const std::size_t n = spec.model.layers.size();
-    if (total) {
-      const double backward_s = cr.seconds("backward");
-      double flops = 0;
-      for (const train::Layer& l : spec.model.layers)
-        flops += l.backward_flops;
-      for (const train::Layer& l : spec.model.layers) {
-        c.compute.backward_layer_s.push_back(flops > 0 ? backward_s * l.backward_flops / flops
-                                                       : backward_s / static_cast<double>(n));
-      }
-    } else {
-      const Json& list = cr.get("backward_layers");
-      if (!list.is_array() || list.size() != n) {
-        cr.fail("backward_layers", "expected a list of " + std::to_string(n) +
-                                       " durations (one per layer of '" + spec.model.name + "')");
-      }
-      for (std::size_t l = 0; l < n; ++l) {
-        if (!list[l].is_string()) cr.fail("backward_layers", "expected durations such as \"1ms\"");
-        try {
-          c.compute.backward_layer_s.push_back(
-              to_seconds(parse_duration_ns(list[l].get<std::string>())));
-        } catch (const InputError& e) {
-          cr.fail("backward_layers", "[" + std::to_string(l) + "]: " + e.what());
-        }
-      }
-    }
-    cr.finish();
+    r.accept("precision");
+    io::MapReader cr = r.map("compute");
+    const train::ComputeProfile at_batch = scaled(read_compute(cr, spec.model), spec.compute_scale);
+    const int batch = c.batch_per_gpu;
+    c.compute = [at_batch, batch](int b) { return train::scale_compute(at_batch, batch, b); };
   }
-  c.compute.forward_s *= spec.compute_scale;
-  c.compute.optimizer_s *= spec.compute_scale;
-  for (double& s : c.compute.backward_layer_s)
-    s *= spec.compute_scale;
 
   c.step_time_cv = r.has("step_time_cv") ? read_cv(r, "step_time_cv") : device_cv.value_or(0.0);
-  ObjectReader sr(r.get("system"), label, "system");
-  c.system = read_system(sr);
+  if (!r.has("step_time_cv")) r.accept("step_time_cv");
+  io::MapReader sr = r.map("system");
+  c.system = runtime::read_system(sr);
+  if (!runtime::runs_on_host_transport(c.system.kind)) {
+    sr.fail("kind", "'" + std::string(runtime::system_kind_name(c.system.kind)) +
+                        "' needs GPUs and NCCL; live training over TCP runs ideal, kungfu and "
+                        "horovod");
+  }
+  c.seam = runtime::read_seam(r);
   c.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", c.warmup_steps, 0, 1 << 20));
   c.measured_steps = static_cast<int>(r.integer_or("steps", c.measured_steps, 1, 1 << 20));
-  c.seed = r.unsigned_or("seed", c.seed);
-  if (r.has("timeout")) {
-    c.timeout_ns = r.quantity("timeout", [](const std::string& t) { return parse_duration_ns(t); });
-    if (c.timeout_ns <= 0) r.fail("timeout", "must be > 0");
-  }
+  c.seed = static_cast<std::uint64_t>(
+      r.integer_or("seed", static_cast<std::int64_t>(c.seed), 0, INT64_MAX));
+  c.timeout_ns = r.duration_ns_or("timeout", c.timeout_ns);
+  if (c.timeout_ns <= 0) r.fail("timeout", "must be > 0");
   c.congestion_control = r.string_or("congestion_control", c.congestion_control);
   c.verify = r.boolean_or("verify", c.verify);
   // sleep and spin wait on the CPU; gpu runs the CUDA emulation kernel; auto is gpu where this
   // build has CUDA and a device is visible, else sleep (decided by each rank at run time).
-  const std::string mode = r.string_or("compute_mode", "sleep");
+  const std::string mode =
+      r.choice_or("compute_mode", {"sleep", "spin", "gpu", "auto"}, "sleep");
   c.compute_device = ComputeDevice::kCpu;
   c.compute_mode = hw::CpuComputeMode::kSleep;
   if (mode == "spin") {
@@ -355,8 +244,6 @@ LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& labe
     c.compute_device = ComputeDevice::kGpu;
   } else if (mode == "auto") {
     c.compute_device = ComputeDevice::kAuto;
-  } else if (mode != "sleep") {
-    r.fail("compute_mode", "expected sleep, spin, gpu or auto, got \"" + mode + "\"");
   }
   r.finish();
   try {
@@ -367,29 +254,31 @@ LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& labe
   return spec;
 }
 
+}  // namespace
+
+LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& label,
+                                const std::filesystem::path& base_dir) {
+  return parse(io::Document::parse_string(text, label), base_dir);
+}
+
 LiveRunSpec load_live_run_spec(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot read the configuration file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_live_run_spec(ss.str(), path.string(), path.parent_path());
+  return parse(io::Document::load_file(path), path.parent_path());
 }
 
 std::string result_json(const LiveRunSpec& spec, const LiveResult& result, double wall_s) {
-  const train::TrainingResult& r = result.training;
-  const train::ComputeProfile& p = spec.live.compute;
+  const train::ComputeProfile p = spec.live.compute(spec.live.batch_per_gpu);
   const double backward =
       std::accumulate(p.backward_layer_s.begin(), p.backward_layer_s.end(), 0.0);
-  Json j;
+  nlohmann::ordered_json j;
   j["mode"] = "live";
   j["config"] = spec.config_path;
   j["model"] = spec.model.name;
   j["sample_unit"] = spec.model.sample_unit;
-  j["system"] = std::string(train::system_kind_name(spec.live.system.kind));
+  j["system"] = std::string(runtime::system_kind_name(spec.live.system.kind));
   j["label"] = spec.live.system.label;
-  if (spec.live.system.kind == train::SystemKind::kKungFu) {
+  if (spec.live.system.kind == runtime::SystemKind::kKungFu) {
     j["strategy"] = std::string(coll::strategy_name(spec.live.system.strategy));
-  } else if (spec.live.system.kind == train::SystemKind::kHorovod) {
+  } else if (spec.live.system.kind == runtime::SystemKind::kHorovod) {
     j["strategy"] = std::string(coll::strategy_name(coll::StrategyKind::kClassicRing));
   }
   j["n_ranks"] = result.n_ranks;
@@ -398,16 +287,6 @@ std::string result_json(const LiveRunSpec& spec, const LiveResult& result, doubl
   j["measured_steps"] = spec.live.measured_steps;
   j["seed"] = spec.live.seed;
   j["step_time_cv"] = spec.live.step_time_cv;
-  j["step_s"] = r.step_s;
-  j["step_mean_s"] = r.step_mean_s;
-  j["step_std_s"] = r.step_std_s;
-  j["compute_s"] = r.compute_s;
-  j["exposed_link_s"] = r.exposed_link_s;
-  j["exposed_wait_s"] = r.exposed_wait_s;
-  j["samples_per_s_per_gpu"] = r.samples_per_s_per_gpu;
-  j["samples_per_s_per_gpu_std"] = r.samples_per_s_per_gpu_std;
-  j["samples_per_s_total"] = r.samples_per_s_total;
-  j["rank_step_mean_s"] = result.rank_step_mean_s;
   j["compute_profile_s"] = {{"forward", p.forward_s},
                             {"backward", backward},
                             {"optimizer", p.optimizer_s},
@@ -423,6 +302,7 @@ std::string result_json(const LiveRunSpec& spec, const LiveResult& result, doubl
   j["verified_steps"] = result.verified_steps;
   j["training_wall_s"] = result.wall_s;
   j["wall_s"] = wall_s;
+  j["result"] = nlohmann::ordered_json::parse(runtime::to_json(result.training));
   return j.dump(2) + "\n";
 }
 

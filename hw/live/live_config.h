@@ -1,30 +1,37 @@
 #pragma once
-// The adaptsim-live configuration file (JSON) and result file (JSON).
+// The adaptsim-live configuration file and result file.
 //
-// Configuration (every key optional unless marked; no other key is accepted):
-//   {
-//     "model": "resnet50",                 // required: a zoo name, or an inline model:
-//              // {"name": "toy", "sample_unit": "img",
-//              //  "layers": [{"name": "fc", "backward_flops": 2e6,            // backward order
-//              //              "tensors": [{"name": "fc.bias", "elements": 10}, ...]}, ...]}
-//     "batch_per_gpu": 32,
-//     // The compute split, one of:
-//     "compute": {"forward": "10ms", "backward": "20ms", "optimizer": "2ms"},
-//              // "backward" is spread over the layers by their backward FLOPs (evenly when the
-//              // model has none); or "backward_layers": ["1ms", ...], one per layer
-//     "device": "../traces/devices/k80-half.yaml", "precision": "fp32",
-//              // train::compute_profile from a device profile (path relative to this file)
-//     "compute_scale": 0.1,                // multiplies every compute time (default 1)
-//     "step_time_cv": 0.02,                // or "2%"; default: the device's, else 0
-//     "system": {"kind": "kungfu", "label": "kungfu-mbts", "strategy": "MULTI_BINARY_TREE_STAR",
-//                "chunk_size": "1MiB", "cycle_time": "5ms", "fusion_threshold": "64MiB"},
-//     "warmup_steps": 1, "steps": 5, "seed": 1, "timeout": "30s",
-//     "verify": true,                      // check every reduced gradient after every step
-//     "compute_mode": "sleep"              // or "spin" (CPU), "gpu" (the CUDA emulation kernel on
-//              // the rank's GPU), "auto" (gpu where a device is visible, else sleep)
-//   }
+// The configuration is YAML (JSON is YAML too), read by the project's one config reader
+// (io::MapReader: errors name the file, line and key; unknown keys are rejected), with the
+// scenario's own readers for the system (runtime::read_system) and the policy and monitors
+// (runtime::read_seam). Every key optional unless marked:
+//   model: resnet50                      # required: a zoo name, or an inline model:
+//     # {name: toy, sample_unit: img,
+//     #  layers: [{name: fc, backward_flops: 2e6, tensors: [{name: fc.bias, elements: 10}]}]}
+//     # (layers in backward order)
+//   batch_per_gpu: 32
+//   # The compute split, one of:
+//   compute: {forward: 10ms, backward: 20ms, optimizer: 2ms}
+//     # backward is spread over the layers by their backward FLOPs (evenly when the model has
+//     # none), or backward_layers: [1ms, ...], one per layer; another batch (a policy's) scales
+//     # forward and backward linearly
+//   device: ../traces/devices/k80-half.yaml   # or a device profile (relative to this file)
+//   precision: fp32                           # with a device profile
+//   compute_scale: 0.1                   # multiplies every compute time (default 1)
+//   step_time_cv: 0.02                   # or 2%; default: the device's, else 0
+//   system: {kind: kungfu, label: kungfu-mbts, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
+//   policy: {name: switch-strategy, step: 5, strategy: STAR}   # optional, as in scenarios
+//   monitors: [{name: throughput, window: 4}]                  # optional
+//   warmup_steps: 1
+//   steps: 5
+//   seed: 1
+//   timeout: 30s
+//   verify: true                         # check every reduced gradient after every step
+//   compute_mode: sleep                  # or spin (CPU), gpu (the CUDA emulation kernel on the
+//                                        # rank's GPU), auto (gpu where a device is visible)
+//   congestion_control: cubic
 //
-// Bad input throws InputError "FILE: key 'system.strategy': unknown strategy \"X\" ...".
+// Bad input throws InputError "FILE:LINE: key 'system.strategy': unknown strategy ...".
 
 #include <filesystem>
 #include <string>
@@ -45,19 +52,16 @@ struct LiveRunSpec {
 
 LiveRunSpec load_live_run_spec(const std::filesystem::path& path);
 // From text; `label` names the file in messages, `base_dir` resolves relative device paths.
-LiveRunSpec parse_live_run_spec(const std::string& json_text, const std::string& label,
+LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& label,
                                 const std::filesystem::path& base_dir);
 
 // The result file written by rank 0:
-//   {"mode": "live", "model": ..., "system": ..., "label": ..., "strategy": ..., "n_ranks": 4,
-//    "batch_per_gpu": ..., "warmup_steps": ..., "measured_steps": ..., "step_s": [...],
-//    "step_mean_s": ..., "step_std_s": ..., "compute_s": ..., "exposed_link_s": ...,
-//    "exposed_wait_s": ..., "samples_per_s_per_gpu": ..., "samples_per_s_per_gpu_std": ...,
-//    "samples_per_s_total": ..., "sample_unit": ..., "rank_step_mean_s": [...],
+//   {"mode": "live", "config": ..., "model": ..., "sample_unit": ..., "system": ..., "label": ...,
+//    "n_ranks": 4, "batch_per_gpu": ..., "warmup_steps": ..., "measured_steps": ..., "seed": ...,
 //    "compute_profile_s": {"forward": ..., "backward": ..., "optimizer": ..., "total": ...},
-//    "compute_mode": "sleep" | "spin" | "gpu 0 (NAME)" (rank 0's), "gradient_bytes": ...,
-//    "tensors": ..., "verified_steps": ..., "wall_s": ...,
-//    "training_wall_s": ..., "config": ...}
+//    "compute_scale": ..., "compute_mode": "sleep" | "spin" | "gpu 0 (NAME)" (rank 0's),
+//    "gradient_bytes": ..., "tensors": ..., "verified_steps": ..., "training_wall_s": ...,
+//    "wall_s": ..., "result": {runtime::TrainingResult's JSON: step_s, step_mean_s, ..., steps}}
 // `wall_s` is the whole run on rank 0 (connecting included), `training_wall_s` the steps only.
 std::string result_json(const LiveRunSpec& spec, const LiveResult& result, double wall_s);
 

@@ -1,59 +1,45 @@
 #pragma once
-// Live data-parallel training on real processes: each rank emulates a model's compute layer by
-// layer and reduces REAL gradient buffers of the model's exact tensor sizes over the live TCP
-// runtime with a system's mechanism (live_system.h), so a live run measures what the step
-// simulator (sim/train/step_simulator.h) predicts, by the same definitions.
+// Live data-parallel training on real processes: each rank runs the one training runtime
+// (sim/runtime/trainer.h, the system, the policy) over its live environment (live_env.h): the
+// model's compute emulated layer by layer, REAL gradient buffers of the model's exact tensor
+// sizes reduced over the live TCP runtime, every reduced gradient checked against the exact sum
+// after every step. A live run therefore measures what the simulator predicts, by the same code.
 //
-// Each rank, each step:
-//   - forward: emulated compute of forward_s x jitter (compute_emulator.h: a wait on the CPU, the
-//     CUDA emulation kernel on a GPU);
-//   - backward, layer by layer in backward order: a wait of that layer's time x jitter; when it
-//     ends, the layer's gradients go to the system at once (the layer loop never waits for
-//     communication, which overlaps the rest of backward);
-//   - the update starts when backward ended and every gradient holds the sum over ranks, and
-//     lasts optimizer_s x jitter; the next step starts right away.
-// Waits end at absolute deadlines from the step's start (step start + forward + layers so far),
-// as the simulator schedules its layer events, so hand-over costs do not accumulate. The jitter is
-// the simulator's: per (rank, step) Rng::derive(seed, rank * 1000003 + step), N(1, cv) clamped at
-// 0.5, so a simulated and a live run with one seed emulate the same compute.
-//
-// Measurements per rank and step: duration, exposed time after backward with communication in
-// flight (link) and with nothing in flight (wait), compute = duration - exposed. They are
-// aggregated exactly like StepSimulator::summarize (step k's time = mean over ranks of their
-// step-k durations; mean and sample standard deviation over measured steps; throughput per GPU =
-// batch / mean with the first-order propagated deviation), via one all-reduce of the per-rank
-// sums, so every rank returns the same result.
-//
-// After each step every reduced gradient is checked against the exact sum over ranks
-// (gradient_buffers.h); a mismatch fails the run naming the tensor and the rank. Every wait has a
-// timeout; a failure on one rank aborts the cluster (the peers fail at once, naming it).
+// At the end one all-reduce of every rank's sums (Trainer::local_sums) gives every rank the same
+// result, summarized as the simulator summarizes. Every wait has a timeout: the run fails when no
+// step ends for `timeout_ns`, naming what is still missing and from which peer; a failure on one
+// rank aborts the cluster (the peers fail at once, naming it).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "hw/cuda/compute_emulation.h"
 #include "hw/live/compute_emulator.h"
 #include "hw/tcp/runtime.h"
+#include "sim/runtime/policy.h"
+#include "sim/runtime/system.h"
+#include "sim/runtime/training_result.h"
+#include "sim/train/compute_profile.h"
 #include "sim/train/model_zoo.h"
-#include "sim/train/step_simulator.h"
-#include "sim/train/system.h"
 
 namespace adaptsim::live {
 
 struct LiveConfig {
-  int batch_per_gpu = 32;  // samples per rank per step: only for the throughput
-  // Forward, per-layer backward (backward order, one per model layer) and update seconds of one
-  // rank without jitter; train::compute_profile computes it from a device profile.
-  train::ComputeProfile compute;
+  int batch_per_gpu = 32;  // samples per rank per step (a policy may change it)
+  // The compute split of one rank at a batch size, without jitter (train::compute_profile from a
+  // device profile, or an explicit split scaled by batch).
+  std::function<train::ComputeProfile(int batch_per_gpu)> compute;
   double step_time_cv = 0;  // the jitter's coefficient of variation (0: none)
   std::uint64_t seed = 1;
   int warmup_steps = 1;  // excluded from the statistics
   int measured_steps = 5;
-  train::SystemConfig system;  // ideal, kungfu or horovod
+  runtime::SystemConfig system;  // ideal, kungfu or horovod
+  runtime::SeamSpec seam;        // policy and monitors
   // Bytes per gradient element; the live buffers are float32, so only 4 is accepted.
   std::size_t gradient_element_bytes = 4;
-  // Bounds every wait: each blocking runtime call, each step's wait for its gradients.
+  // Bounds every wait: connecting, each step, the final statistics.
   TimeNs timeout_ns = 30 * kNsPerSecond;
   // TCP congestion control of the connections (tcp::TcpTransportOptions); empty: the system's.
   std::string congestion_control;
@@ -67,14 +53,11 @@ struct LiveConfig {
 };
 
 struct LiveResult {
-  // Aggregated over ranks as StepSimulator::summarize does (`events` stays 0).
-  train::TrainingResult training;
+  runtime::TrainingResult training;  // the same on every rank
   int n_ranks = 0;
-  // Per rank: mean of its own measured step durations (the spread shows stragglers).
-  std::vector<double> rank_step_mean_s;
   std::uint64_t gradient_bytes = 0;  // per rank per step (one copy of every gradient)
-  int verified_steps = 0;            // steps whose gradients were checked on every rank
-  double wall_s = 0;                 // this rank: first step's start to last step's end
+  int verified_steps = 0;            // steps whose gradients were checked on this rank
+  double wall_s = 0;                 // this rank: first step's start to the last step's end
   // What ran this rank's compute (ComputeEmulator::description): "sleep", "gpu 0 (NVIDIA ...)".
   std::string compute_device;
 };
@@ -82,16 +65,17 @@ struct LiveResult {
 // Checks a configuration against a model; throws InputError naming the field.
 void validate_live_config(const train::Model& model, const LiveConfig& config);
 
-// Runs on every rank of a connected runtime (one thread per rank; the calling thread is the
-// compute thread). Returns the aggregated result on every rank; throws RuntimeFailure on a
-// failure (a lost peer, a timeout, a wrong gradient, compute_device kGpu without a GPU) and
-// InputError on a bad configuration. With kAuto and no GPU, the first rank of each host says on
-// stderr that the compute falls back to the CPU. The GPU is the rank's index among its host's
-// ranks (tcp::Runtime::host_of_rank) modulo the visible devices.
+// Runs on every rank of a connected runtime (the calling thread waits; the runtime's loop thread
+// runs the step loop, a compute thread the compute). Returns the aggregated result on every rank;
+// throws RuntimeFailure on a failure (a lost peer, a timeout, a wrong gradient, compute_device
+// kGpu without a GPU) and InputError on a bad configuration. With kAuto and no GPU, the first
+// rank of each host says on stderr that the compute falls back to the CPU. The GPU is the rank's
+// index among its host's ranks (tcp::Runtime::host_of_rank) modulo the visible devices.
 LiveResult run_live_training(tcp::Runtime& runtime, const train::Model& model,
                              const LiveConfig& config);
 
-// The simulator's per-(worker, step) jitter factor.
-double step_jitter(std::uint64_t seed, double cv, int worker, int step);
+// Fails the runtime's transport with `reason` (so every peer fails at once with this root cause
+// instead of waiting for a timeout); no-op when it already failed. Never throws.
+void abort_cluster(tcp::Runtime& runtime, const std::string& reason);
 
 }  // namespace adaptsim::live

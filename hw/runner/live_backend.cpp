@@ -6,12 +6,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <yaml-cpp/yaml.h>
 
 #include "hw/testbed/command.h"
+#include "hw/testbed/signal_teardown.h"
 #include "hw/testbed/testbed.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 #include "sim/io/output.h"
+#include "sim/runtime/system_config.h"
 
 namespace adaptsim::runner {
 namespace fs = std::filesystem;
@@ -29,51 +32,38 @@ std::filesystem::path find_live_tool() {
   throw RuntimeFailure("cannot find the adaptsim-live tool (build it, or set ADAPTSIM_LIVE_TOOL)");
 }
 
-std::string live_config_json(const run::LiveTrainingTask& task) {
-  nlohmann::ordered_json system;
-  system["kind"] = std::string(train::system_kind_name(task.system.kind));
-  system["label"] = task.system.label;
-  if (task.system.kind == train::SystemKind::kKungFu) {
-    system["strategy"] = std::string(coll::strategy_name(task.system.strategy));
-    system["chunk_size"] = std::to_string(task.system.chunk_bytes) + "B";
+std::string live_config_yaml(const runtime::LiveTrainingTask& task) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "model" << YAML::Value << task.model;
+  out << YAML::Key << "batch_per_gpu" << YAML::Value << task.batch_per_gpu;
+  out << YAML::Key << "device" << YAML::Value << task.device.string();
+  if (!task.precision.empty()) out << YAML::Key << "precision" << YAML::Value << task.precision;
+  out << YAML::Key << "compute_scale" << YAML::Value << task.compute_scale;
+  out << YAML::Key << "warmup_steps" << YAML::Value << task.warmup_steps;
+  out << YAML::Key << "steps" << YAML::Value << task.measured_steps;
+  out << YAML::Key << "seed" << YAML::Value << task.seed;
+  out << YAML::Key << "timeout" << YAML::Value << std::to_string(task.live.timeout_ns) + "ns";
+  out << YAML::Key << "compute_mode" << YAML::Value << task.live.compute;
+  if (!task.live.congestion_control.empty()) {
+    out << YAML::Key << "congestion_control" << YAML::Value << task.live.congestion_control;
   }
-  if (task.system.kind == train::SystemKind::kHorovod) {
-    system["cycle_time"] = std::to_string(task.system.cycle_time_ns) + "ns";
-    system["fusion_threshold"] = std::to_string(task.system.fusion_bytes) + "B";
-  }
-  nlohmann::ordered_json c;
-  c["model"] = task.model;
-  c["batch_per_gpu"] = task.batch_per_gpu;
-  c["device"] = task.device.string();
-  if (!task.precision.empty()) c["precision"] = task.precision;
-  c["compute_scale"] = task.compute_scale;
-  c["system"] = system;
-  c["warmup_steps"] = task.warmup_steps;
-  c["steps"] = task.measured_steps;
-  c["seed"] = task.seed;
-  c["timeout"] = std::to_string(task.live.timeout_ns) + "ns";
-  c["compute_mode"] = task.live.compute;
-  if (!task.live.congestion_control.empty()) c["congestion_control"] = task.live.congestion_control;
-  return c.dump(2) + "\n";
+  out << YAML::EndMap;
+  // The system, policy and monitors as their own readers read them back (one line each).
+  std::string text = std::string(out.c_str()) + "\nsystem: " + runtime::system_yaml(task.system) +
+                     "\n";
+  if (!task.seam.policy_yaml.empty()) text += "policy: " + task.seam.policy_yaml + "\n";
+  if (!task.seam.monitors_yaml.empty()) text += "monitors: " + task.seam.monitors_yaml + "\n";
+  return text;
 }
 
-train::TrainingResult parse_live_result(const std::string& json_text, const std::string& label) {
-  train::TrainingResult r;
+runtime::TrainingResult parse_live_result(const std::string& json_text, const std::string& label) {
   try {
     const auto j = nlohmann::json::parse(json_text);
-    r.step_s = j.at("step_s").get<std::vector<double>>();
-    r.step_mean_s = j.at("step_mean_s").get<double>();
-    r.step_std_s = j.at("step_std_s").get<double>();
-    r.compute_s = j.at("compute_s").get<double>();
-    r.exposed_link_s = j.at("exposed_link_s").get<double>();
-    r.exposed_wait_s = j.at("exposed_wait_s").get<double>();
-    r.samples_per_s_per_gpu = j.at("samples_per_s_per_gpu").get<double>();
-    r.samples_per_s_per_gpu_std = j.at("samples_per_s_per_gpu_std").get<double>();
-    r.samples_per_s_total = j.at("samples_per_s_total").get<double>();
+    return runtime::training_result_from_json(j.at("result").dump(), label);
   } catch (const nlohmann::json::exception& e) {
     throw RuntimeFailure(label + ": unreadable live result: " + e.what());
   }
-  return r;
 }
 
 namespace {
@@ -135,11 +125,11 @@ std::string failure_cause(const std::string& output) {
 ProcessLiveBackend::ProcessLiveBackend(std::filesystem::path live_tool)
     : live_tool_(std::move(live_tool)) {}
 
-train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTask& task) {
+runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrainingTask& task) {
   ScratchDir dir;
-  const fs::path config = dir.path / "config.json";
+  const fs::path config = dir.path / "config.yaml";
   const fs::path result = dir.path / "result.json";
-  io::write_file_atomic(config, live_config_json(task));
+  io::write_file_atomic(config, live_config_yaml(task));
   const int gpus = task.nominal.server.gpus;
   const int ranks = task.nominal.servers * gpus;
 
@@ -198,3 +188,14 @@ train::TrainingResult ProcessLiveBackend::run_training(const run::LiveTrainingTa
 }
 
 }  // namespace adaptsim::runner
+
+namespace adaptsim::runtime {
+
+std::unique_ptr<LiveBackend> make_live_backend() {
+  // Ctrl-C / SIGTERM / SIGHUP during a live run: remove the testbed (if any), then die by the
+  // signal; adaptsim-live dies with its parent (testbed/command.h), its ranks with it.
+  testbed::install_signal_teardown();
+  return std::make_unique<runner::ProcessLiveBackend>(runner::find_live_tool());
+}
+
+}  // namespace adaptsim::runtime

@@ -8,15 +8,15 @@
 #include <filesystem>
 #include <string>
 
-#include "sim/run/workload.h"
+#include "sim/runtime/live_task.h"
 
 namespace adaptsim::runner {
 
-class ProcessLiveBackend final : public run::LiveBackend {
+class ProcessLiveBackend final : public runtime::LiveBackend {
  public:
   // `live_tool`: the adaptsim-live executable (see find_live_tool).
   explicit ProcessLiveBackend(std::filesystem::path live_tool);
-  train::TrainingResult run_training(const run::LiveTrainingTask& task) override;
+  runtime::TrainingResult run_training(const runtime::LiveTrainingTask& task) override;
 
  private:
   std::filesystem::path live_tool_;
@@ -26,15 +26,16 @@ class ProcessLiveBackend final : public run::LiveBackend {
 // (<build>/hw/live/adaptsim-live), else on $PATH. Throws RuntimeFailure when none is found.
 std::filesystem::path find_live_tool();
 
-// The JSON configuration adaptsim-live reads for one task (exposed for tests).
-std::string live_config_json(const run::LiveTrainingTask& task);
+// The configuration adaptsim-live reads for one task (YAML, in the scenario's own keys, read by
+// the same readers; exposed for tests).
+std::string live_config_yaml(const runtime::LiveTrainingTask& task);
 
 // One line saying why adaptsim-live failed, from its stderr: the launcher's summary (the failed
 // ranks, root cause first) and the first error a rank printed, when there is a summary; else
 // every line joined with "; ".
 std::string failure_cause(const std::string& output);
 
-// Parses adaptsim-live's result file into the simulator's result type.
-train::TrainingResult parse_live_result(const std::string& json_text, const std::string& label);
+// The training result in adaptsim-live's result file (its "result" object).
+runtime::TrainingResult parse_live_result(const std::string& json_text, const std::string& label);
 
 }  // namespace adaptsim::runner

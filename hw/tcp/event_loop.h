@@ -27,6 +27,8 @@
 
 #include "sim/core/time.h"
 
+struct epoll_event;
+
 namespace adaptsim::tcp {
 
 using Task = std::function<void()>;
@@ -78,7 +80,10 @@ class EventLoop {
   void run_due_timers();
   void run_posted();
   void run_deferred();
-  int wait_timeout_ms() const;
+  // Until the next timer (ns; -1: none, 0: work is waiting).
+  TimeNs wait_timeout_ns() const;
+  // epoll's wait until the next timer, to the nanosecond where the kernel can.
+  int wait(struct epoll_event* events, int max_events);
 
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // eventfd written by post() and stop()
@@ -100,6 +105,7 @@ class EventLoop {
   bool stop_posted_ = false;  // guarded by posted_mutex_
 
   ErrorHandler error_handler_;
+  bool pwait2_ = true;  // epoll_pwait2 available (cleared on ENOSYS)
 };
 
 }  // namespace adaptsim::tcp

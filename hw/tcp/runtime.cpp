@@ -131,13 +131,19 @@ void Runtime::connect(const ClusterSpec& cluster) {
 }
 
 void Runtime::run(const std::string& what, TimeNs timeout_ns, StartFn start) {
-  run_op(what, timeout_ns,
-         [start = std::move(start)](coll::Transport& t, coll::Callback done, coll::Callback) {
-           start(t, std::move(done));
-         });
+  run_with_progress(
+      what, timeout_ns,
+      [start = std::move(start)](coll::Transport& t, coll::Callback done, coll::Callback) {
+        start(t, std::move(done));
+      });
 }
 
-void Runtime::run_op(const std::string& what, TimeNs timeout_ns, ProgressStartFn start) {
+void Runtime::fail_from_loop(const std::string& reason) {
+  if (!transport_.failed()) transport_.fail(reason);
+}
+
+void Runtime::run_with_progress(const std::string& what, TimeNs timeout_ns, ProgressStartFn start,
+                                std::function<std::string()> describe) {
   if (!connected_) throw std::logic_error("Runtime: " + what + " before connect()");
   if (shut_down_) throw std::logic_error("Runtime: " + what + " after shutdown()");
   if (failed()) throw_failed(what);
@@ -182,11 +188,12 @@ void Runtime::run_op(const std::string& what, TimeNs timeout_ns, ProgressStartFn
   };
   auto abort = std::make_shared<Abort>();
   const std::string reason = what + " timed out after " + format_seconds(timeout_ns);
-  loop_.post([this, abort, reason] {
+  loop_.post([this, abort, reason, describe] {
     std::string desc;
     const bool ours = !transport_.failed();
     if (ours) {
       desc = transport_.describe_pending();
+      if (describe) desc = describe() + "; " + desc;
       transport_.fail(reason + "; " + desc);
     }
     {
@@ -265,7 +272,7 @@ class RepeatedAllReduce : public std::enable_shared_from_this<RepeatedAllReduce>
 TimeNs Runtime::time_allreduce(const coll::AllReduce& algo, const coll::Workspace& w,
                                int iterations, TimeNs timeout_ns) {
   auto elapsed = std::make_shared<TimeNs>(0);
-  run_op("all-reduce '" + w.name + "'", timeout_ns,
+  run_with_progress("all-reduce '" + w.name + "'", timeout_ns,
          [&algo, w, iterations, elapsed](coll::Transport& t, coll::Callback done,
                                          coll::Callback progress) {
            std::make_shared<RepeatedAllReduce>(
@@ -273,7 +280,7 @@ TimeNs Runtime::time_allreduce(const coll::AllReduce& algo, const coll::Workspac
                [elapsed, done] { done(); }, std::move(progress))
                ->start();
          });
-  // The mutex in run_op's completion orders the loop thread's write before this read.
+  // The mutex in run_with_progress's completion orders the loop thread's write before this read.
   return *elapsed;
 }
 

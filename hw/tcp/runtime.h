@@ -75,6 +75,19 @@ class Runtime {
   // call `done` (on the loop thread). `what` names the operation in error messages.
   using StartFn = std::function<void(coll::Transport& transport, coll::Callback done)>;
   void run(const std::string& what, TimeNs timeout_ns, StartFn start);
+  // Like run(), but `start` also gets a `progress` callback: each call restarts the timeout, so
+  // a long operation (a whole training run) times out only when it stops making progress. At a
+  // timeout, `describe` (on the loop thread) says what the operation still waits for; the
+  // message adds the transport's pending receives, naming the peers.
+  using ProgressStartFn =
+      std::function<void(coll::Transport&, coll::Callback done, coll::Callback progress)>;
+  void run_with_progress(const std::string& what, TimeNs timeout_ns, ProgressStartFn start,
+                         std::function<std::string()> describe = {});
+
+  // For code running on the loop thread (inside run()): the loop's timers and posts, and a
+  // failure of this rank that fails the transport (every peer fails at once, naming `reason`).
+  EventLoop& loop() { return loop_; }
+  void fail_from_loop(const std::string& reason);
 
   // Graceful close (see TcpTransport::shutdown) and loop thread exit; idempotent.
   void shutdown();
@@ -84,10 +97,6 @@ class Runtime {
   std::uint64_t rejected_connections() const;
 
  private:
-  // Like run(), but `start` also gets a `progress` callback: each call restarts the timeout.
-  using ProgressStartFn =
-      std::function<void(coll::Transport&, coll::Callback done, coll::Callback progress)>;
-  void run_op(const std::string& what, TimeNs timeout_ns, ProgressStartFn start);
   void start_thread();
   void on_failure(const std::string& reason);
   [[noreturn]] void throw_failed(const std::string& what) const;

@@ -47,7 +47,7 @@ class AllReduceWorkload final : public Workload {
     for (coll::StrategyKind s : strategies_) {
       for (std::uint64_t size : sizes_) {
         out.push_back(
-            {[this, s, size](const TaskContext&) { return std::vector<Row>{run_one(s, size)}; }});
+            {[this, s, size](const TaskContext&) { return TaskRows{{run_one(s, size)}, {}}; }});
       }
     }
     return out;

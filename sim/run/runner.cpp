@@ -79,7 +79,14 @@ std::filesystem::path render_compare_plot(const std::filesystem::path& csv) {
 
 }  // namespace
 
-io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
+std::string steps_csv_name(const std::string& csv_name) {
+  const std::string stem =
+      csv_name.size() > 4 && csv_name.ends_with(".csv") ? csv_name.substr(0, csv_name.size() - 4)
+                                                        : csv_name;
+  return stem + ".steps.csv";
+}
+
+Tables collect_rows(const Scenario& scenario, const RunOptions& options) {
   // Flatten (point, task) in order.
   struct Item {
     const ScenarioPoint* point;
@@ -98,6 +105,13 @@ io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
   const std::vector<std::string> workload_columns = scenario.points.front().workload->columns();
   columns.insert(columns.end(), workload_columns.begin(), workload_columns.end());
   io::CsvTable table(columns);
+  std::optional<io::CsvTable> steps;
+  const std::vector<std::string> step_columns = scenario.points.front().workload->step_columns();
+  if (!step_columns.empty()) {
+    std::vector<std::string> c = scenario.sweep_columns;
+    c.insert(c.end(), step_columns.begin(), step_columns.end());
+    steps.emplace(c);
+  }
 
   ProgressBar bar("simctl " + scenario.name, items.size(),
                   options.progress && stderr_is_terminal());
@@ -132,27 +146,34 @@ io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options) {
       contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
     }
   }
-  auto results = parallel_map<std::vector<Row>>(
+  auto results = parallel_map<TaskRows>(
       items.size(), threads, [&](std::size_t i) { return items[i].task->run(contexts[i]); },
       [&](std::size_t done) { bar.update(done); });
   bar.finish();
 
   for (std::size_t i = 0; i < items.size(); ++i) {
-    for (Row& row : results[i]) {
+    auto add = [&](io::CsvTable& to, Row& row) {
       Row full;
       for (const auto& [key, value] : items[i].point->assignments)
         full.push_back(value);
       full.insert(full.end(), row.begin(), row.end());
-      table.add_row(std::move(full));
+      to.add_row(std::move(full));
+    };
+    for (Row& row : results[i].rows)
+      add(table, row);
+    if (steps) {
+      for (Row& row : results[i].step_rows)
+        add(*steps, row);
     }
   }
-  return table;
+  return {std::move(table), std::move(steps)};
 }
 
 RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const std::time_t started_at = std::time(nullptr);
-  const io::CsvTable table = collect_rows(scenario, options);
+  const Tables tables = collect_rows(scenario, options);
+  const io::CsvTable& table = tables.summary;
   const int threads = scenario.mode == Mode::kLive ? 1
                       : options.threads > 0
                           ? options.threads
@@ -165,6 +186,7 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
   RunSummary summary;
   summary.csv_path = options.out_dir / scenario.csv_name;
+  if (tables.steps) summary.steps_path = options.out_dir / steps_csv_name(scenario.csv_name);
   summary.manifest_path = options.out_dir / (scenario.name + ".manifest.json");
   summary.rows = table.size();
   for (const auto& p : scenario.points)
@@ -188,6 +210,7 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   m["threads"] = threads;
   m["command"] = options.command_line;
   m["csv"] = scenario.csv_name;
+  if (tables.steps) m["steps_csv"] = summary.steps_path.filename().string();
   m["rows"] = summary.rows;
   m["resolved_scenario_yaml"] = scenario.resolved_yaml;
   if (!scenario.calibration.empty()) m["calibration_profile"] = scenario.calibration.string();
@@ -213,6 +236,7 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   m["points"] = points;
 
   io::write_file_atomic(summary.csv_path, table.render());
+  if (tables.steps) io::write_file_atomic(summary.steps_path, tables.steps->render());
   io::write_file_atomic(summary.manifest_path, m.dump(2) + "\n");
   return summary;
 }
@@ -224,8 +248,8 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
   const Scenario& sim = sims.front();
   std::vector<io::CsvTable> a;
   for (const Scenario& s : sims)
-    a.push_back(collect_rows(s, options));
-  const io::CsvTable b = collect_rows(live, options);
+    a.push_back(collect_rows(s, options).summary);
+  const io::CsvTable b = collect_rows(live, options).summary;
   for (const io::CsvTable& t : a) {
     if (t.column("step_time_ms_mean") == io::CsvTable::npos || t.size() != b.size()) {
       throw InputError(sim.path.string() +

@@ -4,6 +4,7 @@
 // atomically into the output folder.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "sim/io/output.h"
@@ -23,6 +24,7 @@ struct RunOptions {
 
 struct RunSummary {
   std::filesystem::path csv_path;
+  std::filesystem::path steps_path;  // the steps CSV (training); empty when the workload has none
   std::filesystem::path manifest_path;
   std::size_t rows = 0;
   std::size_t tasks = 0;
@@ -31,8 +33,16 @@ struct RunSummary {
 
 RunSummary run_scenario(const Scenario& scenario, const RunOptions& options);
 
-// Runs every task and returns the table (sweep columns first), without writing anything.
-io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options);
+// Every task's rows: the summary table and, for workloads with per-step rows, the steps table
+// (sweep columns first in both).
+struct Tables {
+  io::CsvTable summary;
+  std::optional<io::CsvTable> steps;
+};
+// Runs every task and returns its tables, without writing anything.
+Tables collect_rows(const Scenario& scenario, const RunOptions& options);
+// The steps CSV's name beside the summary CSV: fig9.csv -> fig9.steps.csv.
+std::string steps_csv_name(const std::string& csv_name);
 
 // simctl compare: the same scenario simulated and live, paired row by row (both have the same
 // points and tasks in the same order). Writes <name>.compare.csv (sweep columns, model, system,

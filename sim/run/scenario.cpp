@@ -78,8 +78,8 @@ bool valid_host_port(const std::string& entry) {
   return p >= 1 && p <= 65535;
 }
 
-LiveOptions read_live(io::MapReader& top) {
-  LiveOptions o;
+runtime::LiveOptions read_live(io::MapReader& top) {
+  runtime::LiveOptions o;
   if (auto live = top.optional_map("live")) {
     o.placement = live->choice_or("placement", {"local", "testbed", "hosts"}, o.placement);
     o.timeout_ns = live->duration_ns_or("timeout", o.timeout_ns);
@@ -115,7 +115,7 @@ LiveOptions read_live(io::MapReader& top) {
 }
 
 // A hosts placement lists one address per rank: the point's servers times GPUs per server.
-void check_live_hosts(io::MapReader& top, const LiveOptions& live, const topo::ClusterSpec& spec) {
+void check_live_hosts(io::MapReader& top, const runtime::LiveOptions& live, const topo::ClusterSpec& spec) {
   if (live.placement != "hosts") return;
   const std::size_t ranks = static_cast<std::size_t>(spec.servers) * spec.server.gpus;
   if (live.hosts.size() != ranks) {
@@ -127,7 +127,7 @@ void check_live_hosts(io::MapReader& top, const LiveOptions& live, const topo::C
 
 ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& dir,
                          std::uint64_t seed, Mode mode, const io::CalibrationProfile* calibration,
-                         const LiveOptions& live, LiveBackend* backend,
+                         const runtime::LiveOptions& live, runtime::LiveBackend* backend,
                          std::vector<std::pair<std::string, std::string>> assignments) {
   io::MapReader top(doc, doc.root(), "");
   top.accept("calibration");

@@ -5,7 +5,7 @@
 //   description: ...
 //   seed: 1
 //   mode: sim                       # or live (simctl run --live)
-//   live: {placement: local, timeout: 120s}   # live runs only (LiveOptions in workload.h):
+//   live: {placement: local, timeout: 120s}   # live runs only (runtime::LiveOptions in sim/runtime/live_task.h):
 //     # placement: local, testbed (prefix: adaptsim) or hosts (hosts: [127.0.0.1:7000, ...], one
 //     # per rank); congestion_control; fault: {kill_rank: R, after_sends: N} is a test hook
 //   calibration: ../traces/calibration/x.yaml   # optional: measured numbers over nominal ones
@@ -50,7 +50,7 @@ struct Scenario {
   Mode mode = Mode::kSim;
   std::string csv_name;
   std::filesystem::path calibration;  // the profile applied to every point's topology, if any
-  LiveOptions live;
+  runtime::LiveOptions live;
   std::vector<std::string> sweep_columns;  // one per sweep key
   std::vector<ScenarioPoint> points;
 };
@@ -62,7 +62,7 @@ struct LoadOptions {
   std::optional<std::uint64_t> seed;                 // replaces the scenario's seed
   std::optional<std::filesystem::path> calibration;  // replaces the scenario's `calibration:`
   std::optional<Mode> mode;                          // replaces the scenario's `mode:` (--live)
-  LiveBackend* backend = nullptr;                    // required to load a live scenario
+  runtime::LiveBackend* backend = nullptr;                    // required to load a live scenario
 };
 
 Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options = {});

@@ -15,6 +15,8 @@
 //     socket_buffer: 0B                         # serialized only: sender's kernel socket buffer
 //     sharing: max-min                          # or bottleneck (very large clusters), or tcp
 //     share_cv: 0                               # tcp only: dispersion of connections' shares
+//     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
+//     monitors: [{name: throughput, window: 4}]                                  # optional
 //     systems:
 //       - {label: ideal, kind: ideal}
 //       - {label: kungfu, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
@@ -29,7 +31,8 @@
 #include "sim/core/error.h"
 #include "sim/io/output.h"
 #include "sim/run/workload.h"
-#include "sim/train/step_simulator.h"
+#include "sim/runtime/system_config.h"
+#include "sim/simulate/simulate_training.h"
 
 namespace adaptsim::run {
 namespace {
@@ -55,15 +58,10 @@ std::string file_part(std::string_view label) {
   return out;
 }
 
-struct TrainingTask {
-  std::string model;
-  train::SystemConfig system;
-};
-
 // What a live run needs besides the simulated workload's inputs.
 struct LiveSetup {
-  LiveBackend* backend = nullptr;  // null: simulate
-  LiveOptions options;
+  runtime::LiveBackend* backend = nullptr;  // null: simulate
+  runtime::LiveOptions options;
   topo::ClusterSpec nominal;
   std::filesystem::path device;
   std::string precision;
@@ -72,8 +70,8 @@ struct LiveSetup {
 class TrainingWorkload final : public Workload {
  public:
   TrainingWorkload(const io::LoadedTopology& topology, train::DeviceProfile device,
-                   std::vector<std::string> models, std::vector<train::SystemConfig> systems,
-                   train::TrainingOptions options, LiveSetup live)
+                   std::vector<std::string> models, std::vector<runtime::SystemConfig> systems,
+                   simulate::TrainingOptions options, LiveSetup live)
       : spec_(topology.spec),
         device_(std::move(device)),
         models_(std::move(models)),
@@ -104,13 +102,18 @@ class TrainingWorkload final : public Workload {
             "exposed_wait_ms"};
   }
 
+  std::vector<std::string> step_columns() const override {
+    return {"mode",         "topology",      "n_gpus",   "model",    "system",
+            "step",         "measured",      "step_time_ms", "throughput_total_samples_per_s",
+            "batch_per_gpu", "workers",      "strategy", "decision"};
+  }
+
   std::vector<Task> tasks() const override {
     std::vector<Task> out;
     for (const std::string& m : models_) {
-      for (const train::SystemConfig& s : systems_) {
-        out.push_back({[this, m, s](const TaskContext& context) {
-          return std::vector<Row>{run_one(m, s, context)};
-        }});
+      for (const runtime::SystemConfig& s : systems_) {
+        out.push_back(
+            {[this, m, s](const TaskContext& context) { return run_one(m, s, context); }});
       }
     }
     return out;
@@ -118,49 +121,62 @@ class TrainingWorkload final : public Workload {
   bool traces_connections() const override { return live_.backend == nullptr; }
 
  private:
-  train::TrainingResult run_live(const std::string& model_name,
-                                 const train::SystemConfig& system) const {
-    LiveTrainingTask task;
+  runtime::TrainingResult run_live(const std::string& model_name,
+                                   const runtime::SystemConfig& system) const {
+    runtime::LiveTrainingTask task;
     task.nominal = live_.nominal;
     task.model = model_name;
-    task.batch_per_gpu = options_.batch_per_gpu;
+    task.batch_per_gpu = options_.compute.batch_per_gpu;
     task.device = live_.device;
     task.precision = live_.precision;
     task.system = system;
+    task.seam = options_.seam;
     task.warmup_steps = options_.warmup_steps;
     task.measured_steps = options_.measured_steps;
     task.seed = options_.seed;
-    task.compute_scale = options_.compute_scale;
+    task.compute_scale = options_.compute.compute_scale;
     task.live = live_.options;
     return live_.backend->run_training(task);
   }
 
-  Row run_one(const std::string& model_name, const train::SystemConfig& system,
-              const TaskContext& context) const {
+  TaskRows run_one(const std::string& model_name, const runtime::SystemConfig& system,
+                   const TaskContext& context) const {
     const train::Model& model = train::model(model_name);
     const bool live = live_.backend != nullptr;
-    train::TrainingResult r;
+    runtime::TrainingResult r;
     if (live) {
       r = run_live(model_name, system);
     } else {
       const topo::Topology topology = topo::build_cluster(spec_);
-      train::TrainingOptions options = options_;
+      simulate::TrainingOptions options = options_;
       options.host_transport.record_transmissions = !context.trace_dir.empty();
-      r = train::simulate_training(topology, model, device_, system, options);
+      simulate::SimulatedTraining sim =
+          simulate::simulate_training(topology, model, device_, system, options);
       if (!context.trace_dir.empty()) {
         write_connection_trace(
             context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
                                  file_part(system.label) + ".connections.csv"),
-            r.transmissions);
+            sim.transmissions);
       }
+      r = std::move(sim.result);
     }
-    const bool has_strategy = system.kind == train::SystemKind::kKungFu ||
-                              system.kind == train::SystemKind::kHierarchical;
-    return {live ? "live" : "sim",
+    const bool has_strategy = system.kind == runtime::SystemKind::kKungFu ||
+                              system.kind == runtime::SystemKind::kHierarchical;
+    const std::string mode = live ? "live" : "sim";
+    TaskRows out;
+    for (const runtime::StepRow& st : r.steps) {
+      out.step_rows.push_back(
+          {mode, spec_.name, std::to_string(gpus_), model_name, system.label,
+           std::to_string(st.step), st.measured ? "1" : "0", io::fmt_fixed(st.time_s * 1e3, 3),
+           io::fmt_fixed(st.time_s > 0 ? st.workers * st.batch_per_gpu / st.time_s : 0, 2),
+           std::to_string(st.batch_per_gpu), std::to_string(st.workers), st.strategy,
+           st.decision});
+    }
+    out.rows.push_back({mode,
             spec_.name,
             std::to_string(gpus_),
             model_name,
-            std::to_string(options_.batch_per_gpu),
+            std::to_string(options_.compute.batch_per_gpu),
             system.label,
             has_strategy ? std::string(coll::strategy_name(system.strategy)) : "",
             std::to_string(options_.measured_steps),
@@ -172,44 +188,36 @@ class TrainingWorkload final : public Workload {
             model.sample_unit,
             io::fmt_fixed(r.compute_s * 1e3, 3),
             io::fmt_fixed(r.exposed_link_s * 1e3, 3),
-            io::fmt_fixed(r.exposed_wait_s * 1e3, 3)};
+            io::fmt_fixed(r.exposed_wait_s * 1e3, 3)});
+    return out;
   }
 
   topo::ClusterSpec spec_;
   train::DeviceProfile device_;
   std::vector<std::string> models_;
-  std::vector<train::SystemConfig> systems_;
-  train::TrainingOptions options_;
+  std::vector<runtime::SystemConfig> systems_;
+  simulate::TrainingOptions options_;
   LiveSetup live_;
   int gpus_ = 0;
 };
 
-train::SystemConfig read_system(io::MapReader& s) {
-  train::SystemConfig c;
-  std::vector<std::string> kinds;
-  for (auto k : {train::SystemKind::kIdeal, train::SystemKind::kKungFu, train::SystemKind::kHorovod,
-                 train::SystemKind::kNcclScheduled, train::SystemKind::kHorovodNccl,
-                 train::SystemKind::kHierarchical}) {
-    kinds.emplace_back(train::system_kind_name(k));
+// What the policy may change must be something the run can change.
+void check_seam(io::MapReader& w, const runtime::SeamSpec& seam,
+                const std::vector<runtime::SystemConfig>& systems) {
+  if (seam.changes.workers) {
+    w.fail("policy",
+           "changing the worker set while a job runs is not yet supported (the elasticity "
+           "issue implements it)");
   }
-  c.kind = *train::parse_system_kind(s.choice("kind", kinds));
-  c.label = s.string_or("label", std::string(train::system_kind_name(c.kind)));
-  if (s.has("strategy")) {
-    const std::string name = s.string("strategy");
-    auto k = coll::parse_strategy(name);
-    if (!k)
-      s.fail("strategy", "unknown strategy \"" + name + "\"; `simctl list strategies` shows all");
-    c.strategy = *k;
-  } else {
-    s.accept("strategy");
+  if (seam.changes.strategy) {
+    for (const runtime::SystemConfig& s : systems) {
+      if (!runtime::has_strategy(s.kind)) {
+        w.fail("policy", "the policy changes the all-reduce strategy, which system '" + s.label +
+                             "' (" + std::string(runtime::system_kind_name(s.kind)) +
+                             ") does not have; strategy changes apply to kungfu");
+      }
+    }
   }
-  c.chunk_bytes = s.size_bytes_or("chunk_size", c.chunk_bytes);
-  if (c.chunk_bytes == 0) s.fail("chunk_size", "must be > 0");
-  c.cycle_time_ns = s.duration_ns_or("cycle_time", c.cycle_time_ns);
-  c.fusion_bytes = s.size_bytes_or("fusion_threshold", c.fusion_bytes);
-  c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);
-  s.finish();
-  return c;
 }
 
 }  // namespace
@@ -223,20 +231,20 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   } catch (const InputError& e) {
     w.fail("device", e.what());
   }
-  train::TrainingOptions options;
+  simulate::TrainingOptions options;
   options.seed = ctx.seed;
-  options.batch_per_gpu = static_cast<int>(w.integer("batch_per_gpu", 1, 1 << 20));
-  options.precision = device.default_precision();
+  options.compute.batch_per_gpu = static_cast<int>(w.integer("batch_per_gpu", 1, 1 << 20));
+  options.compute.precision = device.default_precision();
   std::string precision_name;
   if (w.has("precision")) {
     precision_name = w.choice("precision", {"fp32", "tf32", "amp"});
-    options.precision = *train::parse_precision(precision_name);
+    options.compute.precision = *train::parse_precision(precision_name);
   } else {
     w.accept("precision");
   }
   options.warmup_steps = static_cast<int>(w.integer_or("warmup_steps", 1, 0, 1000));
-  options.compute_scale = w.number_or("compute_scale", 1.0);
-  if (!(options.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
+  options.compute.compute_scale = w.number_or("compute_scale", 1.0);
+  if (!(options.compute.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
   options.measured_steps = static_cast<int>(w.integer_or("steps", 4, 1, 100000));
   read_connection(w, options.host_transport);
   options.sharing = read_sharing(w);
@@ -257,28 +265,29 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
         known += (known.empty() ? "" : ", ") + n;
       w.fail("models", "unknown model \"" + m + "\" (known: " + known + ")");
     }
-    if (!device.has_throughput(m, options.precision)) {
+    if (!device.has_throughput(m, options.compute.precision)) {
       w.fail("models", "device profile " + device_path.filename().string() + " has no " +
-                           std::string(train::precision_name(options.precision)) +
+                           std::string(train::precision_name(options.compute.precision)) +
                            " throughput for model \"" + m + "\"");
     }
   }
-  std::vector<train::SystemConfig> systems;
+  std::vector<runtime::SystemConfig> systems;
   const auto items = w.list("systems");
   if (items.empty()) w.fail("systems", "expected at least one system");
   for (std::size_t i = 0; i < items.size(); ++i) {
     io::MapReader s = io::MapReader::item_map(w, "systems", i, items[i]);
-    systems.push_back(read_system(s));
+    systems.push_back(runtime::read_system(s));
   }
+  options.seam = runtime::read_seam(w);
+  check_seam(w, options.seam, systems);
   w.finish();
   LiveSetup live;
   if (ctx.mode == Mode::kLive) {
     for (std::size_t i = 0; i < systems.size(); ++i) {
       const auto k = systems[i].kind;
-      if (k != train::SystemKind::kIdeal && k != train::SystemKind::kKungFu &&
-          k != train::SystemKind::kHorovod) {
+      if (!runtime::runs_on_host_transport(k)) {
         w.fail("systems",
-               "system '" + systems[i].label + "' (" + std::string(train::system_kind_name(k)) +
+               "system '" + systems[i].label + "' (" + std::string(runtime::system_kind_name(k)) +
                    ") needs GPUs and NCCL; live runs here support ideal, kungfu and horovod");
       }
     }

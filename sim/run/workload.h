@@ -10,10 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "sim/fabric/sim_fabric.h"
 #include "sim/io/topology_loader.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/net/flow_network.h"
-#include "sim/train/step_simulator.h"
+#include "sim/runtime/policy.h"
+#include "sim/runtime/system.h"
+#include "sim/runtime/live_task.h"
+#include "sim/runtime/training_result.h"
 
 namespace adaptsim::run {
 
@@ -28,8 +32,14 @@ struct TaskContext {
   std::string trace_name;  // unique per task within the run: a prefix for its trace files
 };
 
+// A task's rows: its summary rows, and (training) one row per step for the steps CSV.
+struct TaskRows {
+  std::vector<Row> rows;
+  std::vector<Row> step_rows;
+};
+
 struct Task {
-  std::function<std::vector<Row>(const TaskContext&)> run;
+  std::function<TaskRows(const TaskContext&)> run;
 };
 
 class Workload {
@@ -38,54 +48,10 @@ class Workload {
   // Column names, units in the names (time_us, busbw_GBps). Identical at every sweep point.
   virtual std::vector<std::string> columns() const = 0;
   virtual std::vector<Task> tasks() const = 0;
+  // The steps CSV's columns (one row per step of every task); empty: the workload has none.
+  virtual std::vector<std::string> step_columns() const { return {}; }
   // Whether its tasks write per-connection traces when TaskContext::trace_dir is set.
   virtual bool traces_connections() const { return false; }
-};
-
-// How live runs are placed and scaled (the scenario's `live:` section).
-struct LiveOptions {
-  // local: processes on this machine; testbed: one network namespace per server with the
-  // topology's NIC caps (root); hosts: rank r listens on hosts[r] (started from this machine, so
-  // addresses of this machine: loopback or its interfaces).
-  std::string placement = "local";
-  TimeNs timeout_ns = 120 * kNsPerSecond;  // per run
-  // TCP congestion control of the live connections ("cubic", "bbr", ...); empty: the system's.
-  std::string congestion_control;
-  // Testbed placement: names its namespaces and interfaces "<prefix>-h<i>", ... (letters and
-  // digits, at most 12), so that concurrent testbeds with different prefixes do not collide.
-  std::string prefix = "adaptsim";
-  // Where each rank's per-layer compute runs (adaptsim-live's compute_mode): auto = the CUDA
-  // emulation kernel on the rank's GPU where the build has CUDA and a GPU is visible, else a
-  // sleep to the same deadlines; or sleep, spin (busy CPU), gpu (required).
-  std::string compute = "auto";
-  std::vector<std::string> hosts;  // hosts placement: "host:port" per rank, in rank order
-  // Test hook (live.fault): rank fault_kill_rank SIGKILLs itself after fault_after_sends sent
-  // messages; -1: none.
-  int fault_kill_rank = -1;
-  std::uint64_t fault_after_sends = 0;
-};
-
-// One training task to run on real processes.
-struct LiveTrainingTask {
-  topo::ClusterSpec nominal;  // the topology as written (a testbed emulates it, uncalibrated)
-  std::string model;
-  int batch_per_gpu = 0;
-  std::filesystem::path device;
-  std::string precision;
-  train::SystemConfig system;
-  int warmup_steps = 0;
-  int measured_steps = 0;
-  std::uint64_t seed = 1;
-  double compute_scale = 1.0;
-  LiveOptions live;
-};
-
-// Runs tasks live. Implemented on the hardware side (hw/runner) and handed in by the tool, so
-// the simulator does not depend on it.
-class LiveBackend {
- public:
-  virtual ~LiveBackend() = default;
-  virtual train::TrainingResult run_training(const LiveTrainingTask& task) = 0;
 };
 
 // What a workload parser may look at besides its own section.
@@ -95,8 +61,8 @@ struct PointContext {
   std::uint64_t seed;
   Mode mode;
   std::filesystem::path scenario_dir;  // relative paths in the workload resolve against it
-  LiveOptions live;
-  LiveBackend* backend = nullptr;  // set when mode is live
+  runtime::LiveOptions live;
+  runtime::LiveBackend* backend = nullptr;  // set when mode is live
 };
 
 struct WorkloadKind {

@@ -10,6 +10,13 @@
 #include "sim/core/error.h"
 
 namespace adaptsim::train {
+
+GpuArch gpu_arch_of(std::string_view gpu_model) {
+  auto has = [&](std::string_view s) { return gpu_model.find(s) != std::string_view::npos; };
+  if (has("H100") || has("H200") || has("h100")) return GpuArch::kHopper;
+  if (has("A100") || has("a100")) return GpuArch::kAmpere;
+  return GpuArch::kVolta;  // NCCL's oldest constant set (K80, P100, V100, T4)
+}
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -347,20 +354,20 @@ struct ServerChannels {
   double bw_per_channel_Bps = 0;
 };
 
-double both_ways_bw(const net::Topology& t, net::ChannelId c) {
-  const net::Channel& ch = t.channel(c);
+double both_ways_bw(const topo::Topology& t, topo::ChannelId c) {
+  const topo::Channel& ch = t.channel(c);
   return std::min(ch.params.bandwidth_Bps, t.channel(ch.reverse).params.bandwidth_Bps);
 }
 
 class TopologyView {
  public:
-  explicit TopologyView(const net::Topology& t) : t_(t), out_(t.node_count()) {
-    for (net::ChannelId c = 0; c < t.channel_count(); ++c)
+  explicit TopologyView(const topo::Topology& t) : t_(t), out_(t.node_count()) {
+    for (topo::ChannelId c = 0; c < t.channel_count(); ++c)
       out_[t.channel(c).from].push_back(c);
   }
 
   ServerChannels server_channels(int server, const std::vector<int>& ranks) const {
-    std::vector<net::NodeId> gpus;
+    std::vector<topo::NodeId> gpus;
     for (int r : ranks)
       gpus.push_back(t_.rank_gpu(r));
     ServerChannels sc;
@@ -385,7 +392,7 @@ class TopologyView {
     // node holds one GPU of the communicator).
     double bw = std::numeric_limits<double>::infinity();
     for (int r : ranks) {
-      const net::NodeId gpu = t_.rank_gpu(r), host = t_.rank_host(r);
+      const topo::NodeId gpu = t_.rank_gpu(r), host = t_.rank_host(r);
       bw = std::min(
           {bw, t_.path_bandwidth(t_.route(gpu, host)), t_.path_bandwidth(t_.route(host, gpu))});
     }
@@ -396,12 +403,12 @@ class TopologyView {
   // Sum over the server's NICs of their fabric link bandwidth (min of the two directions).
   double nic_bw(int server) const {
     double total = 0;
-    for (net::NodeId v = 0; v < t_.node_count(); ++v) {
-      const net::Node& node = t_.node(v);
-      if (node.kind != net::NodeKind::kNic || node.server != server) continue;
+    for (topo::NodeId v = 0; v < t_.node_count(); ++v) {
+      const topo::Node& node = t_.node(v);
+      if (node.kind != topo::NodeKind::kNic || node.server != server) continue;
       double nic = 0;
-      for (net::ChannelId c : out_[v]) {
-        if (t_.channel(c).kind != net::LinkKind::kPcie) nic = std::max(nic, both_ways_bw(t_, c));
+      for (topo::ChannelId c : out_[v]) {
+        if (t_.channel(c).kind != topo::LinkKind::kPcie) nic = std::max(nic, both_ways_bw(t_, c));
       }
       total += nic;
     }
@@ -409,19 +416,19 @@ class TopologyView {
   }
 
  private:
-  bool is_gpu_of(net::NodeId v, int server) const {
-    const net::Node& n = t_.node(v);
-    return n.kind == net::NodeKind::kGpu && n.server == server;
+  bool is_gpu_of(topo::NodeId v, int server) const {
+    const topo::Node& n = t_.node(v);
+    return n.kind == topo::NodeKind::kGpu && n.server == server;
   }
 
   // The smallest per-GPU NVSwitch port bandwidth over `gpus`; 0 unless every one has a port.
-  double nvswitch_port_bw(const std::vector<net::NodeId>& gpus) const {
+  double nvswitch_port_bw(const std::vector<topo::NodeId>& gpus) const {
     double port = std::numeric_limits<double>::infinity();
-    for (net::NodeId g : gpus) {
+    for (topo::NodeId g : gpus) {
       double mine = 0;
-      for (net::ChannelId c : out_[g]) {
-        const net::Channel& ch = t_.channel(c);
-        if (ch.kind == net::LinkKind::kNvLink && t_.node(ch.to).kind == net::NodeKind::kNvSwitch) {
+      for (topo::ChannelId c : out_[g]) {
+        const topo::Channel& ch = t_.channel(c);
+        if (ch.kind == topo::LinkKind::kNvLink && t_.node(ch.to).kind == topo::NodeKind::kNvSwitch) {
           mine = std::max(mine, both_ways_bw(t_, c));
         }
       }
@@ -435,11 +442,11 @@ class TopologyView {
   // c parallel links as one channel of c times the bandwidth). 0 if the server has none.
   double nvlink_unit_bw(int server) const {
     double unit = 0;
-    for (net::NodeId v = 0; v < t_.node_count(); ++v) {
+    for (topo::NodeId v = 0; v < t_.node_count(); ++v) {
       if (!is_gpu_of(v, server)) continue;
-      for (net::ChannelId c : out_[v]) {
-        const net::Channel& ch = t_.channel(c);
-        if (ch.kind != net::LinkKind::kNvLink || !is_gpu_of(ch.to, server)) continue;
+      for (topo::ChannelId c : out_[v]) {
+        const topo::Channel& ch = t_.channel(c);
+        if (ch.kind != topo::LinkKind::kNvLink || !is_gpu_of(ch.to, server)) continue;
         const double bw = ch.params.bandwidth_Bps;
         if (bw > 0 && (unit == 0 || bw < unit)) unit = bw;
       }
@@ -447,14 +454,14 @@ class TopologyView {
     return unit;
   }
 
-  std::vector<std::vector<int>> nvlink_capacity(const std::vector<net::NodeId>& gpus,
+  std::vector<std::vector<int>> nvlink_capacity(const std::vector<topo::NodeId>& gpus,
                                                 double unit) const {
     const std::size_t k = gpus.size();
     std::vector<std::vector<int>> cap(k, std::vector<int>(k, 0));
     for (std::size_t i = 0; i < k; ++i) {
-      for (net::ChannelId c : out_[gpus[i]]) {
-        const net::Channel& ch = t_.channel(c);
-        if (ch.kind != net::LinkKind::kNvLink) continue;
+      for (topo::ChannelId c : out_[gpus[i]]) {
+        const topo::Channel& ch = t_.channel(c);
+        if (ch.kind != topo::LinkKind::kNvLink) continue;
         const auto j = std::find(gpus.begin(), gpus.end(), ch.to) - gpus.begin();
         if (static_cast<std::size_t>(j) == k) continue;
         cap[i][j] += static_cast<int>(std::lround(ch.params.bandwidth_Bps / unit));
@@ -463,8 +470,8 @@ class TopologyView {
     return cap;
   }
 
-  const net::Topology& t_;
-  std::vector<std::vector<net::ChannelId>> out_;
+  const topo::Topology& t_;
+  std::vector<std::vector<topo::ChannelId>> out_;
 };
 
 }  // namespace
@@ -481,7 +488,7 @@ int pack_directed_rings(const std::vector<std::vector<int>>& capacity) {
   return RingPacker(capacity).run();
 }
 
-NcclCommParams nccl_params_from_topology(const net::Topology& topology,
+NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
                                          const std::vector<int>& ranks, GpuArch arch) {
   if (ranks.empty()) throw InputError("NCCL model: a communicator needs at least one rank");
   std::map<int, std::vector<int>> by_server;

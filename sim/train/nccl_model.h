@@ -10,14 +10,14 @@
 // Left out on purpose: treeCorrectionFactor (size-dependent tree fudge), the x1.9 "plateau" of
 // multi-node Ring/Simple, CollNet/NVLS/PAT, and tuner plugins.
 //
-// nccl_params_from_topology() plays NCCL's topology search on a net::Topology: it finds the
+// nccl_params_from_topology() plays NCCL's topology search on a topo::Topology: it finds the
 // number of channels (rings) and their per-channel bandwidth inside a server and across servers.
 
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "sim/net/topology.h"
+#include "sim/topo/topology.h"
 
 namespace adaptsim::train {
 
@@ -26,6 +26,8 @@ enum class NcclAlgo { kRing, kTree };
 enum class NcclProto { kLL, kLL128, kSimple };
 enum class NcclIntraLink { kNvLink, kPcie };  // what connects GPUs inside a node
 enum class GpuArch { kVolta, kAmpere, kHopper };
+// The GPU generation named by a topology's or profile's GPU model ("V100-SXM2" -> Volta).
+GpuArch gpu_arch_of(std::string_view gpu_model);
 
 std::string_view nccl_coll_name(NcclColl coll);     // "AllReduce", ...
 std::string_view nccl_algo_name(NcclAlgo algo);     // "RING", "TREE"
@@ -79,7 +81,7 @@ double nccl_busbw_factor(NcclColl coll, int n_ranks);
 // directions) summed over its NICs, divided by channels (NCCL spreads channels over NICs); the
 // fabric beyond the NICs is assumed non-blocking. Throws InputError on bad rank ids, or if servers
 // must be joined but have no NIC.
-NcclCommParams nccl_params_from_topology(const net::Topology& topology,
+NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
                                          const std::vector<int>& ranks, GpuArch arch);
 
 // The most edge-disjoint directed Hamiltonian cycles over n nodes, where capacity[i][j] is the

@@ -92,7 +92,7 @@ TEST_CASE("compute_mode gpu without a GPU: every rank fails before any step, nam
     return;
   }
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
   c.compute_device = ComputeDevice::kGpu;
   const ClusterRun run = run_cluster(2, {0, 1}, model, c);
   for (int r = 0; r < 2; ++r) {
@@ -120,7 +120,7 @@ TEST_CASE("compute_mode auto without a GPU: sleeps, says so, and trains as sleep
   CHECK(note.find("emulating compute on the CPU (sleep)") != std::string::npos);
 
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
   c.compute_device = ComputeDevice::kAuto;
   const ClusterRun run = run_cluster(2, {0, 1}, model, c);
   for (const std::string& e : run.errors)
@@ -129,5 +129,5 @@ TEST_CASE("compute_mode auto without a GPU: sleeps, says so, and trains as sleep
   CHECK(r.compute_device == "sleep");
   CHECK(r.verified_steps == c.warmup_steps + c.measured_steps);
   // Sleeps only overshoot: compute is at least the configured 4 + 8 + 1 ms.
-  CHECK(r.training.compute_s >= c.compute.total_s() * (1 - 1e-9));
+  CHECK(r.training.compute_s >= c.compute(c.batch_per_gpu).total_s() * (1 - 1e-9));
 }

@@ -28,9 +28,10 @@ constexpr double kTotalS = kForwardS + kBackwardS + kOptimizerS;
 constexpr double kLow = 0.95, kHigh = 1.20;
 constexpr double kSlackS = 0.001;
 
-LiveConfig gpu_config(train::SystemKind kind) {
+LiveConfig gpu_config(runtime::SystemKind kind) {
   LiveConfig c = small_config(kind);
-  c.compute = split_compute(synthetic_model(), kForwardS, kBackwardS, kOptimizerS);
+  c.compute = fixed_compute(split_compute(synthetic_model(), kForwardS, kBackwardS, kOptimizerS),
+                            c.batch_per_gpu);
   c.compute_device = ComputeDevice::kGpu;
   c.warmup_steps = 1;
   c.measured_steps = 3;
@@ -49,7 +50,7 @@ std::string errors_of(const ClusterRun& run) {
 
 TEST_CASE("compute_mode gpu, ideal system on 2 ranks: every step lasts the configured compute") {
   // Without communication a step is its compute: forward + backward + update = 65 ms.
-  const LiveConfig c = gpu_config(train::SystemKind::kIdeal);
+  const LiveConfig c = gpu_config(runtime::SystemKind::kIdeal);
   const ClusterRun run = run_cluster(2, {0, 1}, synthetic_model(), c);
   INFO(errors_of(run));
   for (const std::string& e : run.errors)
@@ -70,7 +71,7 @@ TEST_CASE("compute_mode gpu, ideal system on 2 ranks: every step lasts the confi
 TEST_CASE("compute_mode gpu, kungfu on 2 ranks: gradients after each layer's kernel, exact") {
   // Gradients go to the system when their layer's kernel has completed; the step's compute
   // (its duration less the exposed communication after backward) is the configured 65 ms.
-  const LiveConfig c = gpu_config(train::SystemKind::kKungFu);
+  const LiveConfig c = gpu_config(runtime::SystemKind::kKungFu);
   const ClusterRun run = run_cluster(2, {0, 0}, synthetic_model(), c);
   INFO(errors_of(run));
   for (const std::string& e : run.errors)

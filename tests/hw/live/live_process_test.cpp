@@ -53,10 +53,12 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(read_text(path));
 }
 
-void check_result(const nlohmann::json& j, int n, int steps) {
-  CHECK(j.at("n_ranks") == n);
+void check_result(const nlohmann::json& file, int n, int steps) {
+  CHECK(file.at("n_ranks") == n);
+  CHECK(file.at("verified_steps") == steps + 1);
+  const nlohmann::json& j = file.at("result");
   CHECK(j.at("step_s").size() == static_cast<std::size_t>(steps));
-  CHECK(j.at("verified_steps") == steps + 1);
+  CHECK(j.at("steps").size() == static_cast<std::size_t>(steps + 1));  // warm-up included
   const double step = j.at("step_mean_s").get<double>();
   CHECK(step >= j.at("compute_s").get<double>() - 1e-12);
   CHECK(j.at("compute_s").get<double>() >= 0.007 * (1 - 1e-9));
@@ -214,7 +216,7 @@ TEST_CASE("bad input: one clear line and exit code 2, before any worker starts")
   };
   const std::vector<Case> cases = {
       {{dir + "/nccl.json", "--procs", "2"}, "needs GPUs and NCCL"},
-      {{dir + "/missing.json", "--procs", "2"}, "cannot read the configuration file"},
+      {{dir + "/missing.json", "--procs", "2"}, "missing.json: cannot read the file"},
       {{dir + "/ok.json"}, "--procs N"},
       {{dir + "/ok.json", "--rank-prefix", "env"}, "need --procs N"},
       {{dir + "/ok.json", "--procs", "2", "--rank-prefix", "no-such-program-xyz"},

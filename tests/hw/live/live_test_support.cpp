@@ -55,14 +55,18 @@ train::ComputeProfile split_compute(const train::Model& model, double forward_s,
   return p;
 }
 
-LiveConfig small_config(train::SystemKind kind) {
+std::function<train::ComputeProfile(int)> fixed_compute(const train::ComputeProfile& p, int batch) {
+  return [p, batch](int b) { return train::scale_compute(p, batch, b); };
+}
+
+LiveConfig small_config(runtime::SystemKind kind) {
   LiveConfig c;
   c.batch_per_gpu = 16;
-  c.compute = split_compute(synthetic_model(), 0.004, 0.008, 0.001);
+  c.compute = fixed_compute(split_compute(synthetic_model(), 0.004, 0.008, 0.001), 16);
   c.warmup_steps = 1;
   c.measured_steps = 4;
   c.system.kind = kind;
-  c.system.label = std::string(train::system_kind_name(kind));
+  c.system.label = std::string(runtime::system_kind_name(kind));
   c.system.cycle_time_ns = 2 * kNsPerMs;
   c.system.fusion_bytes = 1 << 20;  // several fused groups per step
   c.timeout_ns = 10 * kNsPerSecond;

@@ -17,9 +17,12 @@ train::Model synthetic_model();
 // forward_s, backward_s spread over the layers by backward FLOPs, optimizer_s.
 train::ComputeProfile split_compute(const train::Model& model, double forward_s, double backward_s,
                                     double optimizer_s);
+// LiveConfig::compute for a split measured at `batch` (another batch scales it linearly).
+std::function<train::ComputeProfile(int)> fixed_compute(const train::ComputeProfile& p, int batch);
 
-// A short run of the synthetic model: 1 warm-up and 4 measured steps of 4 + 8 + 1 ms compute.
-LiveConfig small_config(train::SystemKind kind);
+// A short run of the synthetic model: 1 warm-up and 4 measured steps of 4 + 8 + 1 ms compute at
+// batch 16.
+LiveConfig small_config(runtime::SystemKind kind);
 
 struct ClusterRun {
   std::vector<LiveResult> results;  // by rank (default-constructed where it failed)

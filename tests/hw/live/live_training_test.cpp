@@ -8,8 +8,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "hw/live/live_system.h"
 #include "hw/live/live_training.h"
+#include "sim/runtime/trainer.h"
 #include "sim/core/error.h"
 #include "tests/hw/live/live_test_support.h"
 #include "tests/hw/tcp/tcp_test_support.h"
@@ -34,23 +34,25 @@ void check_run(const ClusterRun& run, const LiveConfig& c, int n) {
   for (const std::string& e : run.errors)
     REQUIRE(e.empty());
   const LiveResult& r = run.results[0];
-  const train::TrainingResult& t = r.training;
+  const runtime::TrainingResult& t = r.training;
   CHECK(r.n_ranks == n);
   CHECK(static_cast<int>(t.step_s.size()) == c.measured_steps);
-  CHECK(r.rank_step_mean_s.size() == static_cast<std::size_t>(n));
-  const bool verifies = c.verify && c.system.kind != train::SystemKind::kIdeal;
+  CHECK(r.training.worker_step_mean_s.size() == static_cast<std::size_t>(n));
+  const bool verifies = c.verify && c.system.kind != runtime::SystemKind::kIdeal;
   CHECK(r.verified_steps == (verifies ? c.warmup_steps + c.measured_steps : 0));
   // A step is compute plus exposed communication, and without jitter the compute can only take
   // longer than its emulated duration (sleeps overshoot).
   CHECK(t.step_mean_s >= t.compute_s - 1e-12);
-  if (c.step_time_cv == 0) CHECK(t.compute_s >= c.compute.total_s() * (1 - 1e-9));
+  if (c.step_time_cv == 0) CHECK(t.compute_s >= c.compute(c.batch_per_gpu).total_s() * (1 - 1e-9));
   CHECK(t.exposed_link_s >= 0);
   CHECK(t.exposed_wait_s >= 0);
   // compute + link + wait = mean step (both are means over the same worker-steps).
   CHECK(t.compute_s + t.exposed_link_s + t.exposed_wait_s == doctest::Approx(t.step_mean_s));
   // Throughput as the simulator defines it.
   CHECK(t.samples_per_s_per_gpu > 0);
-  CHECK(t.samples_per_s_per_gpu == doctest::Approx(c.batch_per_gpu / t.step_mean_s));
+  if (c.seam.empty()) {
+    CHECK(t.samples_per_s_per_gpu == doctest::Approx(c.batch_per_gpu / t.step_mean_s));
+  }
   CHECK(t.samples_per_s_total == doctest::Approx(n * t.samples_per_s_per_gpu));
   // Every rank returns the same aggregate.
   for (int k = 1; k < n; ++k) {
@@ -62,7 +64,7 @@ void check_run(const ClusterRun& run, const LiveConfig& c, int n) {
 
 TEST_CASE("kungfu MULTI_BINARY_TREE_STAR on 4 one-rank hosts: completes with exact gradients") {
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
   c.system.strategy = coll::StrategyKind::kMultiBinaryTreeStar;
   const ClusterRun run = run_cluster(4, {0, 1, 2, 3}, model, c);
   check_run(run, c, 4);
@@ -73,7 +75,7 @@ TEST_CASE("kungfu MULTI_BINARY_TREE_STAR on 4 one-rank hosts: completes with exa
 
 TEST_CASE("kungfu BINARY_TREE_STAR on 2 hosts of 2 ranks (host masters): exact gradients") {
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
   c.system.strategy = coll::StrategyKind::kBinaryTreeStar;
   c.system.chunk_bytes = 256 << 10;  // many chunks per tensor, spread over the graphs
   check_run(run_cluster(4, {0, 0, 1, 1}, model, c), c, 4);
@@ -81,11 +83,11 @@ TEST_CASE("kungfu BINARY_TREE_STAR on 2 hosts of 2 ranks (host masters): exact g
 
 TEST_CASE("horovod on 4 ranks: cycles, fusion and ring all-reduce give exact gradients") {
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kHorovod);
+  LiveConfig c = small_config(runtime::SystemKind::kHorovod);
   const ClusterRun run = run_cluster(4, {0, 1, 2, 3}, model, c);
   check_run(run, c, 4);
   // After backward the worker waits at least for the next cycle's negotiation.
-  const train::TrainingResult& t = run.results[0].training;
+  const runtime::TrainingResult& t = run.results[0].training;
   CHECK(t.exposed_link_s + t.exposed_wait_s > 0);
 }
 
@@ -93,15 +95,17 @@ TEST_CASE(
     "ideal: no communication, the step is the emulated compute with the simulator's "
     "jitter") {
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kIdeal);
+  LiveConfig c = small_config(runtime::SystemKind::kIdeal);
   c.step_time_cv = 0.2;
   c.seed = 9;
   const int n = 3;
   const ClusterRun run = run_cluster(n, {}, model, c);
   check_run(run, c, n);
-  const train::TrainingResult& t = run.results[0].training;
+  const runtime::TrainingResult& t = run.results[0].training;
   CHECK(t.exposed_link_s == 0);
-  CHECK(t.exposed_wait_s == 0);
+  // The ideal system reports a gradient reduced on the loop's next turn (as the simulator's
+  // does at the same instant): live, that turn takes microseconds.
+  CHECK(t.exposed_wait_s < 1e-3);
   // Step k = mean over workers of total compute x jitter(worker, k), as the simulator computes;
   // live sleeps only overshoot, by wake-up latencies (a few per step; more on a loaded machine).
   double expected_sum = 0;
@@ -109,7 +113,7 @@ TEST_CASE(
     const int step = c.warmup_steps + k;
     double expected = 0;
     for (int w = 0; w < n; ++w)
-      expected += c.compute.total_s() * step_jitter(c.seed, 0.2, w, step);
+      expected += c.compute(c.batch_per_gpu).total_s() * runtime::step_jitter(c.seed, 0.2, w, step);
     expected /= n;
     expected_sum += expected;
     INFO("step " << step);
@@ -121,11 +125,11 @@ TEST_CASE(
 
 TEST_CASE("the same configuration twice gives step times within a loose tolerance") {
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kKungFu);
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
   c.system.strategy = coll::StrategyKind::kMultiBinaryTreeStar;
   // 52 ms of compute per step, so that the step is mostly emulated compute and the noise of a
   // shared 2-core machine (which falls on the communication) stays a fraction of it.
-  c.compute = split_compute(model, 0.016, 0.032, 0.004);
+  c.compute = fixed_compute(split_compute(model, 0.016, 0.032, 0.004), c.batch_per_gpu);
   const ClusterRun a = run_cluster(4, {0, 1, 2, 3}, model, c);
   const ClusterRun b = run_cluster(4, {0, 1, 2, 3}, model, c);
   INFO(all_errors(a) << all_errors(b));
@@ -142,10 +146,10 @@ TEST_CASE("the same configuration twice gives step times within a loose toleranc
 
 TEST_CASE("a rank that drops its connections mid-run fails the others, naming it") {
   const train::Model model = synthetic_model();
-  for (auto kind : {train::SystemKind::kKungFu, train::SystemKind::kHorovod}) {
+  for (auto kind : {runtime::SystemKind::kKungFu, runtime::SystemKind::kHorovod}) {
     LiveConfig c = small_config(kind);
     c.measured_steps = 50;
-    INFO(train::system_kind_name(kind));
+    INFO(runtime::system_kind_name(kind));
     const ClusterRun run = run_cluster(4, {0, 1, 2, 3}, model, c, 2, 30);
     CHECK(run.errors[2].find("fault injection") != std::string::npos);
     for (int r : {0, 1, 3}) {
@@ -159,18 +163,20 @@ TEST_CASE("a rank that drops its connections mid-run fails the others, naming it
 
 TEST_CASE("GPU-only systems and inconsistent configurations are refused before any step") {
   const train::Model model = synthetic_model();
-  LiveConfig c = small_config(train::SystemKind::kNcclScheduled);
+  LiveConfig c = small_config(runtime::SystemKind::kNcclScheduled);
   CHECK_THROWS_WITH_AS(validate_live_config(model, c), doctest::Contains("needs GPUs and NCCL"),
                        InputError);
-  c = small_config(train::SystemKind::kKungFu);
-  c.compute.backward_layer_s.pop_back();
+  c = small_config(runtime::SystemKind::kKungFu);
+  train::ComputeProfile short_profile = c.compute(c.batch_per_gpu);
+  short_profile.backward_layer_s.pop_back();
+  c.compute = fixed_compute(short_profile, c.batch_per_gpu);
   CHECK_THROWS_WITH_AS(validate_live_config(model, c),
                        doctest::Contains("4 backward layers for model 'synthetic' of 5"),
                        InputError);
-  c = small_config(train::SystemKind::kKungFu);
+  c = small_config(runtime::SystemKind::kKungFu);
   c.gradient_element_bytes = 2;
   CHECK_THROWS_AS(validate_live_config(model, c), InputError);
-  c = small_config(train::SystemKind::kKungFu);
+  c = small_config(runtime::SystemKind::kKungFu);
   c.measured_steps = 0;
   CHECK_THROWS_AS(validate_live_config(model, c), InputError);
 }
@@ -193,4 +199,54 @@ TEST_CASE("abort_cluster: a rank's own failure reaches every peer at once with i
     CHECK(e.find("rank 1 (127.0.0.1:") != std::string::npos);
     CHECK(e.find("gradient 'fc.weight' is wrong") != std::string::npos);
   }
+}
+
+TEST_CASE("live policy: switch-strategy after step 5 runs MULTI_BINARY_TREE_STAR from step 6") {
+  // The same policy object as the simulation's (runtime::make_seam of the same spec): every rank
+  // agrees on each step, decides alone, and switches at its own step boundary; the gradients of
+  // every step, before and after, are checked exact.
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
+  c.system.strategy = coll::StrategyKind::kStar;
+  c.warmup_steps = 1;
+  c.measured_steps = 7;
+  c.seam.policy_yaml = "{name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}";
+  c.seam.changes.strategy = true;
+  const ClusterRun run = run_cluster(4, {0, 1, 2, 3}, model, c);
+  check_run(run, c, 4);
+  const std::vector<runtime::StepRow>& rows = run.results[0].training.steps;
+  REQUIRE(rows.size() == 8);
+  for (const runtime::StepRow& row : rows) {
+    CAPTURE(row.step);
+    CHECK(row.strategy == (row.step <= 5 ? "STAR" : "MULTI_BINARY_TREE_STAR"));
+    CHECK(row.decision == (row.step == 5 ? "strategy MULTI_BINARY_TREE_STAR" : ""));
+    CHECK(row.workers == 4);
+  }
+  for (int k = 1; k < 4; ++k) CHECK(run.results[static_cast<std::size_t>(k)].training.steps == rows);
+}
+
+TEST_CASE("live policy: scale-batch doubles the batch after step 5, the compute follows") {
+  const train::Model model = synthetic_model();
+  LiveConfig c = small_config(runtime::SystemKind::kHorovod);
+  c.warmup_steps = 1;
+  c.measured_steps = 7;
+  c.seam.policy_yaml = "{name: scale-batch, step: 5, factor: 2}";
+  c.seam.changes.batch = true;
+  const ClusterRun run = run_cluster(3, {0, 1, 2}, model, c);
+  INFO(all_errors(run));
+  for (const std::string& e : run.errors)
+    REQUIRE(e.empty());
+  const runtime::TrainingResult& t = run.results[0].training;
+  REQUIRE(t.steps.size() == 8);
+  for (const runtime::StepRow& row : t.steps) {
+    CAPTURE(row.step);
+    CHECK(row.batch_per_gpu == (row.step <= 5 ? 16 : 32));
+    CHECK(row.decision == (row.step == 5 ? "batch 32" : ""));
+  }
+  CHECK(run.results[0].verified_steps == 8);
+  // Forward and backward double (12 -> 24 ms); a step can only take longer than its compute.
+  CHECK(t.steps[7].time_s >= 0.025 * (1 - 1e-9));
+  // Throughput: the mean batch over the measured steps (steps 1-7: 5 x 16 + 2 x 32) over the
+  // mean step time.
+  CHECK(t.samples_per_s_per_gpu == doctest::Approx((5 * 16 + 2 * 32) / 7.0 / t.step_mean_s));
 }

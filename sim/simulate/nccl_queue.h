@@ -12,23 +12,23 @@
 #include "sim/core/event_engine.h"
 #include "sim/train/nccl_model.h"
 
-namespace adaptsim::train {
+namespace adaptsim::simulate {
 
 class NcclQueue {
  public:
   using Callback = std::function<void()>;
-  NcclQueue(EventEngine& engine, NcclCommParams params);
+  NcclQueue(EventEngine& engine, train::NcclCommParams params);
 
   // Member `member` launches its next collective. Every member must launch the same sequence.
   // `done` runs (for that member) when the collective completes on the communicator.
-  void launch(int member, NcclColl coll, std::uint64_t bytes, Callback done);
-  const NcclCommParams& params() const { return params_; }
+  void launch(int member, train::NcclColl coll, std::uint64_t bytes, Callback done);
+  const train::NcclCommParams& params() const { return params_; }
   // Total time collectives of this communicator spent running (for reports).
   TimeNs busy_ns() const { return busy_ns_; }
 
  private:
   struct Op {
-    NcclColl coll = NcclColl::kAllReduce;
+    train::NcclColl coll = train::NcclColl::kAllReduce;
     std::uint64_t bytes = 0;
     int launched = 0;
     std::vector<Callback> done;
@@ -36,7 +36,7 @@ class NcclQueue {
   void try_start();
 
   EventEngine& engine_;
-  NcclCommParams params_;
+  train::NcclCommParams params_;
   std::vector<std::uint64_t> launched_by_;  // per member: its launch count
   std::deque<Op> ops_;                      // ops_[0] is op number `base_`
   std::uint64_t base_ = 0;
@@ -44,4 +44,4 @@ class NcclQueue {
   TimeNs busy_ns_ = 0;
 };
 
-}  // namespace adaptsim::train
+}  // namespace adaptsim::simulate

@@ -1,6 +1,6 @@
-#include "sim/train/horovod_coordinator.h"
+#include "sim/runtime/horovod_coordinator.h"
 
-namespace adaptsim::train {
+namespace adaptsim::runtime {
 
 std::vector<std::size_t> HorovodMessageTable::add_cycle(
     const std::vector<std::vector<std::size_t>>& reports) {
@@ -33,4 +33,4 @@ std::vector<std::vector<std::size_t>> fuse_tensors(
   return groups;
 }
 
-}  // namespace adaptsim::train
+}  // namespace adaptsim::runtime

@@ -2,28 +2,31 @@
 // mechanism (background cycle, rank 0's table, fusion, in-order execution) driven through the
 // System interface on a toy with known ready times.
 
-#include "sim/train/horovod_coordinator.h"
+#include "sim/runtime/horovod_coordinator.h"
 
 #include <doctest/doctest.h>
 
 #include <map>
 #include <vector>
 
-#include "sim/net/cluster_spec.h"
-#include "sim/train/system.h"
-#include "tests/train/toy_model.h"
+#include "sim/runtime/system.h"
+#include "sim/simulate/sim_env.h"
+#include "sim/topo/cluster_spec.h"
+#include "tests/support/toy_model.h"
 
 using namespace adaptsim;
-using namespace adaptsim::train;
+using namespace adaptsim::runtime;
+using adaptsim::train::GpuArch;
+using adaptsim::train::Model;
 
 namespace {
 
-using testing::toy_model;
+using train::testing::toy_model;
 
-// A SystemEnv without the step simulator: the test hands gradients to the system at chosen times
-// and records, per worker, when each collective was launched and finished (activity +1/-1) and
-// when each tensor came back reduced.
-class ProbeEnv final : public SystemEnv {
+// The step loop's side of a system, without the step loop: the test hands gradients to the
+// system at chosen times and records, per worker, when each collective was launched and
+// finished (activity +1/-1) and when each tensor came back reduced.
+class ProbeSink final : public StepSink {
  public:
   struct Group {
     TimeNs launch_ns = -1;
@@ -31,32 +34,14 @@ class ProbeEnv final : public SystemEnv {
     std::vector<std::size_t> tensors;
   };
 
-  ProbeEnv(const net::Topology& topology, const Model& model, TimeNs stop_ns)
-      : topology_(topology),
-        model_(model),
-        network_(engine_, topology),
-        fabric_(network_, {.endpoint = coll::Endpoint::kHost}),
-        stop_ns_(stop_ns),
-        groups_(topology.rank_count()) {}
-
-  EventEngine& engine() override { return engine_; }
-  net::Network& network() override { return network_; }
-  coll::SimFabric& host_fabric() override { return fabric_; }
-  const net::Topology& topology() const override { return topology_; }
-  const Model& model() const override { return model_; }
-  std::uint64_t tensor_bytes(std::size_t t) const override {
-    return model_.backward_order[t].elements * 4;
-  }
-  int workers() const override { return topology_.rank_count(); }
-  GpuArch gpu_arch() const override { return GpuArch::kVolta; }
-  bool running() const override { return engine_.now() < stop_ns_; }
+  ProbeSink(const TrainingEnv& env, int workers) : env_(env), groups_(workers) {}
   // With horovod-nccl a fused group is one activity interval (the NCCL all-reduce) followed by
   // gradient_reduced for each of its tensors.
   void activity(int w, int delta) override {
     if (delta > 0) {
-      groups_[w].push_back({engine_.now(), -1, {}});
+      groups_[w].push_back({env_.now(), -1, {}});
     } else {
-      groups_[w].back().done_ns = engine_.now();
+      groups_[w].back().done_ns = env_.now();
     }
   }
   void gradient_reduced(int w, std::size_t t) override { groups_[w].back().tensors.push_back(t); }
@@ -64,12 +49,7 @@ class ProbeEnv final : public SystemEnv {
   const std::vector<Group>& groups(int w) const { return groups_[w]; }
 
  private:
-  const net::Topology& topology_;
-  const Model& model_;
-  EventEngine engine_;
-  net::Network network_;
-  coll::SimFabric fabric_;
-  TimeNs stop_ns_;
+  const TrainingEnv& env_;
   std::vector<std::vector<Group>> groups_;
 };
 
@@ -99,13 +79,13 @@ TEST_CASE("Horovod coordinator toy: fused groups per cycle and each tensor's cyc
   // Two 1-GPU servers on a free network (1e15 B/s, no latency): negotiation messages take ~1 ns,
   // so every delay below is the coordinator's. horovod-nccl, so each fused group is one NCCL
   // all-reduce; the coordinator (cycle, table, fusion) is the same code as Horovod over MPI.
-  net::ClusterSpec c;
+  topo::ClusterSpec c;
   c.name = "toy";
   c.servers = 2;
   c.server.pcie = {1e15, 0};
   c.server.cpu_loopback_bandwidth_Bps = 1e15;
   c.server.nic = {1e15, 0};
-  const net::Topology topo = net::build_cluster(c);
+  const topo::Topology topo = topo::build_cluster(c);
   // float32 tensors: t0 2 MB, t1 2 MB, t2 3 MB, t3 1 MB.
   const Model m = toy_model({500'000, 500'000, 750'000, 250'000});
   constexpr TimeNs ms = kNsPerMs;
@@ -114,9 +94,14 @@ TEST_CASE("Horovod coordinator toy: fused groups per cycle and each tensor's cyc
   hvd.kind = SystemKind::kHorovodNccl;
   hvd.cycle_time_ns = 5 * ms;    // Horovod 0.16's default
   hvd.fusion_bytes = 5'000'000;  // small: at most 5 MB per fused buffer
-  ProbeEnv env(topo, m, 40 * ms);
+  simulate::SimEnv env(topo, m, {.host_transport = {.endpoint = fabric::Endpoint::kHost}});
+  ProbeSink sink(env, 2);
   std::unique_ptr<System> sys = make_system(hvd);
-  sys->attach(env);
+  std::vector<std::uint64_t> bytes;
+  for (const train::Tensor& t : m.backward_order)
+    bytes.push_back(t.elements * 4);
+  // One step: every worker's loop stops after the cycle that reduced its last gradient.
+  sys->attach({.env = &env, .sink = &sink, .model = &m, .tensor_bytes = bytes, .total_steps = 1});
   // Ready times: t0, t1, t2 at 1, 2, 3 ms on both workers; t3 at 6 ms on worker 0 but 11 ms on
   // worker 1.
   const std::map<std::size_t, std::vector<TimeNs>> ready = {
@@ -137,10 +122,11 @@ TEST_CASE("Horovod coordinator toy: fused groups per cycle and each tensor's cyc
   // after another. Cycle delay = the cycle that released the tensor - its ready time:
   //   t0: 5 - 1 = 4 ms, t1: 5 - 2 = 3 ms, t2: 5 - 3 = 2 ms (+ d(4 MB) queued behind {t0, t1}),
   //   t3: 15 - 6 = 9 ms on worker 0, 15 - 11 = 4 ms on worker 1.
-  const NcclCommParams params = nccl_params_from_topology(topo, {0, 1}, GpuArch::kVolta);
-  auto d = [&](std::uint64_t bytes) {
-    return to_seconds(
-        seconds_to_ns_ceil(nccl_predict(NcclColl::kAllReduce, bytes, params).time_us * 1e-6));
+  const train::NcclCommParams params =
+      train::nccl_params_from_topology(topo, {0, 1}, GpuArch::kVolta);
+  auto d = [&](std::uint64_t b) {
+    return to_seconds(seconds_to_ns_ceil(
+        train::nccl_predict(train::NcclColl::kAllReduce, b, params).time_us * 1e-6));
   };
   const double d01 = d(4'000'000), d2 = d(3'000'000), d3 = d(1'000'000);
   // 2 nodes x 1 GPU, 1 channel of 1e6 GB/s: Ring/Simple wins at these sizes with
@@ -150,7 +136,7 @@ TEST_CASE("Horovod coordinator toy: fused groups per cycle and each tensor's cyc
   const double tol = 1e-7;  // 100 ns: negotiation messages take a few ns on this network
   for (int w = 0; w < 2; ++w) {
     CAPTURE(w);
-    const std::vector<ProbeEnv::Group>& g = env.groups(w);
+    const std::vector<ProbeSink::Group>& g = sink.groups(w);
     REQUIRE(g.size() == 3);
     CHECK(g[0].tensors == std::vector<std::size_t>{0, 1});
     CHECK(g[1].tensors == std::vector<std::size_t>{2});
@@ -169,6 +155,6 @@ TEST_CASE("Horovod coordinator toy: fused groups per cycle and each tensor's cyc
     CHECK(to_seconds(g[2].done_ns) == doctest::Approx(0.015 + d3).epsilon(tol));
   }
   // t3's cycle delay differs by worker: 9 ms on worker 0, 4 ms on worker 1.
-  CHECK(to_seconds(env.groups(0)[2].launch_ns) - 0.006 == doctest::Approx(0.009).epsilon(tol));
-  CHECK(to_seconds(env.groups(1)[2].launch_ns) - 0.011 == doctest::Approx(0.004).epsilon(tol));
+  CHECK(to_seconds(sink.groups(0)[2].launch_ns) - 0.006 == doctest::Approx(0.009).epsilon(tol));
+  CHECK(to_seconds(sink.groups(1)[2].launch_ns) - 0.011 == doctest::Approx(0.004).epsilon(tol));
 }

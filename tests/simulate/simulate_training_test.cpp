@@ -1,18 +1,26 @@
-// The step model against hand calculations on toy models and clusters.
+// The training runtime in the simulated environment against hand calculations on toy models and
+// clusters.
 
-#include "sim/train/step_simulator.h"
+#include "sim/simulate/simulate_training.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "sim/topo/cluster_spec.h"
-#include "tests/train/toy_model.h"
+#include "tests/support/toy_model.h"
 
 using namespace adaptsim;
 using namespace adaptsim::train;
+using namespace adaptsim::runtime;
+using adaptsim::simulate::TrainingOptions;
 
 namespace {
+
+template <typename... Args>
+TrainingResult run_training(Args&&... args) {
+  return simulate::simulate_training(std::forward<Args>(args)...).result;
+}
 
 using testing::toy_model;
 
@@ -40,7 +48,7 @@ topo::Topology cluster(int servers, int gpus, double nic_Bps, TimeNs hop_ns) {
 
 TrainingOptions options(int warmup = 1, int steps = 3) {
   TrainingOptions o;
-  o.batch_per_gpu = 32;
+  o.compute.batch_per_gpu = 32;
   o.warmup_steps = warmup;
   o.measured_steps = steps;
   return o;
@@ -57,7 +65,7 @@ SystemConfig system(SystemKind kind,
 
 double step_of(const topo::Topology& t, const Model& m, const ComputeProfile& p,
                const SystemConfig& s, const TrainingOptions& o = options()) {
-  return simulate_training(t, m, p, 0.0, GpuArch::kVolta, s, o).step_mean_s;
+  return run_training(t, m, p, 0.0, GpuArch::kVolta, s, o).step_mean_s;
 }
 
 }  // namespace
@@ -94,7 +102,7 @@ TEST_CASE("a single GPU: Horovod's default 5 ms cycle delays the last gradient")
   CHECK(step_of(t, m, p, system(SystemKind::kIdeal)) == doctest::Approx(0.067).epsilon(1e-6));
   for (SystemKind k : {SystemKind::kHorovod, SystemKind::kHorovodNccl}) {
     CAPTURE(system_kind_name(k));
-    const TrainingResult r = simulate_training(t, m, p, 0.0, GpuArch::kVolta, system(k), options());
+    const TrainingResult r = run_training(t, m, p, 0.0, GpuArch::kVolta, system(k), options());
     CHECK(r.step_mean_s == doctest::Approx(0.070).epsilon(1e-6));
     CHECK(r.exposed_wait_s == doctest::Approx(0.003).epsilon(1e-5));
   }
@@ -144,53 +152,58 @@ TEST_CASE("two workers: communication-bound and compute-bound limits match the h
 TEST_CASE("two workers, Horovod over MPI: cycle, negotiation, fusion and ring by hand") {
   // The cluster of the previous case (B = 1e9 B/s, alpha = 20 us; PCIe and CPU free), Horovod's
   // 5 ms cycle and 64 B per tensor in requests and responses (8 B header): q(k) = (8 + 64 k) / B.
+  // Each list is preceded by its 4-byte length (MPI_Gather / MPI_Bcast of the length, then the
+  // list), on the same connection: a list arrives alpha + (4 + bytes) / B after it is sent.
   // Rank 1 is the later worker and sets the pace. Per step, from rank 1's start:
   //   - its gradients wait for its background loop's next wake-up at 35 ms (when a ring lasts
   //     more than a cycle the loop wakes right after it, i.e. when the step starts);
-  //   - request to rank 0: alpha + q; rank 0 answers at once (MPI_Bcast before executing):
-  //     alpha + q, so rank 1 starts its ring 2 alpha + 2q after the wake-up, 20 us after rank 0;
+  //   - request to rank 0: alpha + l + q (l = 4 / B); rank 0 answers at once (MPI_Bcast before
+  //     executing): alpha + l + q, so rank 1 starts its ring 2 alpha + 2 (l + q) after the
+  //     wake-up, 20 us after rank 0;
   //   - ring of S bytes on 2 ranks, rank 1 finishing 2 alpha + S / B after its own start (rank 0
   //     1 alpha earlier), so the step repeats from there.
-  // step = 35 ms + 2 alpha + 2 q + (2 alpha + S / B) per fused buffer (see the ring trace below).
-  // (doctest's Approx scales epsilon by 1 + |value|, so for seconds it is an absolute tolerance:
-  // 1e-8 = 10 ns, below the 272 ns of the negotiation bytes.)
+  // step = 35 ms + 2 alpha + 2 (l + q) + (2 alpha + S / B) per fused buffer (see the ring trace
+  // below). (doctest's Approx scales epsilon by 1 + |value|, so for seconds it is an absolute
+  // tolerance: 1e-9 = 1 ns, below the 8 ns of the two lengths and the 272 ns of the lists.)
   const double B = 1e9, alpha = 20e-6, S = 8e6;
   const topo::Topology t = cluster(2, 1, B, 10'000);
   SystemConfig hvd = system(SystemKind::kHorovod);
   const double q2 = (8 + 64 * 2) / B;  // two tensors reported in one cycle: 136 B
+  const double l = 4 / B;              // a list's length
 
   // Communication-bound: two 4 MB gradients ready at 31 and 32 ms (F = 10, B0 = 21, B1 = 1 ms),
   // both reported at the 35 ms wake-up and fused (8 MB <= 64 MiB) into one 8 MB ring:
-  // step = 35 ms + 2 alpha + 2 q + 2 alpha + S / B = 35 + 0.04 + 0.000272 + 0.04 + 8 ms
-  //      = 43.080272 ms.
+  // step = 35 ms + 2 alpha + 2 (l + q) + 2 alpha + S / B = 35 + 0.04 + 0.00028 + 0.04 + 8 ms
+  //      = 43.08028 ms.
   const Model two = toy_model({1'000'000, 1'000'000});
   const ComputeProfile late = profile(0.010, {0.021, 0.001});
   const double fused = step_of(t, two, late, hvd);
-  CHECK(fused == doctest::Approx(0.035 + 4 * alpha + 2 * q2 + S / B).epsilon(1e-8));
+  CHECK(fused == doctest::Approx(0.035 + 4 * alpha + 2 * (l + q2) + S / B).epsilon(1e-9));
 
   // Without fusion (threshold 4 MB: 4 + 4 MB > 4 MB) the two 4 MB rings run one after the other.
   // Ring 1: rank 0 starts at a0, rank 1 at a1 = a0 + alpha; with m = S / (4 B) = 2 ms per half
   // tensor, rank 0 ends at a1 + 2m + alpha and rank 1 at a1 + 2m + 2 alpha. Ring 2 starts with
   // the same 1-alpha offset and again takes rank 1 2m + 2 alpha. So rank 1 spends
   // 2 (2m + 2 alpha) = S / B + 4 alpha in rings: fusion saves one ring's 2 alpha = 40 us.
-  // step = 35 ms + 2 alpha + 2 q + 4 alpha + S / B = 43.120272 ms.
+  // step = 35 ms + 2 alpha + 2 (l + q) + 4 alpha + S / B = 43.12028 ms.
   hvd.fusion_bytes = 4'000'000;
   const double unfused = step_of(t, two, late, hvd);
-  CHECK(unfused == doctest::Approx(0.035 + 6 * alpha + 2 * q2 + S / B).epsilon(1e-8));
+  CHECK(unfused == doctest::Approx(0.035 + 6 * alpha + 2 * (l + q2) + S / B).epsilon(1e-9));
   CHECK(unfused - fused == doctest::Approx(2 * alpha).epsilon(1e-3));
 
   // Compute-bound: a 2 MB gradient at 32 ms and a 4 B one at 82 ms (B1 = 50 ms). Every ring now
   // lasts < 5 ms (2 MB: 2 ms + 80 us), so both loops keep waking at multiples of 5 ms from t = 0:
   //   2 MB: wake-up 35 ms, done by 37.08 ms, hidden under the last layer;
   //   4 B: ready at 82 ms (+ the ~80 us by which rank 1 lags the grid) -> wake-up at 85 ms,
-  //        then delta = 2 alpha + 2 q(1) + 2 alpha + 4 / B = 80.148 us of negotiation and ring.
+  //        then delta = 2 alpha + 2 (l + q(1)) + 2 alpha + 4 / B = 80.156 us of negotiation
+  //        and ring.
   // Rank 1's step ends delta after a wake-up, the next wake-up comes 5 ms - delta into the next
   // step, so every step lasts 5 ms x ceil((82 ms + delta) / 5 ms) = 85 ms exactly. Exposed:
   // 2 alpha + 4 / B = 40 us of ring (link) and 3 ms - 40 us of waiting for the cycle and for
   // the negotiation messages (nothing of this worker's own in flight).
   hvd.fusion_bytes = 64ull << 20;
   const TrainingResult cb =
-      simulate_training(t, toy_model({500'000, 1}), profile(0.010, {0.022, 0.050}), 0.0,
+      run_training(t, toy_model({500'000, 1}), profile(0.010, {0.022, 0.050}), 0.0,
                         GpuArch::kVolta, hvd, options());
   CHECK(cb.step_mean_s == doctest::Approx(0.085).epsilon(1e-6));
   CHECK(cb.exposed_link_s == doctest::Approx(2 * alpha).epsilon(1e-3));
@@ -245,11 +258,11 @@ TEST_CASE("Horovod's cycle quantizes the step: ready tensors wait for the next c
   SystemConfig hvd = system(SystemKind::kHorovod);
   hvd.cycle_time_ns = 5'000'000;
   const TrainingResult fast =
-      simulate_training(t, m, profile(0.001, {0.001}), 0.0, GpuArch::kVolta, hvd, options());
+      run_training(t, m, profile(0.001, {0.001}), 0.0, GpuArch::kVolta, hvd, options());
   CHECK(fast.step_mean_s == doctest::Approx(0.005).epsilon(1e-5));
   CHECK(fast.exposed_wait_s == doctest::Approx(0.003).epsilon(1e-3));
   const TrainingResult slow =
-      simulate_training(t, m, profile(0.001, {0.005}), 0.0, GpuArch::kVolta, hvd, options());
+      run_training(t, m, profile(0.001, {0.005}), 0.0, GpuArch::kVolta, hvd, options());
   CHECK(slow.step_mean_s == doctest::Approx(0.010).epsilon(1e-5));
 }
 
@@ -259,9 +272,9 @@ TEST_CASE("jitter: the same seed gives the same steps, another seed others") {
   const ComputeProfile p = profile(0.01, {0.02});
   TrainingOptions a = options(1, 5), b = a;
   b.seed = 2;
-  const auto r1 = simulate_training(t, m, p, 0.05, GpuArch::kVolta, system(SystemKind::kKungFu), a);
-  const auto r2 = simulate_training(t, m, p, 0.05, GpuArch::kVolta, system(SystemKind::kKungFu), a);
-  const auto r3 = simulate_training(t, m, p, 0.05, GpuArch::kVolta, system(SystemKind::kKungFu), b);
+  const auto r1 = run_training(t, m, p, 0.05, GpuArch::kVolta, system(SystemKind::kKungFu), a);
+  const auto r2 = run_training(t, m, p, 0.05, GpuArch::kVolta, system(SystemKind::kKungFu), a);
+  const auto r3 = run_training(t, m, p, 0.05, GpuArch::kVolta, system(SystemKind::kKungFu), b);
   CHECK(r1.step_s == r2.step_s);
   CHECK(r1.step_s != r3.step_s);
   CHECK(r1.step_std_s > 0);

@@ -9,7 +9,7 @@
 #include <map>
 #include <vector>
 
-namespace adaptsim::train {
+namespace adaptsim::runtime {
 
 class HorovodMessageTable {
  public:
@@ -31,4 +31,4 @@ std::vector<std::vector<std::size_t>> fuse_tensors(
     const std::vector<std::size_t>& ready, const std::function<std::uint64_t(std::size_t)>& bytes,
     std::uint64_t threshold);
 
-}  // namespace adaptsim::train
+}  // namespace adaptsim::runtime

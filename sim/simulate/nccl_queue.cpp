@@ -1,13 +1,13 @@
-#include "sim/train/nccl_queue.h"
+#include "sim/simulate/nccl_queue.h"
 
 #include <stdexcept>
 
-namespace adaptsim::train {
+namespace adaptsim::simulate {
 
-NcclQueue::NcclQueue(EventEngine& engine, NcclCommParams params)
+NcclQueue::NcclQueue(EventEngine& engine, train::NcclCommParams params)
     : engine_(engine), params_(params), launched_by_(params.n_ranks, 0) {}
 
-void NcclQueue::launch(int member, NcclColl coll, std::uint64_t bytes, Callback done) {
+void NcclQueue::launch(int member, train::NcclColl coll, std::uint64_t bytes, Callback done) {
   const std::uint64_t k = launched_by_.at(member)++;
   if (k < base_) throw std::logic_error("NCCL launch for a finished collective");
   while (ops_.size() <= k - base_)
@@ -30,7 +30,7 @@ void NcclQueue::try_start() {
   running_ = true;
   const Op& op = ops_.front();
   const TimeNs duration =
-      seconds_to_ns_ceil(nccl_predict(op.coll, op.bytes, params_).time_us * 1e-6);
+      seconds_to_ns_ceil(train::nccl_predict(op.coll, op.bytes, params_).time_us * 1e-6);
   busy_ns_ += duration;
   engine_.schedule_after(duration, [this] {
     Op finished = std::move(ops_.front());
@@ -43,4 +43,4 @@ void NcclQueue::try_start() {
   });
 }
 
-}  // namespace adaptsim::train
+}  // namespace adaptsim::simulate

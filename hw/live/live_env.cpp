@@ -1,0 +1,219 @@
+#include "hw/live/live_env.h"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "hw/tcp/event_loop.h"
+#include "sim/core/error.h"
+
+namespace adaptsim::live {
+namespace {
+
+// The compute thread's waits end at absolute deadlines; a smaller timer slack than Linux's 50 us
+// default keeps sleep overshoot near the wake-up latency.
+void tighten_timer_slack() { ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
+
+}  // namespace
+
+LiveEnv::LiveEnv(tcp::Runtime& runtime, GradientBuffers* buffers, bool verify,
+                 const ComputeEmulatorOptions& compute, std::string* compute_note)
+    : runtime_(runtime), buffers_(buffers), verify_(verify), local_{runtime.rank()} {
+  thread_ = std::thread([this, compute] { compute_loop(compute); });
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return ready_; });
+  if (!start_error_.empty()) {
+    lock.unlock();
+    stop();
+    throw RuntimeFailure(start_error_);
+  }
+  if (compute_note) *compute_note = compute_note_;
+}
+
+LiveEnv::~LiveEnv() { stop(); }
+
+void LiveEnv::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (detached_) return;
+  detached_ = true;
+  // The loop runs posted tasks in order: once this one ran, no earlier post is pending, and the
+  // cleared flag silences the timers and later posts.
+  struct Signal {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool cleared = false;
+  };
+  auto signal = std::make_shared<Signal>();
+  runtime_.loop().post([alive = alive_, signal] {
+    *alive = false;
+    {
+      std::lock_guard<std::mutex> lock(signal->mu);
+      signal->cleared = true;
+    }
+    signal->cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(signal->mu);
+  // A loop that does not answer (it stopped) runs nothing more either.
+  signal->cv.wait_for(lock, std::chrono::seconds(5), [&] { return signal->cleared; });
+}
+
+void LiveEnv::compute_loop(ComputeEmulatorOptions options) {
+  tighten_timer_slack();
+  std::unique_ptr<ComputeEmulator> emulator;
+  try {
+    emulator = make_compute_emulator(options, &compute_note_);
+    compute_description_ = emulator->description();
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    start_error_ = e.what();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_ = true;
+  }
+  cv_.notify_all();
+  if (!emulator) return;
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    try {
+      job(*emulator);
+    } catch (const std::exception& e) {
+      const std::string reason = "rank " + std::to_string(runtime_.rank()) + ": " + e.what();
+      post([this, reason] { runtime_.fail_from_loop(reason); });
+      return;
+    }
+  }
+}
+
+void LiveEnv::submit(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+void LiveEnv::post(runtime::Callback task) {
+  runtime_.loop().post([alive = alive_, task = std::move(task)] {
+    if (*alive) task();
+  });
+}
+
+TimeNs LiveEnv::now() const {
+  return tcp::EventLoop::now_ns();
+}
+
+void LiveEnv::at(TimeNs when, runtime::Callback task) {
+  runtime_.loop().add_timer(std::max<TimeNs>(0, when - now()),
+                            [alive = alive_, task = std::move(task)] {
+                              if (*alive) task();
+                            });
+}
+
+void LiveEnv::compute(int, const runtime::ComputeSchedule& schedule,
+                      std::function<void(std::size_t)> phase_done) {
+  auto done = std::make_shared<std::function<void(std::size_t)>>(std::move(phase_done));
+  submit([this, schedule, done](ComputeEmulator& c) {
+    c.begin_step(schedule.start_ns, schedule.phase_end_ns);
+    for (std::size_t i : schedule.reported) {
+      c.wait_phase(i);
+      post([done, i] { (*done)(i); });
+    }
+  });
+}
+
+void LiveEnv::compute_until(int, TimeNs end_ns, runtime::Callback done) {
+  submit([this, end_ns, done = std::move(done)](ComputeEmulator& c) {
+    c.run_until(end_ns);
+    post(done);
+  });
+}
+
+// The gradients are in host memory already (KungFu's and Horovod's CPU paths read them there).
+void LiveEnv::copy_to_host(int, std::uint64_t, runtime::Callback done) {
+  runtime_.loop().defer([alive = alive_, done = std::move(done)] {
+    if (*alive) done();
+  });
+}
+
+void LiveEnv::copy_to_device(int w, std::uint64_t bytes, runtime::Callback done) {
+  copy_to_host(w, bytes, std::move(done));
+}
+
+coll::Transport& LiveEnv::transport(int) {
+  return *transport_;
+}
+
+coll::Workspace LiveEnv::gradient(int, std::size_t tensor) {
+  return buffers_->workspace(tensor);
+}
+
+coll::Workspace LiveEnv::fuse(int, const std::vector<std::size_t>& tensors,
+                              const std::string& name) {
+  GradientBuffers& b = *buffers_;
+  coll::Workspace w;
+  if (tensors.size() == 1) {  // a lone tensor is reduced in its own buffers
+    w = b.workspace(tensors.front());
+    w.name = name;
+    return w;
+  }
+  std::size_t count = 0;
+  for (std::size_t t : tensors)
+    count += b.elements(t);
+  if (fusion_.size() < count) fusion_.resize(count);
+  std::size_t at = 0;
+  for (std::size_t t : tensors) {
+    std::memcpy(fusion_.data() + at, b.send(t), b.elements(t) * sizeof(float));
+    at += b.elements(t);
+  }
+  w.name = name;
+  w.count = count;
+  w.dtype = coll::DType::kF32;
+  w.op = coll::ReduceOp::kSum;
+  w.recv = {reinterpret_cast<std::byte*>(fusion_.data()), count * sizeof(float)};
+  w.send = w.recv;
+  return w;
+}
+
+void LiveEnv::unfuse(int, const std::vector<std::size_t>& tensors) {
+  if (tensors.size() == 1) return;
+  GradientBuffers& b = *buffers_;
+  std::size_t at = 0;
+  for (std::size_t t : tensors) {
+    std::memcpy(b.recv(t), fusion_.data() + at, b.elements(t) * sizeof(float));
+    at += b.elements(t);
+  }
+}
+
+std::unique_ptr<runtime::GpuCollectives> LiveEnv::gpu_collectives(const std::vector<int>&) {
+  throw InputError("this system needs GPUs and NCCL; live training over TCP runs ideal, kungfu "
+                   "and horovod");
+}
+
+void LiveEnv::between_steps(int, int step, runtime::Callback done) {
+  if (buffers_ == nullptr || !verify_) {
+    done();
+    return;
+  }
+  submit([this, step, done = std::move(done)](ComputeEmulator&) {
+    buffers_->verify_and_poison(step);
+    ++verified_steps_;
+    post(done);
+  });
+}
+
+}  // namespace adaptsim::live

@@ -1,0 +1,103 @@
+#pragma once
+// The live training environment: runtime::TrainingEnv on one real rank. The step loop, the
+// system and the seam run on the TCP runtime's event-loop thread (timers to the nanosecond,
+// the rank's real TcpTransport); the model's compute runs on a compute thread of its own, as a
+// framework's kernels run beside its communication:
+//   - compute(): the compute thread starts the step's phases at their absolute deadlines
+//     (ComputeEmulator: a sleep or spin on the CPU, the CUDA emulation kernel on a GPU) and posts
+//     each reported phase's end to the loop;
+//   - compute_until(): the update, likewise;
+//   - between_steps(): the compute thread checks every reduced gradient against the exact sum
+//     (GradientBuffers) and poisons it, off the loop, so forwarding for other ranks goes on.
+// Gradients live in host memory already: copies to and from the "device" are immediate. A
+// fused group is copied into a fusion buffer and back for real. There are no GPU collectives.
+// A failure on the compute thread fails the rank's transport (every peer fails at once, naming
+// it).
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hw/live/compute_emulator.h"
+#include "hw/live/gradient_buffers.h"
+#include "hw/tcp/runtime.h"
+#include "sim/runtime/env.h"
+
+namespace adaptsim::live {
+
+class LiveEnv final : public runtime::TrainingEnv {
+ public:
+  // `buffers` may be null (ideal: nothing is communicated or checked). `verify`: check every
+  // reduced gradient between steps. The compute emulator is made on the compute thread (a GPU
+  // one makes its device current there); its construction errors are thrown here.
+  LiveEnv(tcp::Runtime& runtime, GradientBuffers* buffers, bool verify,
+          const ComputeEmulatorOptions& compute, std::string* compute_note);
+  ~LiveEnv() override;
+  LiveEnv(const LiveEnv&) = delete;
+  LiveEnv& operator=(const LiveEnv&) = delete;
+
+  // What runs the compute ("sleep", "gpu 0 (NVIDIA ...)").
+  std::string compute_description() const { return compute_description_; }
+  int verified_steps() const { return verified_steps_; }
+  // Stops and joins the compute thread, then makes sure no callback of this environment (a
+  // timer, a posted phase end) runs any more on the loop thread: the step loop and system that
+  // those callbacks call may then be destroyed. Idempotent; never throws.
+  void stop();
+
+  TimeNs now() const override;
+  void at(TimeNs when, runtime::Callback task) override;
+  int workers() const override { return runtime_.size(); }
+  const std::vector<int>& host_of_worker() const override { return runtime_.host_of_rank(); }
+  const std::vector<int>& local_workers() const override { return local_; }
+  void compute(int worker, const runtime::ComputeSchedule& schedule,
+               std::function<void(std::size_t)> phase_done) override;
+  void compute_until(int worker, TimeNs end_ns, runtime::Callback done) override;
+  void copy_to_host(int worker, std::uint64_t bytes, runtime::Callback done) override;
+  void copy_to_device(int worker, std::uint64_t bytes, runtime::Callback done) override;
+  coll::Transport& transport(int worker) override;
+  coll::Workspace gradient(int worker, std::size_t tensor) override;
+  coll::Workspace fuse(int worker, const std::vector<std::size_t>& tensors,
+                       const std::string& name) override;
+  void unfuse(int worker, const std::vector<std::size_t>& tensors) override;
+  std::unique_ptr<runtime::GpuCollectives> gpu_collectives(
+      const std::vector<int>& members) override;
+  void between_steps(int worker, int step, runtime::Callback done) override;
+
+  // Set by the caller on the loop thread before the run starts: the transport the rank uses.
+  void set_transport(coll::Transport* transport) { transport_ = transport; }
+
+ private:
+  using Job = std::function<void(ComputeEmulator&)>;
+  void submit(Job job);
+  void compute_loop(ComputeEmulatorOptions options);
+  // Loop thread: runs `task` on a later turn.
+  void post(runtime::Callback task);
+
+  tcp::Runtime& runtime_;
+  GradientBuffers* buffers_;
+  bool verify_;
+  std::vector<int> local_;
+  coll::Transport* transport_ = nullptr;
+  std::vector<float> fusion_;  // the fusion buffer, grown on demand
+  // Loop thread: cleared by stop(); every callback the environment runs checks it first.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  bool detached_ = false;
+  int verified_steps_ = 0;     // compute thread, read after stop()
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;  // guarded by mu_
+  bool stop_ = false;     // guarded by mu_
+  bool ready_ = false;    // guarded by mu_: the emulator exists (or failed)
+  std::string start_error_;
+  std::string compute_description_;
+  std::string compute_note_;
+  std::thread thread_;
+};
+
+}  // namespace adaptsim::live

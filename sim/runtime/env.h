@@ -1,0 +1,103 @@
+#pragma once
+// The world a training run executes in, as the one training runtime sees it: the step loop
+// (trainer.h), the compared systems (system.h), the monitors and the policy are written against
+// this interface only, once, and run unchanged in both modes:
+//   simulated  sim/simulate/sim_env.h: the event engine, the flow model, the simulated transport
+//              and NCCL's cost model;
+//   live       hw/live/live_env.h: the TCP runtime's event loop and transport, a compute thread
+//              that emulates the model's compute (CPU or GPU), real gradient buffers.
+//
+// Threading: every method is called on the environment's one thread (the simulation loop, or the
+// live runtime's event loop), and every callback runs there too, never inside the call that
+// registered it (except where a method says otherwise). The runtime's state needs no locks.
+//
+// Workers are numbered 0..workers()-1 (a worker is a rank: one GPU and its host-side process).
+// One environment drives local_workers(): every worker in a simulation, one rank in a live
+// process. A method taking a worker may only be called for a local one.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/coll/allreduce.h"
+#include "sim/coll/transport.h"
+#include "sim/core/time.h"
+#include "sim/train/nccl_model.h"
+
+namespace adaptsim::runtime {
+
+using Callback = std::function<void()>;
+
+// One step's compute on one worker, as absolute deadlines from the step's start: phase 0 is the
+// forward pass, phase l + 1 backward layer l (backward order). Deadlines are non-decreasing and
+// absolute, so hand-over costs do not accumulate over the layers.
+struct ComputeSchedule {
+  TimeNs start_ns = 0;
+  std::vector<TimeNs> phase_end_ns;
+  // The phases whose end the runtime wants to hear of (their gradients go to the system), in
+  // increasing order; the environment reports each one once it has completed.
+  std::vector<std::size_t> reported;
+};
+
+// A GPU collective communicator (NCCL) over a group of workers: collectives block until every
+// member launched them and run one at a time in launch order.
+class GpuCollectives {
+ public:
+  virtual ~GpuCollectives() = default;
+  // Member `member` (index into the group) launches its next collective; every member launches
+  // the same sequence. `done` runs for that member once the collective completed.
+  virtual void launch(int member, train::NcclColl coll, std::uint64_t bytes, Callback done) = 0;
+};
+
+class TrainingEnv {
+ public:
+  virtual ~TrainingEnv() = default;
+
+  // Clock and timers (ns; the simulation's clock, or the monotonic clock live).
+  virtual TimeNs now() const = 0;
+  // Runs `task` at `when` (>= now()); tasks due at the same time run in the order registered.
+  virtual void at(TimeNs when, Callback task) = 0;
+
+  // Membership: the cluster's size, each worker's host (same value = same machine), and the
+  // workers this environment drives.
+  virtual int workers() const = 0;
+  virtual const std::vector<int>& host_of_worker() const = 0;
+  virtual const std::vector<int>& local_workers() const = 0;
+
+  // Compute: runs one step's forward and backward phases of `worker` (phase_done(i) for each
+  // reported phase i, in order), then, when asked, the update until an absolute deadline.
+  virtual void compute(int worker, const ComputeSchedule& schedule,
+                       std::function<void(std::size_t phase)> phase_done) = 0;
+  virtual void compute_until(int worker, TimeNs end_ns, Callback done) = 0;
+
+  // Copies of gradient bytes between the worker's GPU and its host memory (host-staged systems:
+  // KungFu's CPU collectives, Horovod's MPI path).
+  virtual void copy_to_host(int worker, std::uint64_t bytes, Callback done) = 0;
+  virtual void copy_to_device(int worker, std::uint64_t bytes, Callback done) = 0;
+
+  // The worker's host-side transport (TCP connections to every peer).
+  virtual coll::Transport& transport(int worker) = 0;
+
+  // The all-reduce of `tensor`'s gradient on `worker`: named after the parameter, float32 sum,
+  // the worker's gradient -> the reduced gradient (size-only when simulated).
+  virtual coll::Workspace gradient(int worker, std::size_t tensor) = 0;
+  // A fusion buffer holding `tensors`' gradients back to back (copied in), named `name`; unfuse
+  // copies the reduced values back to each tensor's reduced gradient. One fused group per worker
+  // at a time.
+  virtual coll::Workspace fuse(int worker, const std::vector<std::size_t>& tensors,
+                               const std::string& name) = 0;
+  virtual void unfuse(int worker, const std::vector<std::size_t>& tensors) = 0;
+
+  // A GPU collective communicator over `members` (workers, in member order). Throws InputError
+  // where the environment has none (live training over TCP).
+  virtual std::unique_ptr<GpuCollectives> gpu_collectives(const std::vector<int>& members) = 0;
+
+  // Between two steps of `worker` (after `step` ended, before the next begins): whatever the
+  // environment checks there (live: every reduced gradient against the exact sum). `done` may
+  // run inside the call when there is nothing to check.
+  virtual void between_steps(int worker, int step, Callback done) = 0;
+};
+
+}  // namespace adaptsim::runtime

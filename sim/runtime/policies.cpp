@@ -1,0 +1,259 @@
+// The built-in policies and monitors, and the registry that names them in scenarios.
+//
+// To add a policy: write a class like SwitchStrategyPolicy below (decide() is a pure function of
+// the history), a parse function that reads its parameters with io::MapReader (so bad input is
+// one line with file, line and key), and a line in policy_kinds(). A monitor is the same with
+// observe() and monitor_kinds().
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <deque>
+
+#include "sim/core/error.h"
+#include "sim/runtime/policy.h"
+
+namespace adaptsim::runtime {
+
+std::string Decision::describe() const {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : "; ") + part; };
+  if (batch_per_gpu) add("batch " + std::to_string(*batch_per_gpu));
+  if (strategy) add("strategy " + strategy_label(*strategy));
+  if (workers) add("workers " + std::to_string(*workers));
+  return s;
+}
+
+namespace {
+
+// A strategy as a scenario writes it: its name, and for STAR optionally the root rank
+// (`root: 3`).
+StrategyChoice read_strategy(io::MapReader& r, std::string_view key) {
+  const std::string name = r.string(key);
+  const auto kind = coll::parse_strategy(name);
+  if (!kind) r.fail(key, "unknown strategy \"" + name + "\"; `simctl list strategies` shows all");
+  StrategyChoice c{*kind, 0};
+  c.root = static_cast<int>(r.integer_or("root", 0, 0, 1 << 20));
+  if (c.root != 0 && c.kind != coll::StrategyKind::kStar) {
+    r.fail("root", "only a STAR has a root; strategy is " + name);
+  }
+  return c;
+}
+
+// The step after which the change is decided (it applies from the next step on).
+int read_step(io::MapReader& r) {
+  return static_cast<int>(r.integer("step", 0, 1 << 30));
+}
+
+// Toy policy: after step `step`, switch every worker to `strategy` (a star may be rooted at
+// `root`). The smallest policy that exercises a strategy change; a template for real ones.
+class SwitchStrategyPolicy final : public Policy {
+ public:
+  SwitchStrategyPolicy(int step, StrategyChoice to) : step_(step), to_(to) {}
+  std::string_view name() const override { return "switch-strategy"; }
+  PolicyChanges changes() const override { return {.strategy = true}; }
+  Decision decide(const std::vector<StepObservation>& history) const override {
+    Decision d;
+    if (history.back().step == step_) d.strategy = to_;
+    return d;
+  }
+
+ private:
+  int step_;
+  StrategyChoice to_;
+};
+
+std::unique_ptr<Policy> parse_switch_strategy(io::MapReader& r) {
+  const int step = read_step(r);
+  const StrategyChoice to = read_strategy(r, "strategy");
+  r.finish();
+  return std::make_unique<SwitchStrategyPolicy>(step, to);
+}
+
+// Toy policy: after step `step`, multiply the batch per worker by `factor` (rounded, at least 1).
+class ScaleBatchPolicy final : public Policy {
+ public:
+  ScaleBatchPolicy(int step, double factor) : step_(step), factor_(factor) {}
+  std::string_view name() const override { return "scale-batch"; }
+  PolicyChanges changes() const override { return {.batch = true}; }
+  Decision decide(const std::vector<StepObservation>& history) const override {
+    Decision d;
+    const StepObservation& last = history.back();
+    if (last.step == step_) {
+      d.batch_per_gpu = std::max(1, static_cast<int>(std::lround(last.batch_per_gpu * factor_)));
+    }
+    return d;
+  }
+
+ private:
+  int step_;
+  double factor_;
+};
+
+std::unique_ptr<Policy> parse_scale_batch(io::MapReader& r) {
+  const int step = read_step(r);
+  const double factor = r.number("factor");
+  if (!(factor > 0 && factor <= 1024)) r.fail("factor", "expected a number in (0, 1024]");
+  r.finish();
+  return std::make_unique<ScaleBatchPolicy>(step, factor);
+}
+
+// A policy that asks to change the worker set every `every` steps, to `workers` workers. The
+// seam accepts the decision; running jobs cannot change their worker set yet, so a scenario
+// naming it is refused before it runs.
+class ResizePolicy final : public Policy {
+ public:
+  ResizePolicy(int step, int workers) : step_(step), workers_(workers) {}
+  std::string_view name() const override { return "resize"; }
+  PolicyChanges changes() const override { return {.workers = true}; }
+  Decision decide(const std::vector<StepObservation>& history) const override {
+    Decision d;
+    if (history.back().step == step_) d.workers = workers_;
+    return d;
+  }
+
+ private:
+  int step_;
+  int workers_;
+};
+
+std::unique_ptr<Policy> parse_resize(io::MapReader& r) {
+  const int step = read_step(r);
+  const int workers = static_cast<int>(r.integer("workers", 1, 1 << 20));
+  r.finish();
+  return std::make_unique<ResizePolicy>(step, workers);
+}
+
+// Mean of a quantity over the last `window` steps, as reading "<name>.window_mean".
+class WindowMeanMonitor final : public Monitor {
+ public:
+  WindowMeanMonitor(std::string name, std::size_t window, double StepObservation::*field)
+      : name_(std::move(name)), window_(window), field_(field) {}
+  std::string_view name() const override { return name_; }
+  void observe(StepObservation& latest) override {
+    values_.push_back(latest.*field_);
+    if (values_.size() > window_) values_.pop_front();
+    double sum = 0;
+    for (double v : values_)
+      sum += v;
+    latest.readings[name_ + ".window_mean"] = sum / static_cast<double>(values_.size());
+  }
+
+ private:
+  std::string name_;
+  std::size_t window_;
+  double StepObservation::*field_;
+  std::deque<double> values_;
+};
+
+std::size_t read_window(io::MapReader& r) {
+  return static_cast<std::size_t>(r.integer_or("window", 1, 1, 1 << 20));
+}
+
+}  // namespace
+
+const std::vector<PolicyKind>& policy_kinds() {
+  static const std::vector<PolicyKind> kinds = {
+      {"switch-strategy",
+       "after step `step`, switch to `strategy` (a STAR may take `root`): a toy, and a template",
+       parse_switch_strategy},
+      {"scale-batch", "after step `step`, multiply the batch per GPU by `factor`: a toy",
+       parse_scale_batch},
+      {"resize", "after step `step`, resize to `workers` workers (refused: not yet supported)",
+       parse_resize},
+  };
+  return kinds;
+}
+
+const std::vector<MonitorKind>& monitor_kinds() {
+  static const std::vector<MonitorKind> kinds = {
+      {"throughput", "samples/s of the cluster, mean over the last `window` steps",
+       [](io::MapReader& r) -> std::unique_ptr<Monitor> {
+         auto m = std::make_unique<WindowMeanMonitor>("throughput", read_window(r),
+                                                      &StepObservation::samples_per_s);
+         r.finish();
+         return m;
+       }},
+      {"allreduce-throughput",
+       "gradient bytes over time with communication in flight, per worker, mean over the last "
+       "`window` steps",
+       [](io::MapReader& r) -> std::unique_ptr<Monitor> {
+         auto m = std::make_unique<WindowMeanMonitor>("allreduce-throughput", read_window(r),
+                                                      &StepObservation::allreduce_Bps);
+         r.finish();
+         return m;
+       }},
+  };
+  return kinds;
+}
+
+namespace {
+
+std::string flow_yaml(const YAML::Node& node) {
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << node;
+  return out.c_str();
+}
+
+template <typename Kind>
+const Kind& find_kind(io::MapReader& r, const std::vector<Kind>& kinds, const char* what) {
+  std::vector<std::string> names;
+  for (const Kind& k : kinds)
+    names.push_back(k.name);
+  const std::string name = r.choice("name", names);
+  for (const Kind& k : kinds) {
+    if (k.name == name) return k;
+  }
+  r.fail("name", std::string("unknown ") + what);
+}
+
+struct Parsed {
+  Seam seam;
+  PolicyChanges changes;
+};
+
+Parsed parse_seam(io::MapReader& r) {
+  Parsed p;
+  if (auto policy = r.optional_map("policy")) {
+    const PolicyKind& kind = find_kind(*policy, policy_kinds(), "policy");
+    p.seam.policy = kind.parse(*policy);
+    p.changes = p.seam.policy->changes();
+  }
+  if (r.has("monitors")) {
+    const auto items = r.list("monitors");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      io::MapReader m = io::MapReader::item_map(r, "monitors", i, items[i]);
+      p.seam.monitors.push_back(find_kind(m, monitor_kinds(), "monitor").parse(m));
+    }
+  } else {
+    r.accept("monitors");
+  }
+  return p;
+}
+
+}  // namespace
+
+SeamSpec read_seam(io::MapReader& r) {
+  Parsed p = parse_seam(r);
+  SeamSpec spec;
+  spec.changes = p.changes;
+  if (r.has("policy")) spec.policy_yaml = flow_yaml(r.node()["policy"]);
+  if (r.has("monitors")) spec.monitors_yaml = flow_yaml(r.node()["monitors"]);
+  return spec;
+}
+
+Seam make_seam(const SeamSpec& spec) {
+  if (spec.empty()) return {};
+  std::string text;
+  if (!spec.policy_yaml.empty()) text += "policy: " + spec.policy_yaml + "\n";
+  if (!spec.monitors_yaml.empty()) text += "monitors: " + spec.monitors_yaml + "\n";
+  const io::Document doc = io::Document::parse_string(text, "(the run's policy and monitors)");
+  io::MapReader r(doc, doc.root(), "");
+  Parsed p = parse_seam(r);
+  r.finish();
+  return std::move(p.seam);
+}
+
+}  // namespace adaptsim::runtime

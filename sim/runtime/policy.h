@@ -1,0 +1,124 @@
+#pragma once
+// The seam through which a running job is observed and changed, in both modes and through the
+// same code (trainer.h calls it):
+//   - at every step boundary the step loop agrees with every worker on what the step was (one
+//     small all-reduce over the workers' transport, charged like any collective), giving a
+//     StepObservation that is identical on every worker;
+//   - monitors turn the observations into named readings;
+//   - the policy, a pure function of the history of observations (readings included), decides
+//     what changes for the next step: the batch size per worker, the all-reduce strategy (a star
+//     may be rooted at any rank), or the worker set.
+// Because every worker sees the same history and the policy is pure, every worker makes the same
+// decision without further messages, simulated or live.
+//
+// Writing a policy: copy sim/runtime/policies.cpp's SwitchStrategyPolicy (a class with decide(),
+// and a parse function reading its parameters from the scenario's `policy:` map), and add a
+// PolicyKind line to policy_kinds() in policies.cpp. The scenario selects it by name:
+//   policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/io/yaml_reader.h"
+#include "sim/runtime/system.h"
+
+namespace adaptsim::runtime {
+
+// What every worker agrees a step was.
+struct StepObservation {
+  int step = 0;           // 0-based, warm-up included
+  int batch_per_gpu = 0;  // what the step ran with
+  int workers = 0;
+  std::optional<StrategyChoice> strategy;  // the system's all-reduce strategy, if it has one
+  double step_s = 0;                       // mean over workers of the step's duration
+  double samples_per_s = 0;                // workers x batch / step_s
+  // Per worker, averaged: bytes of gradient all-reduced in the step, and the time with some
+  // communication of the worker in flight; their ratio is the all-reduce throughput.
+  double comm_bytes = 0;
+  double comm_s = 0;
+  double allreduce_Bps = 0;  // comm_bytes / comm_s (0 without communication)
+  // Monitors' readings after this step, by name ("throughput.window_mean").
+  std::map<std::string, double> readings;
+};
+
+// What a policy changes for the next step; empty fields change nothing.
+struct Decision {
+  std::optional<int> batch_per_gpu;
+  std::optional<StrategyChoice> strategy;
+  std::optional<int> workers;  // the worker set's size (not yet supported: see Trainer)
+  bool empty() const { return !batch_per_gpu && !strategy && !workers; }
+  // "batch 64; strategy MULTI_BINARY_TREE_STAR" (empty when nothing changes).
+  std::string describe() const;
+};
+
+// Which kinds of change a policy may make, checked against the run before it starts.
+struct PolicyChanges {
+  bool batch = false;
+  bool strategy = false;
+  bool workers = false;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+  virtual PolicyChanges changes() const = 0;
+  // After the step history.back().step: what changes for the next step. Pure: the same history
+  // gives the same decision (every worker calls it on its own copy).
+  virtual Decision decide(const std::vector<StepObservation>& history) const = 0;
+};
+
+// A monitor turns the agreed observations into readings (written into the latest observation's
+// `readings`), from which policies decide. It keeps its own state (a window, a moving average)
+// and sees every step once, in order.
+class Monitor {
+ public:
+  virtual ~Monitor() = default;
+  virtual std::string_view name() const = 0;
+  virtual void observe(StepObservation& latest) = 0;
+};
+
+// A policy or monitor kind: its name in scenarios, one line of description, and a parser of its
+// parameters (the `policy:` map, `name` already read; unknown keys are the parser's to reject by
+// finishing the reader).
+struct PolicyKind {
+  std::string name;
+  std::string summary;
+  std::function<std::unique_ptr<Policy>(io::MapReader&)> parse;
+};
+struct MonitorKind {
+  std::string name;
+  std::string summary;
+  std::function<std::unique_ptr<Monitor>(io::MapReader&)> parse;
+};
+const std::vector<PolicyKind>& policy_kinds();
+const std::vector<MonitorKind>& monitor_kinds();
+
+// What a run's seam is made of: parsed once, instantiated per run (monitors keep state).
+struct SeamSpec {
+  // The `policy:` and `monitors:` sections as written (YAML text), so that a live run's
+  // processes parse exactly what the scenario said, with the same parsers.
+  std::string policy_yaml;
+  std::string monitors_yaml;
+  PolicyChanges changes;
+  bool empty() const { return policy_yaml.empty() && monitors_yaml.empty(); }
+};
+struct Seam {
+  std::unique_ptr<Policy> policy;  // null: no policy
+  std::vector<std::unique_ptr<Monitor>> monitors;
+  bool empty() const { return !policy && monitors.empty(); }
+};
+
+// Reads `policy:` and `monitors:` of `r` (a scenario's workload, or a live task); throws
+// InputError naming the file, line and key (unknown name, wrong parameter type or unit, a
+// strategy that does not exist).
+SeamSpec read_seam(io::MapReader& r);
+// Instantiates a spec (its YAML parses, since read_seam accepted it).
+Seam make_seam(const SeamSpec& spec);
+
+}  // namespace adaptsim::runtime

@@ -1,0 +1,20 @@
+#pragma once
+// A system's options as scenarios write them (`systems:` entries), read by the one reader that
+// both the scenario loader and a live run's processes use:
+//   {label: kungfu, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
+//   {label: horovod, kind: horovod, cycle_time: 5ms, fusion_threshold: 64MiB}
+//   {label: kungfu-nccl, kind: nccl, poll_interval: 100us}
+
+#include <string>
+
+#include "sim/io/yaml_reader.h"
+#include "sim/runtime/system.h"
+
+namespace adaptsim::runtime {
+
+// Throws InputError naming the file, line and key.
+SystemConfig read_system(io::MapReader& r);
+// The YAML (one line, flow style) that read_system reads back to `config`.
+std::string system_yaml(const SystemConfig& config);
+
+}  // namespace adaptsim::runtime

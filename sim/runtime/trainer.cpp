@@ -1,0 +1,342 @@
+#include "sim/runtime/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "sim/core/error.h"
+#include "sim/core/rng.h"
+
+namespace adaptsim::runtime {
+
+double step_jitter(std::uint64_t seed, double cv, int worker, int step) {
+  if (!(cv > 0)) return 1.0;
+  Rng rng = Rng::derive(
+      seed, static_cast<std::uint64_t>(worker) * 1'000'003ULL + static_cast<std::uint64_t>(step));
+  return std::max(0.5, rng.normal(1.0, cv));
+}
+
+Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Seam& seam,
+                 TrainerOptions options)
+    : env_(env),
+      model_(model),
+      system_(system),
+      seam_(seam),
+      options_(std::move(options)),
+      local_(env.local_workers()),
+      state_(static_cast<std::size_t>(env.workers())) {
+  for (const train::Tensor& t : model.backward_order)
+    tensor_bytes_.push_back(t.elements * options_.gradient_element_bytes);
+  total_steps_ = options_.warmup_steps + options_.measured_steps;
+  step_sum_s_.assign(static_cast<std::size_t>(total_steps_), 0.0);
+  step_batch_.assign(static_cast<std::size_t>(total_steps_), 0);
+  step_strategy_.assign(static_cast<std::size_t>(total_steps_), "");
+  step_decision_.assign(static_cast<std::size_t>(total_steps_), "");
+  if (!seam_.empty()) {
+    agreement_ = coll::make_allreduce(coll::StrategyKind::kStar, env.host_of_worker());
+  }
+}
+
+const train::ComputeProfile& Trainer::profile_for(int batch) {
+  auto it = profiles_.find(batch);
+  if (it == profiles_.end()) {
+    train::ComputeProfile p = options_.compute(batch);
+    if (p.backward_layer_s.size() != model_.layers.size()) {
+      throw std::invalid_argument(
+          "compute profile has " + std::to_string(p.backward_layer_s.size()) +
+          " backward layers for a model of " + std::to_string(model_.layers.size()));
+    }
+    it = profiles_.emplace(batch, std::move(p)).first;
+  }
+  return it->second;
+}
+
+void Trainer::start() {
+  SystemContext context;
+  context.env = &env_;
+  context.sink = this;
+  context.model = &model_;
+  context.tensor_bytes = tensor_bytes_;
+  context.total_steps = total_steps_;
+  system_.attach(context);
+  const TimeNs now = env_.now();
+  for (int w : local_) {
+    Worker& s = state_[w];
+    s.batch = options_.batch_per_gpu;
+    s.profile = &profile_for(s.batch);
+    s.reduced_tensor.assign(tensor_bytes_.size(), false);
+    s.checked_at = now;
+  }
+  for (int w : local_)
+    start_step(w);
+}
+
+// Splits the time since the last call into link or wait, once backward has ended.
+void Trainer::account(Worker& s) {
+  const TimeNs now = env_.now();
+  if (s.backward_end >= 0 && !s.updating && now > s.accounted_until) {
+    (s.in_flight > 0 ? s.exposed_link : s.exposed_wait) += now - s.accounted_until;
+  }
+  s.accounted_until = now;
+}
+
+void Trainer::start_step(int w) {
+  Worker& s = state_[w];
+  const TimeNs now = env_.now();
+  // With a seam, the step's clock started when the previous step's boundary checks ended: the
+  // agreement on the previous step (a collective, exposed communication) is this step's time.
+  s.start = seam_.empty() ? now : s.checked_at;
+  s.backward_end = -1;
+  s.reduced = 0;
+  std::fill(s.reduced_tensor.begin(), s.reduced_tensor.end(), false);
+  s.exposed_link = now - s.start;
+  s.exposed_wait = 0;
+  s.comm_ns = 0;
+  s.comm_since = now;
+  s.updating = false;
+  const std::size_t k = static_cast<std::size_t>(s.step);
+  step_batch_[k] = s.batch;
+  if (auto c = system_.strategy(w)) step_strategy_[k] = strategy_label(*c);
+  s.jitter = step_jitter(options_.seed, options_.step_time_cv, w, s.step);
+  const train::ComputeProfile& p = *s.profile;
+  ComputeSchedule schedule;
+  schedule.start_ns = now;
+  TimeNs t = now + seconds_to_ns_ceil(p.forward_s * s.jitter);
+  schedule.phase_end_ns.push_back(t);
+  for (std::size_t l = 0; l < model_.layers.size(); ++l) {
+    t += seconds_to_ns_ceil(p.backward_layer_s[l] * s.jitter);
+    schedule.phase_end_ns.push_back(t);
+    const bool last = l + 1 == model_.layers.size();
+    if (model_.layers[l].tensor_count > 0 || last) schedule.reported.push_back(l + 1);
+  }
+  env_.compute(w, schedule, [this, w](std::size_t phase) {
+    Worker& s2 = state_[w];
+    const std::size_t l = phase - 1;
+    const train::Layer& layer = model_.layers[l];
+    for (std::size_t i = 0; i < layer.tensor_count; ++i)
+      system_.gradient_ready(w, s2.step, layer.first_tensor + i);
+    if (l + 1 == model_.layers.size()) {
+      s2.backward_end = env_.now();
+      s2.accounted_until = env_.now();
+      maybe_finish(w);
+    }
+  });
+}
+
+void Trainer::gradient_reduced(int w, std::size_t tensor) {
+  Worker& s = state_[w];
+  if (tensor >= s.reduced_tensor.size() || s.reduced_tensor[tensor]) {
+    throw std::logic_error("worker " + std::to_string(w) + ": gradient " +
+                           std::to_string(tensor) +
+                           " reported reduced twice (or out of range) in step " +
+                           std::to_string(s.step));
+  }
+  s.reduced_tensor[tensor] = true;
+  ++s.reduced;
+  if (progress_) progress_();
+  maybe_finish(w);
+}
+
+void Trainer::activity(int w, int delta) {
+  Worker& s = state_[w];
+  account(s);
+  const TimeNs now = env_.now();
+  if (s.in_flight == 0 && delta > 0) s.comm_since = now;
+  s.in_flight += delta;
+  if (s.in_flight == 0 && delta < 0) s.comm_ns += now - s.comm_since;
+}
+
+void Trainer::maybe_finish(int w) {
+  Worker& s = state_[w];
+  if (s.backward_end < 0 || s.updating || s.reduced < tensor_bytes_.size()) return;
+  account(s);
+  s.updating = true;
+  const TimeNs update = seconds_to_ns_ceil(s.profile->optimizer_s * s.jitter);
+  env_.compute_until(w, env_.now() + update, [this, w] { end_step(w); });
+}
+
+void Trainer::end_step(int w) {
+  Worker& s = state_[w];
+  const TimeNs now = env_.now();
+  const int step = s.step;
+  const double step_s = to_seconds(now - s.start);
+  step_sum_s_[static_cast<std::size_t>(step)] += step_s;
+  if (step >= options_.warmup_steps) {
+    const double exposed = to_seconds(s.exposed_link + s.exposed_wait);
+    s.compute_s += step_s - exposed;
+    s.link_s += to_seconds(s.exposed_link);
+    s.wait_s += to_seconds(s.exposed_wait);
+    s.step_sum_s += step_s;
+    ++s.measured;
+  }
+  if (!seam_.empty()) {
+    const double bytes = static_cast<double>(
+        std::accumulate(tensor_bytes_.begin(), tensor_bytes_.end(), std::uint64_t{0}));
+    // What this worker contributes to the agreement: [duration, comm time, bytes, workers].
+    s.agree_in = {step_s, to_seconds(s.comm_ns), bytes, 1.0};
+  }
+  env_.between_steps(w, step, [this, w, step] { after_step(w, step); });
+}
+
+void Trainer::after_step(int w, int step) {
+  Worker& s = state_[w];
+  s.checked_at = env_.now();
+  ++s.step;
+  if (!seam_.empty()) {
+    agree(w, step);
+    return;
+  }
+  next_or_finish(w);
+}
+
+void Trainer::next_or_finish(int w) {
+  if (state_[w].step < total_steps_) {
+    start_step(w);
+  } else {
+    ++finished_workers_;
+  }
+  if (progress_) progress_();
+}
+
+void Trainer::agree(int w, int step) {
+  Worker& s = state_[w];
+  s.agree_out.assign(s.agree_in.size(), 0.0);
+  coll::Workspace ws;
+  ws.name = "adaptsim:step:" + std::to_string(step);
+  ws.count = s.agree_in.size();
+  ws.dtype = coll::DType::kF64;
+  ws.op = coll::ReduceOp::kSum;
+  ws.send = {reinterpret_cast<const std::byte*>(s.agree_in.data()), ws.count * sizeof(double)};
+  ws.recv = {reinterpret_cast<std::byte*>(s.agree_out.data()), ws.count * sizeof(double)};
+  agreement_->run(env_.transport(w), ws, [this, w, step] { on_agreed(w, step); });
+}
+
+void Trainer::on_agreed(int w, int step) {
+  Worker& s = state_[w];
+  const std::size_t k = static_cast<std::size_t>(step);
+  if (history_.size() == k) {
+    // The first local worker to agree on this step: every worker's sums are the same bytes (the
+    // all-reduce's root computed them once and sent them to all), so one copy serves all.
+    const std::vector<double>& sum = s.agree_out;
+    StepObservation o;
+    o.step = step;
+    o.batch_per_gpu = step_batch_[k];
+    o.workers = static_cast<int>(std::lround(sum[3]));
+    o.strategy = system_.strategy(w);
+    o.step_s = sum[0] / sum[3];
+    o.samples_per_s = o.step_s > 0 ? o.workers * o.batch_per_gpu / o.step_s : 0;
+    o.comm_s = sum[1] / sum[3];
+    o.comm_bytes = sum[2] / sum[3];
+    o.allreduce_Bps = o.comm_s > 0 ? o.comm_bytes / o.comm_s : 0;
+    for (auto& m : seam_.monitors)
+      m->observe(o);
+    history_.push_back(std::move(o));
+    Decision d;
+    // No decision after the last step: there is no next step to change.
+    if (seam_.policy && step + 1 < total_steps_) d = seam_.policy->decide(history_);
+    step_decision_[k] = d.describe();
+    decisions_.push_back(std::move(d));
+  }
+  apply(w, decisions_[k]);
+  next_or_finish(w);
+}
+
+void Trainer::apply(int w, const Decision& d) {
+  Worker& s = state_[w];
+  if (d.workers) {
+    throw InputError(
+        "policy '" + std::string(seam_.policy->name()) +
+        "' changes the worker set, which a running job does not support yet (not yet supported)");
+  }
+  if (d.batch_per_gpu) {
+    if (*d.batch_per_gpu < 1) {
+      throw RuntimeFailure("policy '" + std::string(seam_.policy->name()) + "' chose batch " +
+                           std::to_string(*d.batch_per_gpu));
+    }
+    s.batch = *d.batch_per_gpu;
+    s.profile = &profile_for(s.batch);
+  }
+  if (d.strategy) system_.set_strategy(w, *d.strategy);
+}
+
+std::vector<double> Trainer::local_sums() const {
+  // [per-step duration sums..., compute, link, wait, measured, per-worker mean step time...]
+  const std::size_t base = static_cast<std::size_t>(total_steps_);
+  std::vector<double> out(base + 4 + static_cast<std::size_t>(env_.workers()), 0.0);
+  std::copy(step_sum_s_.begin(), step_sum_s_.end(), out.begin());
+  for (int w : local_) {
+    const Worker& s = state_[w];
+    out[base] += s.compute_s;
+    out[base + 1] += s.link_s;
+    out[base + 2] += s.wait_s;
+    out[base + 3] += s.measured;
+    out[base + 4 + static_cast<std::size_t>(w)] = s.measured > 0 ? s.step_sum_s / s.measured : 0;
+  }
+  return out;
+}
+
+TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
+  TrainingResult r;
+  const int n = env_.workers();
+  const std::size_t base = static_cast<std::size_t>(total_steps_);
+  // Step k's time: the mean over workers of their own step-k durations. Synchronous systems
+  // couple the workers through their collectives, so this equals the cluster's step rate;
+  // without communication (ideal) the workers are independent and it is their mean speed.
+  for (int k = options_.warmup_steps; k < total_steps_; ++k)
+    r.step_s.push_back(sum[static_cast<std::size_t>(k)] / n);
+  const double m = static_cast<double>(r.step_s.size());
+  r.step_mean_s = std::accumulate(r.step_s.begin(), r.step_s.end(), 0.0) / m;
+  double var = 0;
+  for (double x : r.step_s)
+    var += (x - r.step_mean_s) * (x - r.step_mean_s);
+  r.step_std_s = r.step_s.size() > 1 ? std::sqrt(var / (m - 1)) : 0.0;
+  const double measured = sum[base + 3];
+  r.compute_s = sum[base] / measured;
+  r.exposed_link_s = sum[base + 1] / measured;
+  r.exposed_wait_s = sum[base + 2] / measured;
+  double batch_sum = 0;
+  for (int k = options_.warmup_steps; k < total_steps_; ++k)
+    batch_sum += step_batch_[static_cast<std::size_t>(k)];
+  const double batch = batch_sum / m;  // exactly the batch when it never changed
+  r.samples_per_s_per_gpu = batch / r.step_mean_s;
+  // First-order propagation: d(B/T) = B/T^2 dT.
+  r.samples_per_s_per_gpu_std = batch * r.step_std_s / (r.step_mean_s * r.step_mean_s);
+  r.samples_per_s_total = r.samples_per_s_per_gpu * n;
+  r.worker_step_mean_s.assign(sum.begin() + static_cast<std::ptrdiff_t>(base + 4), sum.end());
+  for (int k = 0; k < total_steps_; ++k) {
+    const std::size_t i = static_cast<std::size_t>(k);
+    r.steps.push_back({k, k >= options_.warmup_steps, sum[i] / n, step_batch_[i], n,
+                       step_strategy_[i], step_decision_[i]});
+  }
+  return r;
+}
+
+std::string Trainer::describe_pending() const {
+  std::string out;
+  for (int w : local_) {
+    const Worker& s = state_[w];
+    std::string line = "worker " + std::to_string(w) + " step " + std::to_string(s.step) + ": ";
+    if (s.step >= total_steps_) {
+      line += "finished";
+    } else if (s.updating) {
+      line += "in the update";
+    } else if (s.reduced < tensor_bytes_.size()) {
+      line += std::to_string(tensor_bytes_.size() - s.reduced) + " of " +
+              std::to_string(tensor_bytes_.size()) + " gradients not reduced (tensors ";
+      std::size_t shown = 0;
+      for (std::size_t t = 0; t < s.reduced_tensor.size() && shown < 4; ++t) {
+        if (s.reduced_tensor[t]) continue;
+        line += (shown++ ? ", " : "") + model_.backward_order[t].name;
+      }
+      line += tensor_bytes_.size() - s.reduced > shown ? ", ...)" : ")";
+      if (s.backward_end < 0) line += ", backward running";
+    } else {
+      line += "backward running";
+    }
+    out += (out.empty() ? "" : "; ") + line;
+  }
+  return out;
+}
+
+}  // namespace adaptsim::runtime

@@ -1,0 +1,144 @@
+#pragma once
+// The step loop of data-parallel training, written once against TrainingEnv: the simulator runs
+// it over the event engine and the flow model, a live rank over its real runtime.
+//
+// Each worker, each step: forward (compute), then backward layer by layer in backward order; when
+// a layer finishes, its gradient tensors go to the system, which overlaps their communication
+// with the rest of backward. The step ends when backward has finished, every gradient is reduced
+// and the optimizer update has run. Compute times come from a compute profile (forward, each
+// backward layer, the update) for the worker's current batch, scaled per (worker, step) by a
+// seeded jitter factor N(1, cv) clamped at 0.5.
+//
+// Measurements per worker and step: duration; exposed time after backward with communication in
+// flight (link) and with nothing in flight (wait); compute = duration - exposed; the bytes of
+// gradient the worker all-reduced and the time it had communication in flight.
+//
+// Step boundaries: without a seam (no policy, no monitor) the next step starts at once. With one,
+// the worker first agrees on the step with every other worker (an all-reduce of its measurements
+// named "adaptsim:step:<k>" over its transport, a STAR rooted at rank 0, charged like any other
+// collective), then the monitors and the policy run on the agreed observation, the decision is
+// applied, and the next step starts with it. Every worker decides the same.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/runtime/env.h"
+#include "sim/runtime/policy.h"
+#include "sim/runtime/system.h"
+#include "sim/runtime/training_result.h"
+#include "sim/train/compute_profile.h"
+#include "sim/train/model_zoo.h"
+
+namespace adaptsim::runtime {
+
+struct TrainerOptions {
+  int batch_per_gpu = 32;
+  int warmup_steps = 1;  // excluded from the statistics
+  int measured_steps = 5;
+  std::uint64_t seed = 1;
+  double step_time_cv = 0;  // the jitter's coefficient of variation (0: none)
+  std::size_t gradient_element_bytes = 4;
+  // The compute split of one worker at a batch size, without jitter. Called for the initial batch
+  // and for every batch a policy chooses.
+  std::function<train::ComputeProfile(int batch_per_gpu)> compute;
+};
+
+// The simulator's per-(worker, step) jitter factor: Rng::derive(seed, worker * 1000003 + step),
+// N(1, cv) clamped at 0.5; 1 without jitter.
+double step_jitter(std::uint64_t seed, double cv, int worker, int step);
+
+class Trainer final : public StepSink {
+ public:
+  // The environment, system and seam outlive the trainer. `seam` may be empty.
+  Trainer(TrainingEnv& env, const train::Model& model, System& system, Seam& seam,
+          TrainerOptions options);
+
+  // Attaches the system and starts every local worker's first step (all at env.now()).
+  void start();
+  // Whether every local worker has run its last step.
+  bool finished() const { return finished_workers_ == local_.size(); }
+  int total_steps() const { return total_steps_; }
+
+  // The local workers' sums, to be added over every worker of the run (locally when every worker
+  // is local, by an all-reduce live), then summarized.
+  std::vector<double> local_sums() const;
+  // The result from the sums over every worker (the layout of local_sums).
+  TrainingResult summarize(const std::vector<double>& sums) const;
+
+  // Called on every reduced gradient and after every step of a local worker (a live run's
+  // watchdog restarts its timeout; it checks finished()).
+  void set_progress(Callback progress) { progress_ = std::move(progress); }
+
+  // One line on what the local workers still wait for (a live run's timeout message).
+  std::string describe_pending() const;
+
+  // StepSink
+  void gradient_reduced(int worker, std::size_t tensor) override;
+  void activity(int worker, int delta) override;
+
+ private:
+  struct Worker {
+    int step = 0;
+    int batch = 0;
+    TimeNs start = 0;        // the step's clock: the end of the previous step's boundary checks
+    TimeNs checked_at = 0;   // when between_steps finished (live checks are not step time)
+    TimeNs backward_end = -1;
+    std::size_t reduced = 0;
+    std::vector<bool> reduced_tensor;
+    double jitter = 1;
+    const train::ComputeProfile* profile = nullptr;
+    int in_flight = 0;
+    // Exposed-time accounting since backward ended.
+    TimeNs accounted_until = 0;
+    TimeNs exposed_link = 0;
+    TimeNs exposed_wait = 0;
+    TimeNs comm_since = 0;  // start of the current interval with communication in flight
+    TimeNs comm_ns = 0;     // this step's time with communication in flight
+    bool updating = false;
+    // Sums over measured steps.
+    double compute_s = 0, link_s = 0, wait_s = 0, step_sum_s = 0;
+    int measured = 0;
+    std::vector<double> agree_in, agree_out;  // the step agreement's buffers
+  };
+
+  void start_step(int w);
+  void maybe_finish(int w);
+  void end_step(int w);
+  void after_step(int w, int step);
+  void next_or_finish(int w);
+  void agree(int w, int step);
+  void on_agreed(int w, int step);
+  void apply(int w, const Decision& d);
+  void account(Worker& s);
+  const train::ComputeProfile& profile_for(int batch);
+
+  TrainingEnv& env_;
+  const train::Model& model_;
+  System& system_;
+  Seam& seam_;
+  TrainerOptions options_;
+  std::vector<std::uint64_t> tensor_bytes_;
+  std::vector<int> local_;
+  std::vector<Worker> state_;  // indexed by worker; only local ones are used
+  std::map<int, train::ComputeProfile> profiles_;
+  int total_steps_ = 0;
+  std::size_t finished_workers_ = 0;
+  // Per step: sum over local workers of their durations, in the order they ended (the
+  // simulator's historic summation order, kept so that results stay byte-identical).
+  std::vector<double> step_sum_s_;
+  // Per step: what every worker ran with, and the decision taken after it.
+  std::vector<int> step_batch_;
+  std::vector<std::string> step_strategy_;
+  std::vector<std::string> step_decision_;
+  // The agreed history (every worker's copy is the same) and the decision after each step.
+  std::vector<StepObservation> history_;
+  std::vector<Decision> decisions_;
+  std::unique_ptr<coll::AllReduce> agreement_;  // a STAR rooted at rank 0
+  Callback progress_;
+};
+
+}  // namespace adaptsim::runtime

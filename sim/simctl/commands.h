@@ -1,0 +1,43 @@
+#pragma once
+// simctl's subcommands, one file each (run.cpp, validate.cpp, compare.cpp, list.cpp), registered
+// on one CLI11 app by simctl.cpp. A command's options live in its own struct; `run` is called
+// after parsing when the user chose that command, and returns the exit code (errors are thrown:
+// InputError -> 2, anything else -> 1).
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/run/scenario.h"
+#include "sim/simctl/simctl.h"
+
+namespace adaptsim::simctl {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// The options every scenario command shares: the file, --set overrides, a calibration profile.
+struct ScenarioOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::optional<std::uint64_t> seed;
+  std::string calibration;
+  // The loader's options from these (mode sim; the caller sets live mode and the backend).
+  run::LoadOptions load_options() const;
+};
+void add_scenario_options(CLI::App& app, ScenarioOptions& o, bool with_seed);
+
+// The command line as typed, for manifests.
+std::string joined_args(int argc, char** argv);
+
+Command add_run_command(CLI::App& app, int argc, char** argv);
+Command add_validate_command(CLI::App& app);
+Command add_compare_command(CLI::App& app, int argc, char** argv);
+Command add_list_command(CLI::App& app);
+
+}  // namespace adaptsim::simctl

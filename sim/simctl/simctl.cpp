@@ -1,0 +1,78 @@
+// simctl's command line: one CLI11 app, a subcommand per file (commands.h), exit codes.
+
+#include "sim/simctl/simctl.h"
+
+#include <adaptsim/version.h>
+
+#include <cstdio>
+
+#include "sim/core/error.h"
+#include "sim/simctl/commands.h"
+
+namespace adaptsim::simctl {
+namespace {
+constexpr int kExitRuntime = 1;
+constexpr int kExitInput = 2;
+}  // namespace
+
+run::LoadOptions ScenarioOptions::load_options() const {
+  run::LoadOptions load;
+  load.overrides = sets;
+  load.seed = seed;
+  if (!calibration.empty()) load.calibration = std::filesystem::absolute(calibration);
+  return load;
+}
+
+void add_scenario_options(CLI::App& app, ScenarioOptions& o, bool with_seed) {
+  app.add_option("scenario", o.scenario, "Scenario YAML file")->required();
+  app.add_option("--set", o.sets, "Override a scenario value: key=value (repeatable)");
+  if (with_seed) app.add_option("--seed", o.seed, "Random seed (overrides the scenario's)");
+  app.add_option("--calibration", o.calibration,
+                 "Calibration profile (from calibrate) applied to the topology");
+}
+
+std::string joined_args(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i)
+    s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+int simctl_main(int argc, char** argv) {
+  CLI::App app{"simctl: simulate data-parallel training on GPU clusters (adaptsim " ADAPTSIM_VERSION
+               ")"};
+  app.footer(R"(Examples:
+  simctl run scenarios/allreduce.yaml                   # all strategies, 8 B .. 1 GiB
+  simctl run scenarios/allreduce.yaml -o out/ar --set topology.params.servers=32
+  simctl run scenarios/fig9.yaml --set "sweep.topology.params.servers=[64,128,256]"
+  simctl run scenarios/validate-testbed.yaml --trace-connections out/trace   # per-connection
+  simctl validate scenarios/fig9.yaml
+  simctl list strategies | topologies | workloads | models | policies
+Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
+  app.set_version_flag("--version", std::string("simctl ") + ADAPTSIM_VERSION + " (commit " +
+                                        ADAPTSIM_GIT_COMMIT + ")");
+  app.require_subcommand(1);
+  const std::vector<Command> commands = {
+      add_run_command(app, argc, argv), add_validate_command(app),
+      add_compare_command(app, argc, argv), add_list_command(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitInput;
+  }
+  try {
+    for (const Command& c : commands) {
+      if (*c.app) return c.run();
+    }
+    return kExitInput;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "simctl: error: %s\n", e.what());
+    return kExitInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "simctl: failed: %s\n", e.what());
+    return kExitRuntime;
+  }
+}
+
+}  // namespace adaptsim::simctl

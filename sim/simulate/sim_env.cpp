@@ -1,0 +1,98 @@
+#include "sim/simulate/sim_env.h"
+
+#include "sim/simulate/nccl_queue.h"
+
+namespace adaptsim::simulate {
+namespace {
+
+fabric::SimTransportOptions host_options(const SimEnvOptions& o) {
+  fabric::SimTransportOptions t = o.host_transport;
+  t.endpoint = fabric::Endpoint::kHost;
+  return t;
+}
+
+coll::Workspace size_only(std::string name, std::uint64_t bytes) {
+  coll::Workspace w;
+  w.name = std::move(name);
+  w.count = bytes / 4;
+  w.dtype = coll::DType::kF32;
+  w.send = {nullptr, w.count * 4};
+  w.recv = {nullptr, w.count * 4};
+  return w;
+}
+
+class SimGpuCollectives final : public runtime::GpuCollectives {
+ public:
+  SimGpuCollectives(EventEngine& engine, train::NcclCommParams params)
+      : queue_(engine, std::move(params)) {}
+  void launch(int member, train::NcclColl coll, std::uint64_t bytes,
+              runtime::Callback done) override {
+    queue_.launch(member, coll, bytes, std::move(done));
+  }
+
+ private:
+  NcclQueue queue_;
+};
+
+}  // namespace
+
+SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
+               const SimEnvOptions& options)
+    : topology_(topology),
+      model_(model),
+      options_(options),
+      network_(engine_, topology, options.sharing),
+      fabric_(network_, host_options(options)) {
+  network_.set_share_dispersion(options.share_cv, options.seed);
+  for (int r = 0; r < topology.rank_count(); ++r) {
+    host_of_.push_back(topology.rank_server(r));
+    all_.push_back(r);
+  }
+}
+
+SimEnv::~SimEnv() = default;
+
+void SimEnv::at(TimeNs when, runtime::Callback task) {
+  engine_.schedule_at(when, std::move(task));
+}
+
+void SimEnv::compute(int, const runtime::ComputeSchedule& s,
+                     std::function<void(std::size_t)> phase_done) {
+  auto shared = std::make_shared<std::function<void(std::size_t)>>(std::move(phase_done));
+  for (std::size_t i : s.reported)
+    engine_.schedule_at(s.phase_end_ns[i], [shared, i] { (*shared)(i); });
+}
+
+void SimEnv::compute_until(int, TimeNs end_ns, runtime::Callback done) {
+  engine_.schedule_at(end_ns, std::move(done));
+}
+
+void SimEnv::copy_to_host(int w, std::uint64_t bytes, runtime::Callback done) {
+  network_.transfer(topology_.rank_gpu(w), topology_.rank_host(w), static_cast<double>(bytes),
+                    std::move(done));
+}
+
+void SimEnv::copy_to_device(int w, std::uint64_t bytes, runtime::Callback done) {
+  network_.transfer(topology_.rank_host(w), topology_.rank_gpu(w), static_cast<double>(bytes),
+                    std::move(done));
+}
+
+coll::Workspace SimEnv::gradient(int, std::size_t tensor) {
+  const train::Tensor& t = model_.backward_order[tensor];
+  return size_only(t.name, t.elements * options_.gradient_element_bytes);
+}
+
+coll::Workspace SimEnv::fuse(int, const std::vector<std::size_t>& tensors,
+                             const std::string& name) {
+  std::uint64_t bytes = 0;
+  for (std::size_t t : tensors)
+    bytes += model_.backward_order[t].elements * options_.gradient_element_bytes;
+  return size_only(name, bytes);
+}
+
+std::unique_ptr<runtime::GpuCollectives> SimEnv::gpu_collectives(const std::vector<int>& members) {
+  return std::make_unique<SimGpuCollectives>(
+      engine_, train::nccl_params_from_topology(topology_, members, options_.arch));
+}
+
+}  // namespace adaptsim::simulate

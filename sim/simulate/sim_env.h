@@ -1,0 +1,71 @@
+#pragma once
+// The simulated training environment: runtime::TrainingEnv over the event engine, the flow model
+// (sim/net) and the simulated transport (sim/fabric). Every worker of the topology is local; time
+// is the engine's. Gradients are size-only (they cost time, not memory); control messages with
+// real bytes (Horovod's negotiation, the step agreement) carry them. Compute phases are engine
+// events at their deadlines; copies between GPU and host are flows over the server's PCIe; GPU
+// collectives are NCCL communicators whose collectives take NCCL's own predicted time.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/event_engine.h"
+#include "sim/fabric/sim_fabric.h"
+#include "sim/net/network.h"
+#include "sim/runtime/env.h"
+#include "sim/topo/topology.h"
+#include "sim/train/model_zoo.h"
+
+namespace adaptsim::simulate {
+
+struct SimEnvOptions {
+  fabric::SimTransportOptions host_transport;  // endpoint is forced to kHost
+  net::Sharing sharing = net::Sharing::kMaxMin;
+  // With Sharing::kTcp: dispersion of the connections' shares of a contended buffer
+  // (net::Network::set_share_dispersion), seeded by `seed`.
+  double share_cv = 0;
+  std::uint64_t seed = 1;
+  train::GpuArch arch = train::GpuArch::kVolta;  // NCCL's constants
+  std::size_t gradient_element_bytes = 4;
+};
+
+class SimEnv final : public runtime::TrainingEnv {
+ public:
+  SimEnv(const topo::Topology& topology, const train::Model& model, const SimEnvOptions& options);
+  ~SimEnv() override;
+
+  EventEngine& engine() { return engine_; }
+  const fabric::SimFabric& fabric() const { return fabric_; }
+
+  TimeNs now() const override { return engine_.now(); }
+  void at(TimeNs when, runtime::Callback task) override;
+  int workers() const override { return topology_.rank_count(); }
+  const std::vector<int>& host_of_worker() const override { return host_of_; }
+  const std::vector<int>& local_workers() const override { return all_; }
+  void compute(int worker, const runtime::ComputeSchedule& schedule,
+               std::function<void(std::size_t)> phase_done) override;
+  void compute_until(int worker, TimeNs end_ns, runtime::Callback done) override;
+  void copy_to_host(int worker, std::uint64_t bytes, runtime::Callback done) override;
+  void copy_to_device(int worker, std::uint64_t bytes, runtime::Callback done) override;
+  coll::Transport& transport(int worker) override { return fabric_.transport(worker); }
+  coll::Workspace gradient(int worker, std::size_t tensor) override;
+  coll::Workspace fuse(int worker, const std::vector<std::size_t>& tensors,
+                       const std::string& name) override;
+  void unfuse(int, const std::vector<std::size_t>&) override {}
+  std::unique_ptr<runtime::GpuCollectives> gpu_collectives(
+      const std::vector<int>& members) override;
+  void between_steps(int, int, runtime::Callback done) override { done(); }
+
+ private:
+  const topo::Topology& topology_;
+  const train::Model& model_;
+  SimEnvOptions options_;
+  EventEngine engine_;
+  net::Network network_;
+  fabric::SimFabric fabric_;
+  std::vector<int> host_of_, all_;
+};
+
+}  // namespace adaptsim::simulate

@@ -1,0 +1,66 @@
+#include "sim/simulate/simulate_training.h"
+
+#include "sim/runtime/trainer.h"
+#include "sim/simulate/sim_env.h"
+
+namespace adaptsim::simulate {
+namespace {
+
+SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
+                      std::function<train::ComputeProfile(int)> compute, double step_time_cv,
+                      train::GpuArch arch, const runtime::SystemConfig& system_config,
+                      const TrainingOptions& options) {
+  SimEnvOptions env_options;
+  env_options.host_transport = options.host_transport;
+  env_options.sharing = options.sharing;
+  env_options.share_cv = options.share_cv;
+  env_options.seed = options.seed;
+  env_options.arch = arch;
+  env_options.gradient_element_bytes = options.gradient_element_bytes;
+  SimEnv env(topology, model, env_options);
+  std::unique_ptr<runtime::System> system = runtime::make_system(system_config);
+  runtime::Seam seam = runtime::make_seam(options.seam);
+  runtime::TrainerOptions t;
+  t.batch_per_gpu = options.compute.batch_per_gpu;
+  t.warmup_steps = options.warmup_steps;
+  t.measured_steps = options.measured_steps;
+  t.seed = options.seed;
+  t.step_time_cv = step_time_cv;
+  t.gradient_element_bytes = options.gradient_element_bytes;
+  t.compute = std::move(compute);
+  runtime::Trainer trainer(env, model, *system, seam, t);
+  trainer.start();
+  env.engine().run();
+  SimulatedTraining out;
+  // Every worker is local: the local sums are the run's.
+  out.result = trainer.summarize(trainer.local_sums());
+  out.events = env.engine().events_run();
+  out.transmissions = env.fabric().transmissions();
+  return out;
+}
+
+}  // namespace
+
+SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,
+                                    const train::DeviceProfile& device,
+                                    const runtime::SystemConfig& system,
+                                    const TrainingOptions& options) {
+  auto compute = [&model, &device, options](int batch) {
+    train::ComputeOptions c = options.compute;
+    c.batch_per_gpu = batch;
+    return train::compute_profile(model, device, c);
+  };
+  return run(topology, model, compute, device.step_time_cv().value,
+             train::gpu_arch_of(device.name() + " " + device.description()), system, options);
+}
+
+SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,
+                                    const train::ComputeProfile& compute, double step_time_cv,
+                                    train::GpuArch arch, const runtime::SystemConfig& system,
+                                    const TrainingOptions& options) {
+  const int batch = options.compute.batch_per_gpu;
+  auto scaled = [compute, batch](int b) { return train::scale_compute(compute, batch, b); };
+  return run(topology, model, scaled, step_time_cv, arch, system, options);
+}
+
+}  // namespace adaptsim::simulate

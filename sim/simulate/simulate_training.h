@@ -1,0 +1,57 @@
+#pragma once
+// Simulates data-parallel training of one model on every GPU of a topology: the one training
+// runtime (sim/runtime/trainer.h, the system, the seam) over the simulated environment
+// (sim_env.h), run to completion on the event engine.
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/fabric/sim_fabric.h"
+#include "sim/net/flow_network.h"
+#include "sim/runtime/policy.h"
+#include "sim/runtime/system.h"
+#include "sim/runtime/training_result.h"
+#include "sim/topo/topology.h"
+#include "sim/train/compute_profile.h"
+#include "sim/train/device_profile.h"
+#include "sim/train/model_zoo.h"
+#include "sim/train/nccl_model.h"
+
+namespace adaptsim::simulate {
+
+struct TrainingOptions {
+  train::ComputeOptions compute;  // batch per GPU, precision, optimizer traffic, compute scale
+  int warmup_steps = 1;           // excluded from the statistics
+  int measured_steps = 5;
+  std::size_t gradient_element_bytes = 4;  // float32 gradients
+  std::uint64_t seed = 1;
+  fabric::SimTransportOptions host_transport;  // endpoint is forced to kHost
+  net::Sharing sharing = net::Sharing::kMaxMin;
+  // With Sharing::kTcp: dispersion of the connections' shares of a contended buffer
+  // (net::Network::set_share_dispersion), seeded by `seed`.
+  double share_cv = 0;
+  runtime::SeamSpec seam;  // policy and monitors; empty: none
+};
+
+struct SimulatedTraining {
+  runtime::TrainingResult result;
+  std::uint64_t events = 0;  // engine events run
+  // The host connections' messages, warm-up included (TrainingOptions::host_transport's
+  // record_transmissions; empty otherwise).
+  std::vector<fabric::Transmission> transmissions;
+};
+
+SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,
+                                    const train::DeviceProfile& device,
+                                    const runtime::SystemConfig& system,
+                                    const TrainingOptions& options);
+
+// The same with an explicit compute split (tests, toy models), whose forward and backward a batch
+// change scales linearly: `step_time_cv` is the jitter's coefficient of variation, `arch` the GPUs' generation
+// for NCCL's constants.
+SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,
+                                    const train::ComputeProfile& compute, double step_time_cv,
+                                    train::GpuArch arch, const runtime::SystemConfig& system,
+                                    const TrainingOptions& options);
+
+}  // namespace adaptsim::simulate

@@ -1,0 +1,166 @@
+// The step loop's seam (agreement, monitors, policy) in the simulated environment: per-step rows,
+// changes applied from the step after the decision, the agreement's cost by hand.
+
+#include "sim/runtime/trainer.h"
+
+#include <doctest/doctest.h>
+
+#include "sim/simulate/simulate_training.h"
+#include "sim/topo/cluster_spec.h"
+#include "tests/support/toy_model.h"
+
+using namespace adaptsim;
+using namespace adaptsim::runtime;
+
+namespace {
+
+using train::testing::toy_model;
+
+// `servers` 1-GPU servers behind one switch: NIC bandwidth 1e9 B/s and 10 us per hop (host to
+// host alpha = 20 us); PCIe, loopback and reductions effectively free.
+topo::Topology cluster(int servers) {
+  topo::ClusterSpec c;
+  c.name = "toy";
+  c.servers = servers;
+  c.server.pcie = {1e15, 0};
+  c.server.cpu_loopback_bandwidth_Bps = 1e15;
+  c.server.nic = {1e9, 10'000};
+  return topo::build_cluster(c);
+}
+
+train::ComputeProfile profile(double forward_s, std::vector<double> backward_s, double update_s) {
+  train::ComputeProfile p;
+  p.forward_s = forward_s;
+  p.backward_layer_s = std::move(backward_s);
+  p.optimizer_s = update_s;
+  return p;
+}
+
+simulate::TrainingOptions options(int warmup, int steps, std::string policy,
+                                  std::string monitors = "") {
+  simulate::TrainingOptions o;
+  o.compute.batch_per_gpu = 32;
+  o.warmup_steps = warmup;
+  o.measured_steps = steps;
+  o.seam.policy_yaml = std::move(policy);
+  o.seam.monitors_yaml = std::move(monitors);
+  return o;
+}
+
+SystemConfig kungfu(coll::StrategyKind strategy) {
+  SystemConfig s;
+  s.kind = SystemKind::kKungFu;
+  s.label = "kungfu";
+  s.strategy = strategy;
+  return s;
+}
+
+TrainingResult run(const topo::Topology& t, const train::Model& m,
+                   const train::ComputeProfile& p, const SystemConfig& s,
+                   const simulate::TrainingOptions& o) {
+  return simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, s, o).result;
+}
+
+}  // namespace
+
+TEST_CASE("switch-strategy after step 5: STAR up to step 5, MULTI_BINARY_TREE_STAR from step 6") {
+  const topo::Topology t = cluster(4);
+  const train::Model m = toy_model({1 << 20, 1 << 16});
+  const train::ComputeProfile p = profile(0.002, {0.004, 0.004}, 0.001);
+  const TrainingResult r =
+      run(t, m, p, kungfu(coll::StrategyKind::kStar),
+          options(1, 8, "{name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}"));
+  REQUIRE(r.steps.size() == 9);
+  for (const StepRow& row : r.steps) {
+    CAPTURE(row.step);
+    CHECK(row.strategy == (row.step <= 5 ? "STAR" : "MULTI_BINARY_TREE_STAR"));
+    CHECK(row.decision == (row.step == 5 ? "strategy MULTI_BINARY_TREE_STAR" : ""));
+    CHECK(row.batch_per_gpu == 32);
+    CHECK(row.workers == 4);
+    CHECK(row.measured == (row.step >= 1));
+  }
+  // STAR funnels 4.2 MB through rank 0's NIC; MULTI_BINARY_TREE_STAR spreads it over every NIC:
+  // the steps after the switch are shorter.
+  CHECK(r.steps[7].time_s < r.steps[4].time_s);
+}
+
+TEST_CASE("a star rooted elsewhere: STAR@2 after the switch") {
+  const topo::Topology t = cluster(4);
+  const train::Model m = toy_model({1 << 18});
+  const TrainingResult r = run(t, m, profile(0.001, {0.002}, 0.0),
+                               kungfu(coll::StrategyKind::kBinaryTreeStar),
+                               options(0, 4, "{name: switch-strategy, step: 1, strategy: STAR, "
+                                             "root: 2}"));
+  CHECK(r.steps[1].strategy == "BINARY_TREE_STAR");
+  CHECK(r.steps[1].decision == "strategy STAR@2");
+  CHECK(r.steps[2].strategy == "STAR@2");
+}
+
+TEST_CASE("scale-batch doubles the batch after step 5: the compute doubles from step 6") {
+  // Ideal system (no gradient traffic) on 2 workers: a step is forward + backward + update plus
+  // the agreement on the previous step. Doubling the batch doubles forward and backward (the
+  // update is per parameter): 10 + 20 + 5 ms -> 20 + 40 + 5 ms.
+  const topo::Topology t = cluster(2);
+  const train::Model m = toy_model({1000});
+  SystemConfig ideal;
+  ideal.kind = SystemKind::kIdeal;
+  const TrainingResult r =
+      run(t, m, profile(0.010, {0.020}, 0.005), ideal,
+          options(1, 8, "{name: scale-batch, step: 5, factor: 2}"));
+  REQUIRE(r.steps.size() == 9);
+  CHECK(r.steps[5].decision == "batch 64");
+  for (const StepRow& row : r.steps)
+    CHECK(row.batch_per_gpu == (row.step <= 5 ? 32 : 64));
+  const double agreement = r.steps[3].time_s - 0.035;
+  CHECK(agreement > 0);
+  CHECK(agreement < 100e-6);
+  CHECK(r.steps[7].time_s == doctest::Approx(0.065 + agreement).epsilon(1e-9));
+  // The mean batch over the measured steps (steps 1-8: 5 x 32 + 3 x 64) over the mean step.
+  const double mean_batch = (5 * 32 + 3 * 64) / 8.0;
+  CHECK(r.samples_per_s_per_gpu == doctest::Approx(mean_batch / r.step_mean_s));
+}
+
+TEST_CASE("the agreement on a step is one STAR all-reduce of 32 bytes, charged to the next step") {
+  // Two workers, ideal (no gradient traffic), no jitter: both end step 0 at T. The agreement
+  // (4 doubles = 32 B, a STAR rooted at rank 0): rank 1 sends to the root, alpha + 32 / B; the
+  // root adds and sends the sum back, alpha + 32 / B. The root is done when its send's last byte
+  // left (T + alpha + 2 x 32 / B), rank 1 when the sum arrived (T + 2 alpha + 2 x 32 / B), and
+  // each starts step 1's compute then; the step's clock started at T. So step 1 = compute + the
+  // mean of the two, 1.5 alpha + 64 / B. From then on rank 1 ends its steps alpha later than the
+  // root, and the root's agreement waits for rank 1's message: both spend 2 alpha + 64 / B, and
+  // steps 2, 3 = compute + 2 alpha + 64 / B. The agreement is exposed link time; step 0 has none.
+  const topo::Topology t = cluster(2);
+  const train::Model m = toy_model({1000});
+  SystemConfig ideal;
+  ideal.kind = SystemKind::kIdeal;
+  const double alpha = 20e-6, B = 1e9, tol = 1e-11;  // 10 ps: exact up to ns rounding of 35 ms
+  const TrainingResult r =
+      run(t, m, profile(0.010, {0.020}, 0.005), ideal,
+          options(1, 3, "", "[{name: throughput, window: 2}]"));
+  REQUIRE(r.steps.size() == 4);
+  CHECK(r.steps[0].time_s == doctest::Approx(0.035).epsilon(tol));
+  const double first = 1.5 * alpha + 64 / B, later = 2 * alpha + 64 / B;
+  CHECK(r.steps[1].time_s == doctest::Approx(0.035 + first).epsilon(tol));
+  CHECK(r.steps[2].time_s == doctest::Approx(0.035 + later).epsilon(tol));
+  CHECK(r.steps[3].time_s == doctest::Approx(0.035 + later).epsilon(tol));
+  CHECK(r.exposed_link_s == doctest::Approx((first + 2 * later) / 3).epsilon(tol));
+  // Without a seam, no agreement: every step is the compute alone.
+  const TrainingResult plain = run(t, m, profile(0.010, {0.020}, 0.005), ideal, options(1, 3, ""));
+  CHECK(plain.steps[2].time_s == doctest::Approx(0.035).epsilon(tol));
+  CHECK(plain.exposed_link_s == 0);
+}
+
+TEST_CASE("a policy run is deterministic: the same rows twice") {
+  const topo::Topology t = cluster(4);
+  const train::Model m = toy_model({1 << 20, 1 << 10});
+  const train::ComputeProfile p = profile(0.002, {0.004, 0.001}, 0.001);
+  simulate::TrainingOptions o =
+      options(1, 6, "{name: switch-strategy, step: 2, strategy: CLIQUE}",
+              "[{name: allreduce-throughput, window: 3}]");
+  const auto a = simulate::simulate_training(t, m, p, 0.05, train::GpuArch::kVolta,
+                                             kungfu(coll::StrategyKind::kStar), o);
+  const auto b = simulate::simulate_training(t, m, p, 0.05, train::GpuArch::kVolta,
+                                             kungfu(coll::StrategyKind::kStar), o);
+  CHECK(a.result == b.result);
+  CHECK(a.events == b.events);
+}
