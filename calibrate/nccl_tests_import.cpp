@@ -14,19 +14,12 @@
 
 #include "calibrate/collective_model.h"
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 
 namespace adaptsim::calibrate {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return std::string(s);
-}
 
 std::vector<std::string> tokens(const std::string& line) {
   std::istringstream in(line);
@@ -38,7 +31,7 @@ std::vector<std::string> tokens(const std::string& line) {
 }
 
 std::optional<double> to_double(std::string_view s) {
-  const std::string t = trim(s);
+  const std::string t(trim(s));
   double v = 0;
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
@@ -46,7 +39,7 @@ std::optional<double> to_double(std::string_view s) {
 }
 
 std::optional<long long> to_integer(std::string_view s) {
-  const std::string t = trim(s);
+  const std::string t(trim(s));
   long long v = 0;
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
@@ -174,10 +167,10 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
   while (std::getline(in, raw)) {
     ++line_no;
     const std::string where = label + ":" + std::to_string(line_no);
-    const std::string line = trim(untag(raw));
+    const std::string line(trim(untag(raw)));
     if (line.empty()) continue;
     if (line[0] == '#') {
-      const std::string content = trim(std::string_view(line).substr(1));
+      const std::string content(trim(std::string_view(line).substr(1)));
       const auto t = tokens(content);
       if (t.empty()) continue;
       if (content.rfind("Collective test starting:", 0) == 0 && t.size() >= 4) {
@@ -323,7 +316,7 @@ std::optional<double> number_of(const Json* v) {
 
 std::string string_of(const Json* v) {
   if (!v) return "";
-  if (v->is_string()) return trim(v->get<std::string>());
+  if (v->is_string()) return std::string(trim(v->get<std::string>()));
   if (v->is_number_integer()) return std::to_string(v->get<long long>());
   return "";
 }
@@ -460,9 +453,9 @@ NcclTestsImport import_nccl_tests(const std::filesystem::path& path,
   std::stringstream buf;
   buf << in.rdbuf();
   const std::string text = buf.str();
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) throw InputError(path.string() + ": empty file");
-  if (text[first] == '{' || text[first] == '[') {
+  const std::string_view content = trim(text);
+  if (content.empty()) throw InputError(path.string() + ": empty file");
+  if (content.front() == '{' || content.front() == '[') {
     return parse_nccl_tests_json(text, path.string(), options);
   }
   return parse_nccl_tests_text(text, path.string(), options);

@@ -9,19 +9,12 @@
 #include <tuple>
 
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 #include "sim/core/units.h"
 #include "sim/io/yaml_reader.h"
 
 namespace adaptsim::io {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // The leading number of "38.2us" and the rest ("us"); nullopt when there is no number.
 std::optional<std::pair<double, std::string_view>> leading_number(std::string_view text) {

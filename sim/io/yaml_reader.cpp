@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 #include "sim/core/units.h"
 
 namespace adaptsim::io {
@@ -75,8 +76,8 @@ Document Document::parse_string(const std::string& text, const std::string& labe
   bool blank = true;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first != std::string::npos && line[first] != '#') {
+    const std::string_view content = trim(line);
+    if (!content.empty() && content.front() != '#') {
       blank = false;
       break;
     }

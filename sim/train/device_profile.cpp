@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 #include "sim/core/units.h"
 
 namespace adaptsim::train {
@@ -27,21 +28,13 @@ std::string join(std::initializer_list<std::string_view> words) {
   return s;
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return std::string(s);
-}
-
 // "2%" -> 0.02. A unit is required, as for every other number in a profile.
 double parse_percent(std::string_view text) {
-  const std::string t = trim(text);
+  const std::string t(trim(text));
   if (t.empty() || t.back() != '%') {
     throw InputError("expected a percentage such as 2%, got \"" + t + "\"");
   }
-  const std::string number = trim(std::string_view(t).substr(0, t.size() - 1));
+  const std::string number(trim(std::string_view(t).substr(0, t.size() - 1)));
   double v = 0;
   auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
   if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() || v < 0 ||
@@ -160,7 +153,7 @@ ThroughputPoint read_point(const Reader& r, const YAML::Node& item, const std::s
   }
   p.precision = *parsed;
 
-  const std::string batch = trim(r.scalar(item, k, "batch"));
+  const std::string batch(trim(r.scalar(item, k, "batch")));
   auto [ptr, ec] = std::from_chars(batch.data(), batch.data() + batch.size(), p.batch);
   if (batch.empty() || ec != std::errc() || ptr != batch.data() + batch.size() || p.batch < 1) {
     r.fail(item["batch"], Reader::path(k, "batch"),
