@@ -164,6 +164,18 @@ double parse_rate_per_s(std::string_view text, std::string_view unit) {
                    "\"");
 }
 
+double parse_percent(std::string_view text) {
+  auto [value, rest] = split_number(text, "a percentage", "2%");
+  if (rest != "%") {
+    throw InputError("expected a percentage such as 2%, got \"" + std::string(trim(text)) + "\"");
+  }
+  if (value < 0) {
+    throw InputError("expected a non-negative percentage such as 2%, got \"" +
+                     std::string(trim(text)) + "\"");
+  }
+  return value / 100.0;
+}
+
 std::string format_bandwidth(double bytes_per_s) {
   double bits = bytes_per_s * 8;
   if (bits >= 1e12) return format_number(bits / 1e12) + " Tbit/s";
