@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "calibrate/collective_model.h"
+#include "sim/coll/collective.h"
 #include "sim/core/error.h"
 #include "sim/core/strings.h"
 
@@ -71,10 +71,10 @@ struct RowExtra {
 };
 
 // The collective from the shape of the first row: see the header.
-std::string infer_collective(const std::vector<MeasuredRow>& rows,
+std::string infer_collective(const std::vector<coll::SweepRow>& rows,
                              const std::vector<RowExtra>& extra, int n_ranks) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const MeasuredRow& r = rows[i];
+    const coll::SweepRow& r = rows[i];
     if (r.count == 0) continue;
     const bool reduces = r.redop != "none";
     const std::size_t es = type_size(r.type);
@@ -111,18 +111,18 @@ void finish(NcclTestsImport& out, const std::vector<RowExtra>& extra,
     out.notes.push_back("collective " + out.collective +
                         " inferred from the rows (pass --collective when wrong)");
   }
-  if (!is_known_collective(out.collective)) {
+  const std::optional<coll::Collective> collective = coll::parse_collective(out.collective);
+  if (!collective) {
     throw InputError(label + ": unknown collective \"" + out.collective +
-                     "\" (known: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-                     "alltoall, sendrecv)");
+                     "\" (known: " + coll::known_collectives() + ")");
   }
   out.hosts = static_cast<int>(hostnames.size());
   out.first_hostname = hostnames.empty() ? "" : *hostnames.begin();
   const std::string link_class = !options.link_class.empty() ? options.link_class
                                  : out.hosts > 1             ? "nccl_inter"
                                                              : "nccl_intra";
-  for (MeasuredRow& r : out.rows) {
-    r.collective = out.collective;
+  for (coll::SweepRow& r : out.rows) {
+    r.collective = *collective;
     r.n_ranks = out.n_ranks;
     r.link_class = link_class;
     r.algorithm = "nccl";
@@ -246,7 +246,7 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
         throw InputError(where + ": expected time, algbw and busbw numbers, got \"" + t[at] +
                          "\" \"" + t[at + 1] + "\" \"" + t[at + 2] + "\"");
       }
-      MeasuredRow r;
+      coll::SweepRow r;
       r.size_bytes = static_cast<std::uint64_t>(*size);
       r.count = static_cast<std::uint64_t>(*count);
       r.type = t[2];
@@ -369,7 +369,7 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
     if (!row.is_object()) throw InputError(where + ": expected an object");
     const auto size = number_of(member(row, {"size", "sizebytes", "bytes", "nbytes"}));
     if (!size || *size < 0) throw InputError(where + ": no size");
-    MeasuredRow base;
+    coll::SweepRow base;
     base.size_bytes = static_cast<std::uint64_t>(*size);
     base.count = static_cast<std::uint64_t>(
         number_of(member(row, {"count", "nelem", "elements", "nelements"})).value_or(0));
@@ -383,7 +383,7 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
     auto add = [&](const Json& perf, bool in_place) {
       const auto time = number_of(member(perf, {"time", "timeus", "cputime", "avgus"}));
       if (!time) return;
-      MeasuredRow r = base;
+      coll::SweepRow r = base;
       r.in_place = in_place;
       r.time_us = *time;
       r.algbw_GBps = number_of(member(perf, {"algbw", "algbwgbps", "algbandwidth"})).value_or(0);
