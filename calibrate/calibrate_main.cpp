@@ -112,7 +112,7 @@ void report_profile(const CliOptions& o, const io::CalibrationProfile& profile,
             << std::endl;
 }
 
-std::uint64_t wrong_total(const std::vector<MeasuredRow>& rows) {
+std::uint64_t wrong_total(const std::vector<coll::SweepRow>& rows) {
   std::uint64_t wrong = 0;
   for (const auto& r : rows)
     wrong += r.wrong;
@@ -181,7 +181,7 @@ int run_tcp(const CliOptions& o, int argc, char** argv) {
     // The measurements are kept for inspection; a profile from wrong results is not written.
     std::filesystem::create_directories(o.output_dir);
     const auto csv = std::filesystem::path(o.output_dir) / (o.name + ".csv");
-    write_measurement_csv(csv, r.rows);
+    coll::write_sweep_csv(csv, r.rows, kMeasurementCsv);
     throw RuntimeFailure(std::to_string(wrong) + " wrong result elements (see " + csv.string() +
                          "); no profile written");
   }
@@ -203,21 +203,7 @@ int run_gpu(const CliOptions& o, int argc, char** argv) {
   g.nccl.warmup_iters = o.warmup_iters;
   g.nccl.check_iters = o.check;
   g.nccl.dtype = dtype_option(o.dtype);
-  g.nccl.collectives.clear();
-  for (std::size_t begin = 0; begin <= o.collective.size();) {
-    std::size_t end = o.collective.find(',', begin);
-    if (end == std::string::npos) end = o.collective.size();
-    const std::string name = o.collective.substr(begin, end - begin);
-    if (name == "all") {
-      g.nccl.collectives.assign(std::begin(hw::kAllCollectives), std::end(hw::kAllCollectives));
-    } else if (const auto c = hw::parse_collective(name)) {
-      g.nccl.collectives.push_back(*c);
-    } else {
-      throw InputError("--collective: unknown collective \"" + name +
-                       "\" (known: all_reduce, all_gather, reduce_scatter, broadcast, all)");
-    }
-    begin = end + 1;
-  }
+  g.nccl.collectives = hw::parse_sweep_collectives(o.collective, "--collective");
   hw::validate_sweep_options(g.nccl);
   g.kernels.sizes_elements =
       kernel_sizes(100'000, o.kernel_max_elements > 0 ? o.kernel_max_elements : 100'000'000);

@@ -18,9 +18,9 @@ io::CalibrationProfile new_profile(int argc, const char* const* argv, const std:
   return p;
 }
 
-void describe_sweep_from_rows(io::CalibrationProfile& p, const std::vector<MeasuredRow>& rows) {
+void describe_sweep_from_rows(io::CalibrationProfile& p, const std::vector<coll::SweepRow>& rows) {
   std::uint64_t lo = UINT64_MAX, hi = 0;
-  for (const MeasuredRow& r : rows) {
+  for (const coll::SweepRow& r : rows) {
     p.sweep.ranks = std::max(p.sweep.ranks, r.n_ranks);
     lo = std::min(lo, r.size_bytes);
     hi = std::max(hi, r.size_bytes);
@@ -33,14 +33,14 @@ void describe_sweep_from_rows(io::CalibrationProfile& p, const std::vector<Measu
 }
 
 WrittenFiles write_calibration_outputs(const std::filesystem::path& dir, const std::string& name,
-                                       const std::vector<MeasuredRow>& rows,
+                                       const std::vector<coll::SweepRow>& rows,
                                        io::CalibrationProfile& profile) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw RuntimeFailure("cannot create " + dir.string() + ": " + ec.message());
   WrittenFiles files{dir / (name + ".csv"), dir / (name + ".yaml")};
   profile.sweep.csv = files.csv.filename().string();
-  write_measurement_csv(files.csv, rows);
+  coll::write_sweep_csv(files.csv, rows, kMeasurementCsv);
   io::write_file_atomic(files.profile, io::write_calibration_profile_yaml(profile));
   return files;
 }

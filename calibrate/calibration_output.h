@@ -20,7 +20,7 @@ io::CalibrationProfile new_profile(int argc, const char* const* argv, const std:
 // Sets sweep.ranks (largest n_ranks) and, when still 0, sweep.min_bytes / max_bytes from the
 // rows.
 void describe_sweep_from_rows(io::CalibrationProfile& profile,
-                              const std::vector<MeasuredRow>& rows);
+                              const std::vector<coll::SweepRow>& rows);
 
 struct WrittenFiles {
   std::filesystem::path csv;
@@ -31,7 +31,7 @@ struct WrittenFiles {
 // NAME.csv). RuntimeFailure on I/O errors; the profile is written last, so a failure never
 // leaves a profile without its CSV.
 WrittenFiles write_calibration_outputs(const std::filesystem::path& dir, const std::string& name,
-                                       const std::vector<MeasuredRow>& rows,
+                                       const std::vector<coll::SweepRow>& rows,
                                        io::CalibrationProfile& profile);
 
 }  // namespace adaptsim::calibrate

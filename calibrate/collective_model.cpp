@@ -5,13 +5,9 @@
 #include <string>
 
 #include "sim/coll/strategy.h"
-#include "sim/core/error.h"
 
 namespace adaptsim::calibrate {
 namespace {
-
-constexpr std::string_view kCollectives[] = {
-    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"};
 
 // Longest root-to-leaf path of a broadcast graph, in edges.
 int depth(const coll::CommGraph& g) {
@@ -43,29 +39,13 @@ int floor_log2(int n) {
 
 }  // namespace
 
-bool is_known_collective(std::string_view collective) {
-  return std::find(std::begin(kCollectives), std::end(kCollectives), collective) !=
-         std::end(kCollectives);
-}
-
-double collective_bus_factor(std::string_view c, int n) {
-  if (n < 1) throw InputError("collective_bus_factor: n_ranks " + std::to_string(n) + " < 1");
-  const double nd = n;
-  if (c == "all_reduce") return 2.0 * (nd - 1) / nd;
-  if (c == "all_gather" || c == "reduce_scatter" || c == "alltoall") return (nd - 1) / nd;
-  if (c == "broadcast" || c == "reduce" || c == "sendrecv") return 1.0;
-  throw InputError("unknown collective \"" + std::string(c) +
-                   "\" (known: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-                   "alltoall, sendrecv)");
-}
-
-int algorithm_steps(std::string_view algorithm, std::string_view collective, int n,
+int algorithm_steps(std::string_view algorithm, coll::Collective collective, int n,
                     const std::vector<int>& host_of_rank) {
   if (n <= 1) return 1;
   if (algorithm == "p2p") return 1;
   if (algorithm == "nccl") {
-    if (collective == "all_reduce") return 2 * (n - 1);
-    if (collective == "sendrecv") return 1;
+    if (collective == coll::Collective::kAllReduce) return 2 * (n - 1);
+    if (collective == coll::Collective::kSendRecv) return 1;
     return n - 1;
   }
   const auto kind = coll::parse_strategy(algorithm);

@@ -1,7 +1,8 @@
 #pragma once
 // What turns a fitted line t(m) = a + b m into per-link numbers: the number of sequential
 // communication steps of an algorithm (alpha_per_step = a / steps) and the collective's
-// nccl-tests bus-bandwidth factor (busbw_inf = factor / b).
+// nccl-tests bus-bandwidth factor (busbw_inf = factor / b; coll::bus_bandwidth_factor,
+// sim/coll/collective.h).
 //
 // Steps (FACTS 2.4; Thakur et al. 2005):
 //   p2p                  1 (one message; the ping-pong's one-way time)
@@ -12,23 +13,17 @@
 //   nccl                 as a ring: all_reduce 2 (n - 1); all_gather, reduce_scatter, broadcast,
 //                        reduce, alltoall n - 1; sendrecv 1. NCCL may choose a tree or NVLS; the
 //                        ring count is the convention of FACTS 2.5 step 2.
-// Bus factors (nccl-tests doc/PERFORMANCE.md, FACTS 1.4): all_reduce 2 (n - 1) / n;
-// all_gather, reduce_scatter, alltoall (n - 1) / n; broadcast, reduce, sendrecv 1.
 
 #include <string_view>
 #include <vector>
 
-namespace adaptsim::calibrate {
+#include "sim/coll/collective.h"
 
-// InputError for an unknown collective name.
-double collective_bus_factor(std::string_view collective, int n_ranks);
+namespace adaptsim::calibrate {
 
 // host_of_rank: the host id of each rank (topology-aware strategies); empty = every rank on its
 // own host. Unknown algorithm names count 1 step.
-int algorithm_steps(std::string_view algorithm, std::string_view collective, int n_ranks,
+int algorithm_steps(std::string_view algorithm, coll::Collective collective, int n_ranks,
                     const std::vector<int>& host_of_rank = {});
-
-// The collectives this tool knows, nccl-tests' names without "_perf".
-bool is_known_collective(std::string_view collective);
 
 }  // namespace adaptsim::calibrate

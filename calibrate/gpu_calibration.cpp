@@ -9,7 +9,6 @@
 #include "calibrate/profile_builder.h"
 #include "hw/cuda/cuda_device.h"
 #include "hw/cuda/gpu_kernel_timing.h"
-#include "hw/nccl/collective.h"
 #include "sim/core/error.h"
 
 namespace adaptsim::calibrate {
@@ -52,32 +51,19 @@ GpuCalibrationResult run_gpu_calibration(const GpuCalibrationOptions& o) {
     for (const auto& d : devices)
       print("#  device " + d);
   };
-  callbacks.on_row = [&](const hw::SweepRow& r) {
+  callbacks.on_row = [&](const coll::SweepRow& r) {
     char buf[200];
     std::snprintf(buf, sizeof buf, "  %14llu %13llu %9s %15s %10.2f %8.2f %8.2f %7llu",
                   static_cast<unsigned long long>(r.size_bytes),
-                  static_cast<unsigned long long>(r.count),
-                  std::string(coll::dtype_name(r.dtype)).c_str(),
-                  std::string(hw::collective_name(r.collective)).c_str(), r.time_us, r.algbw_GBps,
+                  static_cast<unsigned long long>(r.count), r.type.c_str(),
+                  std::string(coll::collective_name(r.collective)).c_str(), r.time_us, r.algbw_GBps,
                   r.busbw_GBps, static_cast<unsigned long long>(r.wrong));
     print(buf);
   };
-  for (const hw::SweepRow& s : hw::run_nccl_sweep(o.nccl, callbacks)) {
-    MeasuredRow r;
-    r.size_bytes = s.size_bytes;
-    r.count = s.count;
-    r.type = std::string(coll::dtype_name(s.dtype));
-    r.redop = s.op ? std::string(coll::reduce_op_name(*s.op)) : "none";
-    r.collective = std::string(hw::collective_name(s.collective));
-    r.algorithm = "nccl";
+  for (coll::SweepRow& r : hw::run_nccl_sweep(o.nccl, callbacks)) {
     r.link_class = "nccl_intra";
-    r.n_ranks = s.n_ranks;
-    r.time_us = s.time_us;
-    r.algbw_GBps = s.algbw_GBps;
-    r.busbw_GBps = s.busbw_GBps;
-    r.wrong = s.wrong;
-    result.n_ranks = s.n_ranks;
-    result.rows.push_back(r);
+    result.n_ranks = r.n_ranks;
+    result.rows.push_back(std::move(r));
   }
 
   const hw::CudaDeviceInfo info = hw::cuda_device_info(o.kernels.device);

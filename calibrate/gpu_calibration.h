@@ -33,7 +33,7 @@ struct GpuCalibrationOptions {
 };
 
 struct GpuCalibrationResult {
-  std::vector<MeasuredRow> rows;
+  std::vector<coll::SweepRow> rows;
   io::GpuCalibration gpu;
   int n_ranks = 0;
   std::string nccl_version;  // "2.28.9"

@@ -9,22 +9,12 @@
 #include <sstream>
 
 #include "hw/tcp/mpi_rendezvous.h"
+#include "sim/core/strings.h"
 #if ADAPTSIM_CALIBRATE_HAVE_CUDA
 #include "hw/cuda/cuda_device.h"
 #endif
 
 namespace adaptsim::calibrate {
-namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-}  // namespace
-
 std::string cpu_model_from_cpuinfo(const std::string& cpuinfo) {
   // x86: "model name"; ARM: "Hardware" or none; POWER: "cpu"; MIPS: "cpu model".
   for (const char* key : {"model name", "Hardware", "cpu model"}) {
@@ -33,8 +23,8 @@ std::string cpu_model_from_cpuinfo(const std::string& cpuinfo) {
     while (std::getline(in, line)) {
       const auto colon = line.find(':');
       if (colon == std::string::npos) continue;
-      if (trim(line.substr(0, colon)) == key) {
-        const std::string value = trim(line.substr(colon + 1));
+      if (trim(std::string_view(line).substr(0, colon)) == key) {
+        const std::string value(trim(std::string_view(line).substr(colon + 1)));
         if (!value.empty()) return value;
       }
     }

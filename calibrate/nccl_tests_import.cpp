@@ -12,21 +12,14 @@
 #include <set>
 #include <sstream>
 
-#include "calibrate/collective_model.h"
+#include "sim/coll/collective.h"
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 
 namespace adaptsim::calibrate {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return std::string(s);
-}
 
 std::vector<std::string> tokens(const std::string& line) {
   std::istringstream in(line);
@@ -38,7 +31,7 @@ std::vector<std::string> tokens(const std::string& line) {
 }
 
 std::optional<double> to_double(std::string_view s) {
-  const std::string t = trim(s);
+  const std::string t(trim(s));
   double v = 0;
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
@@ -46,7 +39,7 @@ std::optional<double> to_double(std::string_view s) {
 }
 
 std::optional<long long> to_integer(std::string_view s) {
-  const std::string t = trim(s);
+  const std::string t(trim(s));
   long long v = 0;
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
@@ -78,10 +71,10 @@ struct RowExtra {
 };
 
 // The collective from the shape of the first row: see the header.
-std::string infer_collective(const std::vector<MeasuredRow>& rows,
+std::string infer_collective(const std::vector<coll::SweepRow>& rows,
                              const std::vector<RowExtra>& extra, int n_ranks) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const MeasuredRow& r = rows[i];
+    const coll::SweepRow& r = rows[i];
     if (r.count == 0) continue;
     const bool reduces = r.redop != "none";
     const std::size_t es = type_size(r.type);
@@ -118,18 +111,18 @@ void finish(NcclTestsImport& out, const std::vector<RowExtra>& extra,
     out.notes.push_back("collective " + out.collective +
                         " inferred from the rows (pass --collective when wrong)");
   }
-  if (!is_known_collective(out.collective)) {
+  const std::optional<coll::Collective> collective = coll::parse_collective(out.collective);
+  if (!collective) {
     throw InputError(label + ": unknown collective \"" + out.collective +
-                     "\" (known: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-                     "alltoall, sendrecv)");
+                     "\" (known: " + coll::known_collectives() + ")");
   }
   out.hosts = static_cast<int>(hostnames.size());
   out.first_hostname = hostnames.empty() ? "" : *hostnames.begin();
   const std::string link_class = !options.link_class.empty() ? options.link_class
                                  : out.hosts > 1             ? "nccl_inter"
                                                              : "nccl_intra";
-  for (MeasuredRow& r : out.rows) {
-    r.collective = out.collective;
+  for (coll::SweepRow& r : out.rows) {
+    r.collective = *collective;
     r.n_ranks = out.n_ranks;
     r.link_class = link_class;
     r.algorithm = "nccl";
@@ -174,10 +167,10 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
   while (std::getline(in, raw)) {
     ++line_no;
     const std::string where = label + ":" + std::to_string(line_no);
-    const std::string line = trim(untag(raw));
+    const std::string line(trim(untag(raw)));
     if (line.empty()) continue;
     if (line[0] == '#') {
-      const std::string content = trim(std::string_view(line).substr(1));
+      const std::string content(trim(std::string_view(line).substr(1)));
       const auto t = tokens(content);
       if (t.empty()) continue;
       if (content.rfind("Collective test starting:", 0) == 0 && t.size() >= 4) {
@@ -253,7 +246,7 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
         throw InputError(where + ": expected time, algbw and busbw numbers, got \"" + t[at] +
                          "\" \"" + t[at + 1] + "\" \"" + t[at + 2] + "\"");
       }
-      MeasuredRow r;
+      coll::SweepRow r;
       r.size_bytes = static_cast<std::uint64_t>(*size);
       r.count = static_cast<std::uint64_t>(*count);
       r.type = t[2];
@@ -323,7 +316,7 @@ std::optional<double> number_of(const Json* v) {
 
 std::string string_of(const Json* v) {
   if (!v) return "";
-  if (v->is_string()) return trim(v->get<std::string>());
+  if (v->is_string()) return std::string(trim(v->get<std::string>()));
   if (v->is_number_integer()) return std::to_string(v->get<long long>());
   return "";
 }
@@ -376,7 +369,7 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
     if (!row.is_object()) throw InputError(where + ": expected an object");
     const auto size = number_of(member(row, {"size", "sizebytes", "bytes", "nbytes"}));
     if (!size || *size < 0) throw InputError(where + ": no size");
-    MeasuredRow base;
+    coll::SweepRow base;
     base.size_bytes = static_cast<std::uint64_t>(*size);
     base.count = static_cast<std::uint64_t>(
         number_of(member(row, {"count", "nelem", "elements", "nelements"})).value_or(0));
@@ -390,7 +383,7 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
     auto add = [&](const Json& perf, bool in_place) {
       const auto time = number_of(member(perf, {"time", "timeus", "cputime", "avgus"}));
       if (!time) return;
-      MeasuredRow r = base;
+      coll::SweepRow r = base;
       r.in_place = in_place;
       r.time_us = *time;
       r.algbw_GBps = number_of(member(perf, {"algbw", "algbwgbps", "algbandwidth"})).value_or(0);
@@ -460,9 +453,9 @@ NcclTestsImport import_nccl_tests(const std::filesystem::path& path,
   std::stringstream buf;
   buf << in.rdbuf();
   const std::string text = buf.str();
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) throw InputError(path.string() + ": empty file");
-  if (text[first] == '{' || text[first] == '[') {
+  const std::string_view content = trim(text);
+  if (content.empty()) throw InputError(path.string() + ": empty file");
+  if (content.front() == '{' || content.front() == '[') {
     return parse_nccl_tests_json(text, path.string(), options);
   }
   return parse_nccl_tests_text(text, path.string(), options);

@@ -36,7 +36,7 @@
 namespace adaptsim::calibrate {
 
 struct NcclTestsImport {
-  std::vector<MeasuredRow> rows;  // out-of-place and in-place rows, in file order
+  std::vector<coll::SweepRow> rows;  // out-of-place and in-place rows, in file order
   std::string collective;
   int n_ranks = 0;
   int hosts = 0;                  // distinct host names; 0 when none were given

@@ -8,25 +8,27 @@
 
 #include "calibrate/alpha_beta_fit.h"
 #include "calibrate/collective_model.h"
+#include "sim/coll/collective.h"
 
 namespace adaptsim::calibrate {
 namespace {
 
-using GroupKey = std::tuple<std::string, std::string, std::string, int>;
+using GroupKey = std::tuple<std::string, std::string, coll::Collective, int>;
 
 std::string group_name(const GroupKey& k) {
-  return std::get<0>(k) + " " + std::get<1>(k) + " " + std::get<2>(k) + " on " +
+  return std::get<0>(k) + " " + std::get<1>(k) + " " +
+         std::string(coll::collective_name(std::get<2>(k))) + " on " +
          std::to_string(std::get<3>(k)) + " ranks";
 }
 
 }  // namespace
 
-std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
+std::vector<io::LinkFit> fit_link_groups(const std::vector<coll::SweepRow>& rows,
                                          const std::vector<int>& host_of_rank,
                                          std::vector<std::string>& notes) {
   std::vector<GroupKey> order;
   std::set<GroupKey> seen;
-  for (const MeasuredRow& r : rows) {
+  for (const coll::SweepRow& r : rows) {
     GroupKey k{r.link_class, r.algorithm, r.collective, r.n_ranks};
     if (seen.insert(k).second) order.push_back(k);
   }
@@ -34,16 +36,17 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
   std::vector<io::LinkFit> fits;
   for (const GroupKey& key : order) {
     const auto& [link_class, algorithm, collective, n] = key;
-    auto in_group = [&](const MeasuredRow& r) {
+    auto in_group = [&](const coll::SweepRow& r) {
       return r.link_class == link_class && r.algorithm == algorithm && r.collective == collective &&
              r.n_ranks == n;
     };
-    const bool has_out_of_place = std::any_of(
-        rows.begin(), rows.end(), [&](const MeasuredRow& r) { return in_group(r) && !r.in_place; });
+    const bool has_out_of_place =
+        std::any_of(rows.begin(), rows.end(),
+                    [&](const coll::SweepRow& r) { return in_group(r) && !r.in_place; });
     std::vector<SizeTime> points;
     std::uint64_t min_bytes = UINT64_MAX, max_bytes = 0;
     int dropped_wrong = 0;
-    for (const MeasuredRow& r : rows) {
+    for (const coll::SweepRow& r : rows) {
       if (!in_group(r) || r.in_place == has_out_of_place) continue;
       if (r.wrong > 0) {
         ++dropped_wrong;
@@ -58,7 +61,7 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
       notes.push_back(group_name(key) + ": " + std::to_string(dropped_wrong) +
                       " sizes with wrong results left out of the fit");
     }
-    const double factor = collective_bus_factor(collective, n);
+    const double factor = coll::bus_bandwidth_factor(collective, n);
     if (!(factor > 0)) {
       notes.push_back(group_name(key) + ": no bus bandwidth on one rank, not fitted");
       continue;
@@ -86,7 +89,7 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
     io::LinkFit fit;
     fit.link_class = link_class;
     fit.algorithm = algorithm;
-    fit.collective = collective;
+    fit.collective = std::string(coll::collective_name(collective));
     fit.n_ranks = n;
     fit.points = static_cast<int>(points.size());
     fit.min_bytes = min_bytes;

@@ -19,7 +19,7 @@ namespace adaptsim::calibrate {
 // collective has no bus bandwidth on its rank count (an all-reduce of one rank).
 // host_of_rank: host ids of the ranks, for the step count of topology-aware strategies (used for
 // groups whose n_ranks equals its size).
-std::vector<io::LinkFit> fit_link_groups(const std::vector<MeasuredRow>& rows,
+std::vector<io::LinkFit> fit_link_groups(const std::vector<coll::SweepRow>& rows,
                                          const std::vector<int>& host_of_rank,
                                          std::vector<std::string>& notes);
 

@@ -45,22 +45,22 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-std::vector<MeasuredRow> pingpong_rows(const std::vector<PingPongRow>& rows,
-                                       const std::string& link_class, coll::DType dtype) {
-  std::vector<MeasuredRow> out;
+std::vector<coll::SweepRow> pingpong_rows(const std::vector<PingPongRow>& rows,
+                                          const std::string& link_class, coll::DType dtype) {
+  std::vector<coll::SweepRow> out;
   for (const PingPongRow& p : rows) {
-    MeasuredRow r;
+    coll::SweepRow r;
     r.size_bytes = p.size_bytes;
     r.count = p.count;
     r.type = std::string(coll::dtype_name(dtype));
     r.redop = "none";
-    r.collective = "sendrecv";
+    r.collective = coll::Collective::kSendRecv;
     r.algorithm = "p2p";
     r.link_class = link_class;
     r.n_ranks = 2;
     r.time_us = p.time_us;
     r.algbw_GBps = p.time_us > 0 ? static_cast<double>(p.size_bytes) / (p.time_us * 1e3) : 0;
-    r.busbw_GBps = r.algbw_GBps;  // sendrecv: bus factor 1
+    r.busbw_GBps = r.algbw_GBps * coll::bus_bandwidth_factor(r.collective, r.n_ranks);
     r.wrong = p.wrong;
     out.push_back(r);
   }
@@ -68,14 +68,14 @@ std::vector<MeasuredRow> pingpong_rows(const std::vector<PingPongRow>& rows,
 }
 
 void print_pingpong(const std::function<void(const std::string&)>& print, const std::string& title,
-                    const std::vector<MeasuredRow>& rows) {
+                    const std::vector<coll::SweepRow>& rows) {
   if (!print) return;
   print("# ping-pong " + title + " (one-way time = median round trip / 2)");
   char buf[160];
   std::snprintf(buf, sizeof buf, "# %12s %12s %10s %10s %8s", "size (B)", "count", "time (us)",
                 "bw (GB/s)", "#wrong");
   print(buf);
-  for (const MeasuredRow& r : rows) {
+  for (const coll::SweepRow& r : rows) {
     std::snprintf(buf, sizeof buf, "  %12llu %12llu %10s %10s %8llu",
                   static_cast<unsigned long long>(r.size_bytes),
                   static_cast<unsigned long long>(r.count), fixed(r.time_us, 2).c_str(),
@@ -129,34 +129,21 @@ TcpCalibrationResult run_tcp_calibration(const TcpCalibrationOptions& o, tcp::Re
     result.rows.insert(result.rows.end(), measured.begin(), measured.end());
   }
 
-  coll::StrategyKind current = o.sweep.strategies.front();
+  std::string current;  // the strategy of the table being printed
   bool first = true;
-  const std::string allreduce_class = one_machine ? "loopback" : "tcp";
-  auto on_row = [&](const tcp::SweepRow& row) {
+  auto on_row = [&](const coll::SweepRow& row) {
     if (!result.leader) return;
-    if (first || row.strategy != current) {
+    if (first || row.algorithm != current) {
       print("");
-      print(tcp::sweep_table_header(row.strategy, row.n_ranks, row.dtype, row.op));
-      current = row.strategy;
+      print(tcp::sweep_table_header(row));
+      current = row.algorithm;
       first = false;
     }
     print(tcp::sweep_table_row(row));
   };
-  for (const tcp::SweepRow& s : tcp::run_allreduce_sweep(*rt, o.sweep, on_row)) {
-    MeasuredRow r;
-    r.size_bytes = s.size_bytes;
-    r.count = s.count;
-    r.type = std::string(coll::dtype_name(s.dtype));
-    r.redop = std::string(coll::reduce_op_name(s.op));
-    r.collective = "all_reduce";
-    r.algorithm = std::string(coll::strategy_name(s.strategy));
-    r.link_class = allreduce_class;
-    r.n_ranks = s.n_ranks;
-    r.time_us = s.time_us;
-    r.algbw_GBps = s.algbw_GBps;
-    r.busbw_GBps = s.busbw_GBps;
-    r.wrong = s.wrong;
-    result.rows.push_back(r);
+  for (coll::SweepRow& r : tcp::run_allreduce_sweep(*rt, o.sweep, on_row)) {
+    r.link_class = one_machine ? "loopback" : "tcp";
+    result.rows.push_back(std::move(r));
   }
   rt->shutdown();
   rt.reset();

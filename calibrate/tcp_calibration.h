@@ -43,9 +43,9 @@ struct TcpCalibrationOptions {
 struct TcpCalibrationResult {
   bool leader = false;  // rank 0: holds the measurements and writes the outputs
   int n_ranks = 0;
-  int hosts = 0;                  // physical machines
-  std::vector<int> host_of_rank;  // as the strategies saw it (--ranks-per-host applies)
-  std::vector<MeasuredRow> rows;  // ping-pongs first, then all-reduces in sweep order
+  int hosts = 0;                     // physical machines
+  std::vector<int> host_of_rank;     // as the strategies saw it (--ranks-per-host applies)
+  std::vector<coll::SweepRow> rows;  // ping-pongs first, then all-reduces in sweep order
   std::optional<hw::KernelTimingReport> cpu_kernels;
 };
 

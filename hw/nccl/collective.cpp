@@ -1,10 +1,15 @@
 #include "hw/nccl/collective.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
+
+#include "sim/core/error.h"
 
 namespace adaptsim::hw {
 namespace {
+
+using coll::Collective;
 
 // nccl-tests aligns all-gather and reduce-scatter pieces to this many elements (ALIGN in
 // src/common.h), so every rank's piece starts on an aligned address.
@@ -12,44 +17,33 @@ constexpr std::uint64_t kPieceAlignElements = 4;
 
 }  // namespace
 
-std::string_view collective_name(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kBroadcast:
-      return "broadcast";
-  }
-  return "?";
+bool sweep_runs(Collective c) {
+  return std::find(std::begin(kSweepCollectives), std::end(kSweepCollectives), c) !=
+         std::end(kSweepCollectives);
 }
 
-std::optional<Collective> parse_collective(std::string_view name) {
-  for (Collective c : kAllCollectives) {
-    if (collective_name(c) == name) return c;
+std::vector<Collective> parse_sweep_collectives(const std::string& text, std::string_view option) {
+  std::vector<Collective> out;
+  for (std::size_t begin = 0; begin <= text.size();) {
+    std::size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string name = text.substr(begin, end - begin);
+    const auto c = coll::parse_collective(name);
+    if (name == "all") {
+      out.insert(out.end(), std::begin(kSweepCollectives), std::end(kSweepCollectives));
+    } else if (c && sweep_runs(*c)) {
+      out.push_back(*c);
+    } else {
+      std::string known;
+      for (Collective k : kSweepCollectives)
+        known += std::string(coll::collective_name(k)) + ", ";
+      const std::string what = c ? "the NCCL sweep does not run " : "unknown collective ";
+      throw InputError(std::string(option) + ": " + what + "\"" + name + "\" (known: " + known +
+                       "all)");
+    }
+    begin = end + 1;
   }
-  return std::nullopt;
-}
-
-bool collective_reduces(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduceScatter;
-}
-
-double bus_bandwidth_factor(Collective c, int n_ranks) {
-  if (n_ranks < 1) throw std::invalid_argument("bus_bandwidth_factor: n_ranks must be >= 1");
-  const double n = n_ranks;
-  switch (c) {
-    case Collective::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-      return (n - 1) / n;
-    case Collective::kBroadcast:
-      return 1.0;
-  }
-  return 1.0;
+  return out;
 }
 
 CollectiveCounts collective_counts(Collective c, std::uint64_t size_bytes, std::size_t element_size,
@@ -79,6 +73,11 @@ CollectiveCounts collective_counts(Collective c, std::uint64_t size_bytes, std::
       r.param_count = piece;
       break;
     }
+    case Collective::kReduce:
+    case Collective::kAllToAll:
+    case Collective::kSendRecv:
+      throw std::invalid_argument("collective_counts: the NCCL sweep does not run " +
+                                  std::string(coll::collective_name(c)));
   }
   r.size_bytes = std::max(r.send_count, r.recv_count) * element_size;
   return r;

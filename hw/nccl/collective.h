@@ -1,30 +1,29 @@
 #pragma once
 // The collectives the NCCL sweep runs and nccl-tests' conventions for them (NVIDIA/nccl-tests
-// src/{all_reduce,all_gather,reduce_scatter,broadcast}.cu; doc/PERFORMANCE.md; FACTS §1.4):
-// how a sweep size becomes per-rank element counts, and the bus-bandwidth factor.
+// src/{all_reduce,all_gather,reduce_scatter,broadcast}.cu; FACTS §1.4): how a sweep size becomes
+// per-rank element counts. Their names and bus-bandwidth factors are sim/coll/collective.h's.
 // Pure C++: no NCCL or CUDA here, so calibration code can use it without a GPU.
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "sim/coll/collective.h"
 
 namespace adaptsim::hw {
 
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kBroadcast };
-inline constexpr Collective kAllCollectives[] = {Collective::kAllReduce, Collective::kAllGather,
-                                                 Collective::kReduceScatter,
-                                                 Collective::kBroadcast};
+// The collectives the sweep runs; the others of coll::Collective it does not implement.
+inline constexpr coll::Collective kSweepCollectives[] = {
+    coll::Collective::kAllReduce, coll::Collective::kAllGather, coll::Collective::kReduceScatter,
+    coll::Collective::kBroadcast};
+bool sweep_runs(coll::Collective c);
 
-std::string_view collective_name(Collective c);  // "all_reduce", "all_gather", ...
-std::optional<Collective> parse_collective(std::string_view name);
-
-// True for the collectives that apply a reduction operator (all-reduce, reduce-scatter).
-bool collective_reduces(Collective c);
-
-// busbw = algbw x factor: all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n,
-// broadcast 1. n >= 1 (n = 1 gives 0 for all but broadcast, as nccl-tests).
-double bus_bandwidth_factor(Collective c, int n_ranks);
+// A --collective value: a comma list of kSweepCollectives' names, "all" standing for all of them.
+// InputError naming `option` and the known names.
+std::vector<coll::Collective> parse_sweep_collectives(const std::string& text,
+                                                      std::string_view option);
 
 // Per-rank element counts of one operation, as nccl-tests' *GetCollByteCount.
 struct CollectiveCounts {
@@ -39,7 +38,8 @@ struct CollectiveCounts {
 // From a sweep size in bytes: count = size / element_size; all-gather and reduce-scatter split
 // the array into n equal pieces rounded down to a multiple of 4 elements (nccl-tests' ALIGN), so
 // size_bytes can be below the requested size. param_count 0 means the size is too small to run.
-CollectiveCounts collective_counts(Collective c, std::uint64_t size_bytes, std::size_t element_size,
-                                   int n_ranks);
+// std::invalid_argument for a collective the sweep does not run.
+CollectiveCounts collective_counts(coll::Collective c, std::uint64_t size_bytes,
+                                   std::size_t element_size, int n_ranks);
 
 }  // namespace adaptsim::hw

@@ -25,26 +25,6 @@ namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitInput = 2;
 
-std::vector<Collective> parse_collectives(const std::string& text) {
-  if (text == "all") return {std::begin(kAllCollectives), std::end(kAllCollectives)};
-  std::vector<Collective> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string name =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const auto c = parse_collective(name);
-    if (!c) {
-      throw InputError("--collective: unknown collective \"" + name +
-                       "\" (known: all_reduce, all_gather, reduce_scatter, broadcast, all)");
-    }
-    out.push_back(*c);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 std::uint64_t parse_size_option(const char* option, const std::string& text) {
   try {
     return parse_size_bytes(text);
@@ -60,14 +40,13 @@ std::string format_time_us(double us) {
   return buf;
 }
 
-void print_row(const SweepRow& r) {
+void print_row(const coll::SweepRow& r) {
   std::printf("%14llu %13llu %9s %6s %15s %9s %8.2f %8.2f %7llu\n",
               static_cast<unsigned long long>(r.size_bytes),
-              static_cast<unsigned long long>(r.count),
-              std::string(coll::dtype_name(r.dtype)).c_str(),
-              r.op ? std::string(coll::reduce_op_name(*r.op)).c_str() : "none",
-              std::string(collective_name(r.collective)).c_str(), format_time_us(r.time_us).c_str(),
-              r.algbw_GBps, r.busbw_GBps, static_cast<unsigned long long>(r.wrong));
+              static_cast<unsigned long long>(r.count), r.type.c_str(), r.redop.c_str(),
+              std::string(coll::collective_name(r.collective)).c_str(),
+              format_time_us(r.time_us).c_str(), r.algbw_GBps, r.busbw_GBps,
+              static_cast<unsigned long long>(r.wrong));
   std::fflush(stdout);
 }
 
@@ -132,7 +111,7 @@ Exit codes: 0 success, 1 run-time failure or wrong results, 2 bad input.)");
           dtype + "\"");
     }
     options.dtype = *parsed_dtype;
-    options.collectives = parse_collectives(collectives);
+    options.collectives = parse_sweep_collectives(collectives, "--collective");
     validate_sweep_options(options);
 
     if (force_mpi || launched_by_mpi()) {
@@ -163,11 +142,11 @@ Exit codes: 0 success, 1 run-time failure or wrong results, 2 bad input.)");
       std::printf("# %12s %13s %9s %6s %15s %9s %8s %8s %7s\n", "(B)", "(elements)", "", "", "",
                   "(us)", "(GB/s)", "(GB/s)", "");
     };
-    callbacks.on_row = [&](const SweepRow& row) {
+    callbacks.on_row = [&](const coll::SweepRow& row) {
       if (leader) print_row(row);
     };
 
-    const std::vector<SweepRow> rows = run_nccl_sweep(options, *group, callbacks);
+    const std::vector<coll::SweepRow> rows = run_nccl_sweep(options, *group, callbacks);
 
     std::uint64_t wrong = 0;
     double busbw_sum = 0;
@@ -178,14 +157,14 @@ Exit codes: 0 success, 1 run-time failure or wrong results, 2 bad input.)");
     if (leader) {
       if (!out_dir.empty() && !rows.empty()) {
         std::filesystem::create_directories(out_dir);
-        for (Collective c : options.collectives) {
-          std::vector<SweepRow> of_c;
+        for (coll::Collective c : options.collectives) {
+          std::vector<coll::SweepRow> of_c;
           for (const auto& r : rows) {
             if (r.collective == c) of_c.push_back(r);
           }
           const auto path = std::filesystem::path(out_dir) /
                             sweep_csv_filename(c, options.dtype, options.op, rows.front().n_ranks);
-          write_sweep_csv(path, of_c);
+          coll::write_sweep_csv(path, of_c, kNcclSweepCsv);
           std::printf("# wrote %s\n", path.string().c_str());
         }
       }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ namespace adaptsim::hw {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using coll::Collective;
+using coll::SweepRow;
+
+// For the switches over coll::Collective: validate_sweep_options lets only kSweepCollectives in.
+[[noreturn]] void not_a_sweep_collective(Collective c) {
+  throw std::logic_error("the NCCL sweep does not run " + std::string(coll::collective_name(c)));
+}
 
 // nccl-tests leaves 1 GiB of each GPU's memory to NCCL and the CUDA context when it sizes its
 // buffers (max bytes clipped to (memory - 1 GiB) / buffers).
@@ -231,7 +239,7 @@ class SweepRunner {
 
   // Timing data: valid numbers everywhere (no NaN or denormal slow paths), values irrelevant.
   void fill_all_send_buffers(Collective c) {
-    const coll::ReduceOp pattern = collective_reduces(c) ? options_.op : coll::ReduceOp::kSum;
+    const coll::ReduceOp pattern = coll::collective_reduces(c) ? options_.op : coll::ReduceOp::kSum;
     for (auto& g : gpus_) {
       CudaDeviceGuard guard(g.device);
       check_cuda(nccl_data::fill(g.send.data(), buffer_bytes_ / element_size_, options_.dtype,
@@ -268,6 +276,10 @@ class SweepRunner {
           ADAPTSIM_NCCL_CHECK(
               ncclBroadcast(send, recv, count, type, options_.root, g.comm, g.stream->get()));
           break;
+        case Collective::kReduce:
+        case Collective::kAllToAll:
+        case Collective::kSendRecv:
+          not_a_sweep_collective(c);
       }
     }
     ADAPTSIM_NCCL_CHECK(ncclGroupEnd());
@@ -319,18 +331,20 @@ class SweepRunner {
     SweepRow row;
     row.size_bytes = counts.size_bytes;
     row.count = counts.param_count;
-    row.dtype = options_.dtype;
-    if (collective_reduces(c)) row.op = options_.op;
+    row.type = std::string(coll::dtype_name(options_.dtype));
+    row.redop =
+        coll::collective_reduces(c) ? std::string(coll::reduce_op_name(options_.op)) : "none";
     row.collective = c;
+    row.algorithm = "nccl";
     row.n_ranks = n_ranks_;
     row.time_us = seconds * 1e6;
     row.algbw_GBps = static_cast<double>(counts.size_bytes) / seconds * 1e-9;
-    row.busbw_GBps = row.algbw_GBps * bus_bandwidth_factor(c, n_ranks_);
+    row.busbw_GBps = row.algbw_GBps * coll::bus_bandwidth_factor(c, n_ranks_);
     return row;
   }
 
   std::uint64_t check(Collective c, const CollectiveCounts& counts) {
-    const coll::ReduceOp pattern = collective_reduces(c) ? options_.op : coll::ReduceOp::kSum;
+    const coll::ReduceOp pattern = coll::collective_reduces(c) ? options_.op : coll::ReduceOp::kSum;
     std::uint64_t wrong = 0;
     for (int round = 1; round <= options_.check_iters; ++round) {
       for (auto& g : gpus_) {
@@ -367,6 +381,10 @@ class SweepRunner {
             spec.expect = nccl_data::Expect::kFromRank;
             spec.source_rank = options_.root;
             break;
+          case Collective::kReduce:
+          case Collective::kAllToAll:
+          case Collective::kSendRecv:
+            not_a_sweep_collective(c);
         }
         check_cuda(nccl_data::count_wrong(g.recv.data(), counts.recv_count, options_.dtype, spec,
                                           g.wrong.data(), g.stream->get()),
@@ -423,6 +441,12 @@ void validate_sweep_options(const SweepOptions& options) {
   if (options.check_iters < 0) throw InputError("--check must be >= 0");
   if (options.root < 0) throw InputError("--root must be >= 0");
   if (options.collectives.empty()) throw InputError("--collective: no collective selected");
+  for (Collective c : options.collectives) {
+    if (!sweep_runs(c)) {
+      throw InputError("--collective: the NCCL sweep does not run \"" +
+                       std::string(coll::collective_name(c)) + "\"");
+    }
+  }
 }
 
 std::vector<SweepRow> run_nccl_sweep(const SweepOptions& options, ProcessGroup& group,

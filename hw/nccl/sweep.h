@@ -12,20 +12,23 @@
 // GPU inside ncclGroupStart/End; the buffer offset walks through the max-size buffer "to avoid
 // cache effects"), wait for every stream, clock read; time per op = elapsed / iters, averaged
 // over processes (nccl-tests' default -a 1). algbw = size_bytes / time; busbw = algbw x
-// bus_bandwidth_factor. Only out-of-place ops (send buffer != receive buffer) are run.
+// coll::bus_bandwidth_factor. Only out-of-place ops (send buffer != receive buffer) are run.
+// Rows are coll::SweepRow (sim/coll/sweep_row.h): size_bytes is nccl-tests' "size" (the whole
+// array, collective_counts), count the NCCL call's count argument, type adaptsim's dtype name,
+// redop "none" for all-gather and broadcast, algorithm "nccl", time_us per op.
 // Check: `check_iters` rounds after the timing, each filling exact integer data (fill_verify.h),
 // poisoning the receive buffer with NaN bytes, running one op and counting the wrong elements on
 // the GPU; summed over ranks into the row's `wrong`.
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "hw/nccl/collective.h"
 #include "hw/nccl/process_group.h"
 #include "sim/coll/dtype.h"
+#include "sim/coll/sweep_row.h"
 
 namespace adaptsim::hw {
 
@@ -40,26 +43,13 @@ struct SweepOptions {
   int check_iters = 1;            // nccl-tests -c; 0 disables the check (wrong = 0)
   coll::ReduceOp op = coll::ReduceOp::kSum;  // for all-reduce and reduce-scatter
   coll::DType dtype = coll::DType::kF32;
-  std::vector<Collective> collectives = {Collective::kAllReduce};
+  std::vector<coll::Collective> collectives = {coll::Collective::kAllReduce};  // kSweepCollectives
   int root = 0;  // broadcast root (global rank)
-};
-
-struct SweepRow {
-  std::uint64_t size_bytes = 0;  // nccl-tests "size": the whole array (collective_counts)
-  std::uint64_t count = 0;       // the NCCL call's count argument
-  coll::DType dtype = coll::DType::kF32;
-  std::optional<coll::ReduceOp> op;  // empty for all-gather and broadcast ("none")
-  Collective collective = Collective::kAllReduce;
-  int n_ranks = 0;
-  double time_us = 0;     // per op
-  double algbw_GBps = 0;  // size_bytes / time, GB = 1e9 B (nccl-tests)
-  double busbw_GBps = 0;
-  std::uint64_t wrong = 0;  // wrong elements over all ranks and check rounds
 };
 
 // Optional observers, called on every process as results arrive (the tool prints on rank 0).
 struct SweepCallbacks {
-  std::function<void(const SweepRow&)> on_row;
+  std::function<void(const coll::SweepRow&)> on_row;
   std::function<void(const std::string&)> on_note;  // e.g. max size clipped to device memory
   // Once, after the communicators exist: n_ranks and this process's "device index: name" list.
   std::function<void(int n_ranks, const std::vector<std::string>& local_devices)> on_start;
@@ -69,18 +59,19 @@ struct SweepCallbacks {
 std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                        std::uint64_t step_factor);
 
-// Checks what needs no GPU: sizes, iteration counts, a non-negative root, a non-empty collective
-// list. InputError naming the option (as the tool spells it: --minbytes, --iters, ...).
+// Checks what needs no GPU: sizes, iteration counts, a non-negative root, a non-empty list of
+// collectives the sweep runs. InputError naming the option (as the tool spells it: --minbytes,
+// --iters, ...).
 void validate_sweep_options(const SweepOptions& options);
 
 // Runs the sweep; every process of `group` calls it with the same options. Returns the rows (the
 // same on every process). InputError: invalid options, or fewer CUDA devices than requested
 // (including none). RuntimeFailure: a CUDA or NCCL failure, the call named.
-std::vector<SweepRow> run_nccl_sweep(const SweepOptions& options, ProcessGroup& group,
-                                     const SweepCallbacks& callbacks = {});
+std::vector<coll::SweepRow> run_nccl_sweep(const SweepOptions& options, ProcessGroup& group,
+                                           const SweepCallbacks& callbacks = {});
 
 // One process driving options.gpus GPUs.
-std::vector<SweepRow> run_nccl_sweep(const SweepOptions& options,
-                                     const SweepCallbacks& callbacks = {});
+std::vector<coll::SweepRow> run_nccl_sweep(const SweepOptions& options,
+                                           const SweepCallbacks& callbacks = {});
 
 }  // namespace adaptsim::hw

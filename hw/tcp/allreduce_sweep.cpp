@@ -1,11 +1,8 @@
 #include "hw/tcp/allreduce_sweep.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 
@@ -104,12 +101,6 @@ void tile(const std::vector<std::byte>& pattern, coll::Bytes out) {
   }
 }
 
-std::string format_double(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 // A buffer of `size` bytes, 64-byte aligned and not zero-filled (filling is the caller's job).
 struct AlignedBuffer {
   explicit AlignedBuffer(std::size_t size)
@@ -194,17 +185,18 @@ std::uint64_t count_wrong(DType dtype, ReduceOp op, int n_ranks, coll::ConstByte
   return wrong;
 }
 
-SweepRow measure_allreduce_point(Runtime& rt, const coll::AllReduce& algo, const SweepOptions& o,
-                                 std::uint64_t size_bytes, coll::ConstBytes send,
-                                 coll::Bytes recv) {
+coll::SweepRow measure_allreduce_point(Runtime& rt, const coll::AllReduce& algo,
+                                       const SweepOptions& o, std::uint64_t size_bytes,
+                                       coll::ConstBytes send, coll::Bytes recv) {
   const std::size_t es = coll::dtype_size(o.dtype);
   const int n = rt.size();
-  SweepRow row;
+  coll::SweepRow row;
   row.count = size_bytes / es;
   row.size_bytes = row.count * es;
-  row.dtype = o.dtype;
-  row.op = o.op;
-  row.strategy = algo.kind();
+  row.type = std::string(coll::dtype_name(o.dtype));
+  row.redop = std::string(coll::reduce_op_name(o.op));
+  row.collective = coll::Collective::kAllReduce;
+  row.algorithm = std::string(coll::strategy_name(algo.kind()));
   row.n_ranks = n;
   const auto bytes = static_cast<std::size_t>(row.size_bytes);
   if (send.size < bytes || recv.size < bytes) {
@@ -251,13 +243,13 @@ SweepRow measure_allreduce_point(Runtime& rt, const coll::AllReduce& algo, const
                    o.timeout_ns);
   row.time_us = time_max;
   row.algbw_GBps = time_max > 0 ? static_cast<double>(row.size_bytes) / (time_max * 1e-6) / 1e9 : 0;
-  row.busbw_GBps = row.algbw_GBps * 2.0 * (n - 1) / n;
+  row.busbw_GBps = row.algbw_GBps * coll::bus_bandwidth_factor(coll::Collective::kAllReduce, n);
   row.wrong = static_cast<std::uint64_t>(wrong_total);
   return row;
 }
 
-std::vector<SweepRow> run_allreduce_sweep(Runtime& rt, const SweepOptions& o,
-                                          const std::function<void(const SweepRow&)>& on_row) {
+std::vector<coll::SweepRow> run_allreduce_sweep(
+    Runtime& rt, const SweepOptions& o, const std::function<void(const coll::SweepRow&)>& on_row) {
   const std::vector<std::uint64_t> sizes = sweep_sizes(o);
   const std::size_t es = coll::dtype_size(o.dtype);
   const std::size_t max_bytes = static_cast<std::size_t>(o.max_bytes / es * es);
@@ -266,12 +258,12 @@ std::vector<SweepRow> run_allreduce_sweep(Runtime& rt, const SweepOptions& o,
   // the largest buffer serves every size.
   fill_check_input(o.dtype, o.op, rt.rank(), rt.size(), {send.data, max_bytes});
 
-  std::vector<SweepRow> rows;
+  std::vector<coll::SweepRow> rows;
   for (coll::StrategyKind kind : o.strategies) {
     const auto algo = coll::make_allreduce(kind, rt.host_of_rank(), o.allreduce);
     for (std::uint64_t size : sizes) {
-      const SweepRow row = measure_allreduce_point(rt, *algo, o, size, {send.data, max_bytes},
-                                                   {recv.data, max_bytes});
+      const coll::SweepRow row = measure_allreduce_point(rt, *algo, o, size, {send.data, max_bytes},
+                                                         {recv.data, max_bytes});
       if (on_row) on_row(row);
       rows.push_back(row);
     }
@@ -279,65 +271,24 @@ std::vector<SweepRow> run_allreduce_sweep(Runtime& rt, const SweepOptions& o,
   return rows;
 }
 
-std::string sweep_csv_header() {
-  return "size_bytes,count,type,redop,strategy,n_ranks,time_us,algbw_GBps,busbw_GBps,wrong";
-}
-
-std::string sweep_csv_row(const SweepRow& r) {
-  return std::to_string(r.size_bytes) + "," + std::to_string(r.count) + "," +
-         std::string(coll::dtype_name(r.dtype)) + "," + std::string(coll::reduce_op_name(r.op)) +
-         "," + std::string(coll::strategy_name(r.strategy)) + "," + std::to_string(r.n_ranks) +
-         "," + format_double("%.3f", r.time_us) + "," + format_double("%.6f", r.algbw_GBps) + "," +
-         format_double("%.6f", r.busbw_GBps) + "," + std::to_string(r.wrong);
-}
-
-void write_sweep_csv(const std::filesystem::path& path, const std::vector<SweepRow>& rows) {
-  const std::filesystem::path tmp =
-      path.string() + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw RuntimeFailure("cannot write " + tmp.string());
-    out << sweep_csv_header() << '\n';
-    for (const SweepRow& r : rows)
-      out << sweep_csv_row(r) << '\n';
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw RuntimeFailure("writing " + tmp.string() + " failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw RuntimeFailure("cannot rename " + tmp.string() + " to " + path.string() + ": " +
-                         ec.message());
-  }
-}
-
-std::string sweep_table_header(coll::StrategyKind strategy, int n_ranks, DType dtype, ReduceOp op) {
+std::string sweep_table_header(const coll::SweepRow& row) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "# all-reduce %s, %d ranks, %s %s\n"
                 "#%13s %12s %9s %6s %11s %9s %9s %8s\n"
                 "#%13s %12s %9s %6s %11s %9s %9s %8s",
-                std::string(coll::strategy_name(strategy)).c_str(), n_ranks,
-                std::string(coll::dtype_name(dtype)).c_str(),
-                std::string(coll::reduce_op_name(op)).c_str(), "size", "count", "type", "redop",
-                "time", "algbw", "busbw", "#wrong", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
-                "(GB/s)", "");
+                row.algorithm.c_str(), row.n_ranks, row.type.c_str(), row.redop.c_str(), "size",
+                "count", "type", "redop", "time", "algbw", "busbw", "#wrong", "(B)", "(elements)",
+                "", "", "(us)", "(GB/s)", "(GB/s)", "");
   return buf;
 }
 
-std::string sweep_table_row(const SweepRow& r) {
+std::string sweep_table_row(const coll::SweepRow& r) {
   char buf[256];
   std::snprintf(buf, sizeof buf, " %13llu %12llu %9s %6s %11.2f %9.3f %9.3f %8llu",
                 static_cast<unsigned long long>(r.size_bytes),
-                static_cast<unsigned long long>(r.count),
-                std::string(coll::dtype_name(r.dtype)).c_str(),
-                std::string(coll::reduce_op_name(r.op)).c_str(), r.time_us, r.algbw_GBps,
-                r.busbw_GBps, static_cast<unsigned long long>(r.wrong));
+                static_cast<unsigned long long>(r.count), r.type.c_str(), r.redop.c_str(),
+                r.time_us, r.algbw_GBps, r.busbw_GBps, static_cast<unsigned long long>(r.wrong));
   return buf;
 }
 

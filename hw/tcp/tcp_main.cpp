@@ -88,28 +88,27 @@ int run_worker(const ToolOptions& t, const SweepOptions& sweep, RendezvousMode m
   }
   std::unique_ptr<Runtime> rt = connect_runtime(t.rendezvous, mode, ro);
   const bool leader = rt->rank() == 0;
-  coll::StrategyKind current = sweep.strategies.front();
+  std::string current;  // the strategy of the table being printed
   bool first = true;
-  auto on_row = [&](const SweepRow& row) {
+  auto on_row = [&](const coll::SweepRow& row) {
     if (!leader || t.quiet) return;
-    if (first || row.strategy != current) {
-      std::cout << (first ? "" : "\n")
-                << sweep_table_header(row.strategy, row.n_ranks, row.dtype, row.op) << '\n';
-      current = row.strategy;
+    if (first || row.algorithm != current) {
+      std::cout << (first ? "" : "\n") << sweep_table_header(row) << '\n';
+      current = row.algorithm;
       first = false;
     }
     std::cout << sweep_table_row(row) << std::endl;
   };
-  const std::vector<SweepRow> rows = run_allreduce_sweep(*rt, sweep, on_row);
+  const std::vector<coll::SweepRow> rows = run_allreduce_sweep(*rt, sweep, on_row);
   std::uint64_t wrong = 0;
-  for (const SweepRow& r : rows)
+  for (const coll::SweepRow& r : rows)
     wrong += r.wrong;
   if (leader && !t.output_dir.empty()) {
     const std::filesystem::path dir(t.output_dir);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw RuntimeFailure("cannot create " + dir.string() + ": " + ec.message());
-    write_sweep_csv(dir / kCsvName, rows);
+    coll::write_sweep_csv(dir / kCsvName, rows, kAllReduceSweepCsv);
     if (!t.quiet) std::cout << "# wrote " << (dir / kCsvName).string() << std::endl;
   }
   rt->shutdown();

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 
 namespace adaptsim::testbed {
@@ -59,16 +60,10 @@ std::map<std::string, std::string> read_saved(const std::filesystem::path& path)
 
 void write_saved(const std::filesystem::path& path,
                  const std::map<std::string, std::string>& saved) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& [k, v] : saved)
-      out << k << ' ' << v << '\n';
-    if (!out) throw RuntimeFailure("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw RuntimeFailure("cannot write " + path.string() + ": " + ec.message());
+  std::string text;
+  for (const auto& [k, v] : saved)
+    text.append(k).append(1, ' ').append(v).append(1, '\n');
+  write_file_atomic(path, text);
 }
 
 bool read_value(const std::filesystem::path& path, std::string* value) {

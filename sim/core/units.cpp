@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 
 namespace adaptsim {
 namespace {
@@ -64,14 +65,6 @@ constexpr Unit kSizeUnits[] = {
     {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
     {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
 };
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // Splits "12.5 GB/s" into (12.5, "GB/s"). Throws with `what` in the message when the number is
 // missing or malformed. The unit may be empty (the caller decides whether that is allowed).
@@ -169,6 +162,18 @@ double parse_rate_per_s(std::string_view text, std::string_view unit) {
   }
   throw InputError("expected a rate such as " + example + ", got \"" + std::string(trim(text)) +
                    "\"");
+}
+
+double parse_percent(std::string_view text) {
+  auto [value, rest] = split_number(text, "a percentage", "2%");
+  if (rest != "%") {
+    throw InputError("expected a percentage such as 2%, got \"" + std::string(trim(text)) + "\"");
+  }
+  if (value < 0) {
+    throw InputError("expected a non-negative percentage such as 2%, got \"" +
+                     std::string(trim(text)) + "\"");
+  }
+  return value / 100.0;
 }
 
 std::string format_bandwidth(double bytes_per_s) {

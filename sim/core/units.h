@@ -21,6 +21,10 @@ double parse_bandwidth_Bps(std::string_view text);                      // bytes
 TimeNs parse_duration_ns(std::string_view text);                        // >= 0
 std::uint64_t parse_size_bytes(std::string_view text);                  // >= 0, whole bytes
 double parse_rate_per_s(std::string_view text, std::string_view unit);  // e.g. "125 TFLOP/s"
+// A percentage as a fraction: "2%" -> 0.02, >= 0, no upper bound (a caller that needs one, such
+// as a coefficient of variation below 100%, checks it). The % sign is required: a bare 2 could be
+// 2% or 200%.
+double parse_percent(std::string_view text);
 
 std::string format_bandwidth(double bytes_per_s);  // "10 Gbit/s" style, for messages and manifests
 std::string format_size(std::uint64_t bytes);      // "1 MiB", "8 B"

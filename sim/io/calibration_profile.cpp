@@ -9,19 +9,12 @@
 #include <tuple>
 
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 #include "sim/core/units.h"
 #include "sim/io/yaml_reader.h"
 
 namespace adaptsim::io {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // The leading number of "38.2us" and the rest ("us"); nullopt when there is no number.
 std::optional<std::pair<double, std::string_view>> leading_number(std::string_view text) {
@@ -97,18 +90,8 @@ std::string rate_text(double per_s, std::string_view unit) {
 
 // --- reading -------------------------------------------------------------------------------
 
-template <class Parse>
-auto parse_at(MapReader& m, std::string_view key, Parse parse) {
-  const std::string text = m.string(key);
-  try {
-    return parse(text);
-  } catch (const InputError& e) {
-    m.fail(key, e.what());
-  }
-}
-
 double duration_ns_at(MapReader& m, std::string_view key) {
-  return parse_at(m, key, [](const std::string& t) { return parse_duration_ns_precise(t); });
+  return m.quantity(key, parse_duration_ns_precise);
 }
 
 double optional_duration_ns_at(MapReader& m, std::string_view key) {
@@ -119,18 +102,8 @@ double optional_duration_ns_at(MapReader& m, std::string_view key) {
   return duration_ns_at(m, key);
 }
 
-double percent_at(MapReader& m, std::string_view key) {
-  return parse_at(m, key, [](const std::string& t) {
-    const auto n = leading_number(t);
-    if (!n || n->second != "%" || n->first < 0) {
-      throw InputError("expected a non-negative percentage such as 2.1%, got \"" + t + "\"");
-    }
-    return n->first / 100;
-  });
-}
-
 double rate_at(MapReader& m, std::string_view key, std::string_view unit) {
-  return parse_at(m, key, [unit](const std::string& t) { return parse_rate_per_s(t, unit); });
+  return m.quantity(key, [unit](const std::string& t) { return parse_rate_per_s(t, unit); });
 }
 
 int count_at(MapReader& m, std::string_view key, int min) {
@@ -193,7 +166,7 @@ LinkFit read_fit(MapReader& f) {
   fit.alpha_per_step_us = duration_ns_at(f, "alpha_per_step") / 1e3;
   fit.busbw_inf_Bps = f.bandwidth_Bps("busbw_inf");
   fit.m_half_bytes = static_cast<double>(f.size_bytes("m_half"));
-  fit.residual_rms = percent_at(f, "residual_rms");
+  fit.residual_rms = f.percent("residual_rms");
   fit.r2 = f.number("r2");
   if (!(fit.r2 <= 1)) f.fail("r2", "expected a number <= 1, got " + number_text(fit.r2));
   f.finish();

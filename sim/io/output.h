@@ -1,17 +1,19 @@
 #pragma once
-// Output files: written whole to a temporary file in the target directory, then renamed, so a run
-// that fails or is interrupted never leaves a half-written CSV behind.
+// Output files: tables rendered as CSV, written whole through write_file_atomic
+// (sim/core/atomic_file.h: temporary file + rename), so a run that fails or is interrupted never
+// leaves a half-written CSV behind.
 
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/core/atomic_file.h"
+
 namespace adaptsim::io {
 
-// Atomically replaces `path` with `content` (temp file + rename in the same directory).
-// Throws RuntimeFailure naming the path on any I/O error.
-void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+// The one atomic writer, under the name sim/ and hw/ callers of this header use.
+using adaptsim::write_file_atomic;
 
 // A tidy table: one header row, then rows of the same width. Values are written as given,
 // quoted only when they contain a comma, quote or newline (RFC 4180).

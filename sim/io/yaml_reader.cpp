@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 #include "sim/core/units.h"
 
 namespace adaptsim::io {
@@ -38,7 +39,8 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  // Rows i - 2, i - 1 and i of the dynamic programme (Damerau's transposition needs i - 2).
+  std::vector<std::size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j)
     prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
@@ -46,7 +48,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        cur[j] = std::min(cur[j], before[j - 2] + 1);
+      }
     }
+    std::swap(before, prev);
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -75,8 +81,8 @@ Document Document::parse_string(const std::string& text, const std::string& labe
   bool blank = true;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first != std::string::npos && line[first] != '#') {
+    const std::string_view content = trim(line);
+    if (!content.empty() && content.front() != '#') {
       blank = false;
       break;
     }
@@ -284,15 +290,17 @@ YAML::Node MapReader::required(std::string_view key) {
   YAML::Node v = lookup(key);
   if (!v.IsDefined() || v.IsNull()) {
     // A present, unread key one edit away from the missing one is probably a typo of it (one
-    // edit only: min_bytes and max_bytes are two apart and both legitimate).
-    std::string guess;
+    // edit only: min_bytes and max_bytes are two apart and both legitimate). The error then
+    // points at the typo's line, where the fix is.
     for (auto it = node_.begin(); it != node_.end(); ++it) {
       const std::string& k = it->first.Scalar();
-      if (!used_.count(k) && edit_distance(k, key) == 1) guess = k;
+      if (!used_.count(k) && edit_distance(k, key) == 1) {
+        throw InputError(doc_->where(it->first) + ": key '" + key_path(key) +
+                         "': missing required key (did you mean '" + std::string(key) +
+                         "' instead of '" + k + "'?)");
+      }
     }
-    fail(key, "missing required key" + (guess.empty() ? std::string()
-                                                      : " (did you mean '" + std::string(key) +
-                                                            "' instead of '" + guess + "'?)"));
+    fail(key, "missing required key");
   }
   return v;
 }
@@ -343,47 +351,61 @@ bool MapReader::boolean(std::string_view key) {
   }
 }
 
-std::string MapReader::quantity_text(std::string_view key) {
+std::string MapReader::read_quantity(std::string_view key,
+                                     const std::function<void(const std::string&)>& parse,
+                                     bool source_required) {
   YAML::Node v = required(key);
-  std::string text, source;
   if (v.IsMap()) {
     MapReader q = child(v, key_path(key));
-    text = q.string("value");
-    source = q.string_or("source", "");
+    const std::string text = q.string("value");
+    if (source_required && !q.has("source")) {
+      q.fail("source", "missing required key (every number needs its source)");
+    }
+    const std::string source = q.string_or("source", "");
+    if (source_required && trim(source).empty()) {
+      q.fail("source", "expected a non-empty source string");
+    }
     q.finish();
-  } else if (v.IsScalar()) {
-    text = v.Scalar();
-  } else {
+    quantities_->push_back({key_path(key), text, source});
+    try {
+      parse(text);
+    } catch (const InputError& e) {
+      q.fail("value", e.what());
+    }
+    return source;
+  }
+  if (source_required) {
+    fail(key,
+         "expected {value: <number with unit>, source: \"...\"}: every number needs its unit "
+         "and its source, got " +
+             describe(v));
+  }
+  if (!v.IsScalar()) {
     fail(key, "expected a quantity with a unit (or {value: ..., source: ...}), got " + describe(v));
   }
-  quantities_->push_back({key_path(key), text, source});
-  return text;
-}
-
-namespace {
-template <typename F>
-auto parse_or_fail(MapReader& r, std::string_view key, const std::string& text, F parse) {
+  quantities_->push_back({key_path(key), v.Scalar(), ""});
   try {
-    return parse(text);
+    parse(v.Scalar());
   } catch (const InputError& e) {
-    r.fail(key, e.what());
+    fail(key, e.what());
   }
+  return "";
 }
-}  // namespace
 
 double MapReader::bandwidth_Bps(std::string_view key) {
-  return parse_or_fail(*this, key, quantity_text(key),
-                       [](const std::string& t) { return parse_bandwidth_Bps(t); });
+  return quantity(key, parse_bandwidth_Bps);
 }
 
 TimeNs MapReader::duration_ns(std::string_view key) {
-  return parse_or_fail(*this, key, quantity_text(key),
-                       [](const std::string& t) { return parse_duration_ns(t); });
+  return quantity(key, parse_duration_ns);
 }
 
 std::uint64_t MapReader::size_bytes(std::string_view key) {
-  return parse_or_fail(*this, key, quantity_text(key),
-                       [](const std::string& t) { return parse_size_bytes(t); });
+  return quantity(key, parse_size_bytes);
+}
+
+double MapReader::percent(std::string_view key) {
+  return quantity(key, parse_percent);
 }
 
 MapReader MapReader::map(std::string_view key) {
@@ -483,6 +505,14 @@ std::uint64_t MapReader::size_bytes_or(std::string_view key, std::uint64_t fallb
     return fallback;
   }
   return size_bytes(key);
+}
+
+double MapReader::percent_or(std::string_view key, double fallback) {
+  if (!has(key)) {
+    used_.emplace(key);
+    return fallback;
+  }
+  return percent(key);
 }
 
 std::string MapReader::choice(std::string_view key, const std::vector<std::string>& allowed) {

@@ -11,12 +11,15 @@
 // falls back to a default.
 //
 // A quantity may be written as a scalar ("10Gbps") or as {value: 10Gbps, source: "..."}; the
-// source is kept for the run manifest.
+// source is kept for the run manifest. A bad value in the second form is reported at its 'value'
+// key. Files in which every number must carry its source (device profiles) read them with
+// sourced_quantity(), which accepts only the second form.
 
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,6 +72,13 @@ struct SourcedQuantity {
   std::string source;  // empty if none was given
 };
 
+// A value read by MapReader::sourced_quantity and the source given with it.
+template <class T>
+struct WithSource {
+  T value{};
+  std::string source;  // non-empty
+};
+
 // Named values that a document refers to as "${name}" (topology parameters). A reference must be
 // a whole scalar; errors about a substituted value point at where the value was given.
 struct Param {
@@ -96,6 +106,7 @@ class MapReader {
   double bandwidth_Bps(std::string_view key);
   TimeNs duration_ns(std::string_view key);
   std::uint64_t size_bytes(std::string_view key);
+  double percent(std::string_view key);  // "2%" -> 0.02 (parse_percent)
   MapReader map(std::string_view key);
   // A sequence; each element is returned as a node for the caller to read (see item_*).
   std::vector<YAML::Node> list(std::string_view key);
@@ -112,7 +123,28 @@ class MapReader {
   double bandwidth_Bps_or(std::string_view key, double fallback);
   TimeNs duration_ns_or(std::string_view key, TimeNs fallback);
   std::uint64_t size_bytes_or(std::string_view key, std::uint64_t fallback);
+  double percent_or(std::string_view key, double fallback);
   std::optional<MapReader> optional_map(std::string_view key);
+
+  // A quantity converted by `parse` (text -> value; throws InputError saying what it expected,
+  // as the parsers of sim/core/units.h do), its errors located like the built-in ones. For units
+  // this reader has no function for ("367 img/s") and for checks that belong to the value.
+  template <class Parse>
+  auto quantity(std::string_view key, Parse parse) {
+    decltype(parse(std::string())) value{};
+    const auto store = [&](const std::string& text) { value = parse(text); };
+    read_quantity(key, store, false);
+    return value;
+  }
+  // The same, written only as {value: ..., source: "..."} with a non-empty source; a bare value
+  // or a missing source is an error ("every number needs its unit and its source").
+  template <class Parse>
+  auto sourced_quantity(std::string_view key, Parse parse) {
+    WithSource<decltype(parse(std::string()))> out;
+    const auto store = [&](const std::string& text) { out.value = parse(text); };
+    out.source = read_quantity(key, store, true);
+    return out;
+  }
 
   // One of a fixed set of words.
   std::string choice(std::string_view key, const std::vector<std::string>& allowed);
@@ -142,8 +174,12 @@ class MapReader {
  private:
   YAML::Node required(std::string_view key);
   YAML::Node scalar(std::string_view key, std::string_view expected);
-  // A quantity's text (scalar, or map {value, source}); records the source.
-  std::string quantity_text(std::string_view key);
+  // Reads the quantity at `key` (scalar, or map {value, source}; only the map when
+  // `source_required`), records it in quantities(), and hands its text to `parse`, whose
+  // InputError is rethrown located at the value. Returns the source ("" when none was given).
+  std::string read_quantity(std::string_view key,
+                            const std::function<void(const std::string&)>& parse,
+                            bool source_required);
 
   // The value at `key` after "${name}" substitution (undefined node if absent).
   YAML::Node lookup(std::string_view key);
@@ -158,7 +194,9 @@ class MapReader {
   std::shared_ptr<std::vector<SourcedQuantity>> quantities_;
 };
 
-// Edit distance, for "did you mean" suggestions.
+// Edit distance for "did you mean" suggestions: insertions, deletions, substitutions and
+// transpositions of two adjacent characters ("memroy" -> "memory") count one edit each (the
+// optimal string alignment distance).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The closest candidate within a small distance, or empty.
 std::string closest(std::string_view word, const std::vector<std::string>& candidates);

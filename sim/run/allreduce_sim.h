@@ -26,9 +26,4 @@ struct AllReduceSimResult {
 AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::StrategyKind strategy,
                                       std::uint64_t bytes, const AllReduceSimOptions& options);
 
-// nccl-tests' bus bandwidth factor for all-reduce: 2(n-1)/n.
-inline double allreduce_bus_factor(int n) {
-  return n > 1 ? 2.0 * (n - 1) / n : 0.0;
-}
-
 }  // namespace adaptsim::run

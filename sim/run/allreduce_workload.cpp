@@ -16,6 +16,7 @@
 
 #include <memory>
 
+#include "sim/coll/collective.h"
 #include "sim/core/error.h"
 #include "sim/io/output.h"
 #include "sim/run/allreduce_sim.h"
@@ -61,6 +62,7 @@ class AllReduceWorkload final : public Workload {
     const AllReduceSimResult r = simulate_allreduce(topology, strategy, count * esize, options_);
     const double seconds = to_seconds(r.time_ns);
     const double algbw = seconds > 0 ? static_cast<double>(count * esize) / seconds / 1e9 : 0.0;
+    const double bus_factor = coll::bus_bandwidth_factor(coll::Collective::kAllReduce, ranks_);
     return {"sim",
             spec_.name,
             std::to_string(ranks_),
@@ -70,7 +72,7 @@ class AllReduceWorkload final : public Workload {
             std::string(coll::dtype_name(options_.dtype)),
             io::fmt_fixed(to_us(r.time_ns), 3),
             io::fmt_fixed(algbw, 6),
-            io::fmt_fixed(algbw * allreduce_bus_factor(ranks_), 6)};
+            io::fmt_fixed(algbw * bus_factor, 6)};
   }
 
   topo::ClusterSpec spec_;

@@ -1,18 +1,19 @@
 #include "sim/train/device_profile.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
-#include <charconv>
+#include <cstdint>
 #include <fstream>
-#include <functional>
-#include <initializer_list>
+#include <limits>
 #include <sstream>
+#include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "sim/core/error.h"
+#include "sim/core/strings.h"
 #include "sim/core/units.h"
+#include "sim/io/yaml_reader.h"
 
 namespace adaptsim::train {
 namespace {
@@ -20,178 +21,75 @@ namespace {
 constexpr std::pair<Precision, std::string_view> kPrecisionNames[] = {
     {Precision::kFp32, "fp32"}, {Precision::kTf32, "tf32"}, {Precision::kAmp, "amp"}};
 
-std::string join(std::initializer_list<std::string_view> words) {
+std::string known_precisions() {
   std::string s;
-  for (std::string_view w : words)
-    s += (s.empty() ? "" : ", ") + std::string(w);
+  for (auto [value, name] : kPrecisionNames)
+    s += (s.empty() ? "" : ", ") + std::string(name);
   return s;
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return std::string(s);
+Precision read_precision(io::MapReader& r, std::string_view key) {
+  const std::string name = r.string(key);
+  const std::optional<Precision> parsed = parse_precision(name);
+  if (!parsed) {
+    r.fail(key, "unknown precision '" + name + "' (known: " + known_precisions() + ")");
+  }
+  return *parsed;
 }
 
-// "2%" -> 0.02. A unit is required, as for every other number in a profile.
-double parse_percent(std::string_view text) {
-  const std::string t = trim(text);
-  if (t.empty() || t.back() != '%') {
-    throw InputError("expected a percentage such as 2%, got \"" + t + "\"");
+// "2%" -> 0.02; a coefficient of variation of 100% or more is not a jitter a step can have.
+double step_time_cv(std::string_view text) {
+  const double cv = parse_percent(text);
+  if (cv >= 1) {
+    throw InputError("expected a percentage in [0%, 100%) such as 2%, got \"" +
+                     std::string(trim(text)) + "\"");
   }
-  const std::string number = trim(std::string_view(t).substr(0, t.size() - 1));
-  double v = 0;
-  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-  if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() || v < 0 ||
-      v >= 100) {
-    throw InputError("expected a percentage in [0%, 100%) such as 2%, got \"" + t + "\"");
-  }
-  return v / 100.0;
+  return cv;
 }
 
-// Validating access to one profile document: every error names the file, the 1-based line
-// (yaml-cpp marks are 0-based) and the dotted key.
-class Reader {
- public:
-  explicit Reader(std::string label) : label_(std::move(label)) {}
+SourcedValue sourced(const io::WithSource<double>& q) {
+  return {q.value, q.source};
+}
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& key,
-                         const std::string& message) const {
-    const int line = at.IsDefined() ? at.Mark().line : -1;
-    throw InputError(label_ + ":" + (line >= 0 ? std::to_string(line + 1) : std::string("?")) +
-                     ": key '" + key + "': " + message);
-  }
-
-  static std::string path(const std::string& parent, std::string_view key) {
-    return parent.empty() ? std::string(key) : parent + "." + std::string(key);
-  }
-
-  // Rejects keys outside `allowed`, at the key's own line.
-  void check_keys(const YAML::Node& map, const std::string& parent,
-                  std::initializer_list<std::string_view> allowed) const {
-    for (const auto& kv : map) {
-      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(kv.first, path(parent, key), "unknown key (known: " + join(allowed) + ")");
-      }
-    }
-  }
-
-  YAML::Node required(const YAML::Node& map, const std::string& parent,
-                      std::string_view key) const {
-    const YAML::Node v = map[std::string(key)];
-    if (!v.IsDefined() || v.IsNull()) fail(map, path(parent, key), "missing required key");
-    return v;
-  }
-
-  std::string scalar(const YAML::Node& map, const std::string& parent, std::string_view key) const {
-    const YAML::Node v = required(map, parent, key);
-    if (!v.IsScalar()) fail(v, path(parent, key), "expected a single value, got a list or map");
-    return v.Scalar();
-  }
-
-  YAML::Node mapping(const YAML::Node& map, const std::string& parent, std::string_view key) const {
-    const YAML::Node v = required(map, parent, key);
-    if (!v.IsMap()) fail(v, path(parent, key), "expected a mapping of keys");
-    return v;
-  }
-
-  // {value: "<number><unit>", source: "..."}; `parse` converts the text (and throws InputError
-  // for a missing or wrong unit).
-  SourcedValue quantity(const YAML::Node& map, const std::string& parent, std::string_view key,
-                        const std::function<double(std::string_view)>& parse) const {
-    const std::string k = path(parent, key);
-    const YAML::Node q = required(map, parent, key);
-    if (!q.IsMap()) {
-      fail(q, k,
-           "expected {value: <number with unit>, source: \"...\"}: every number needs its "
-           "unit and its source");
-    }
-    check_keys(q, k, {"value", "source"});
-    SourcedValue out;
-    const std::string text = scalar(q, k, "value");
-    try {
-      out.value = parse(text);
-    } catch (const InputError& e) {
-      fail(q["value"], path(k, "value"), e.what());
-    }
-    out.source = source(q, k);
-    return out;
-  }
-
-  std::string source(const YAML::Node& map, const std::string& parent) const {
-    const YAML::Node v = map["source"];
-    if (!v.IsDefined() || v.IsNull()) {
-      fail(map, path(parent, "source"), "missing required key (every number needs its source)");
-    }
-    if (!v.IsScalar() || trim(v.Scalar()).empty()) {
-      fail(v, path(parent, "source"), "expected a non-empty source string");
-    }
-    return v.Scalar();
-  }
-
- private:
-  std::string label_;
-};
-
-ThroughputPoint read_point(const Reader& r, const YAML::Node& item, const std::string& k) {
-  if (!item.IsMap()) r.fail(item, k, "expected a mapping with model, precision, batch, rate");
-  r.check_keys(item, k, {"model", "precision", "batch", "rate", "step_time", "source"});
+ThroughputPoint read_point(io::MapReader& r) {
   ThroughputPoint p;
-  p.line = item.Mark().line + 1;
+  p.line = r.node().Mark().line + 1;
 
-  p.model = r.scalar(item, k, "model");
+  p.model = r.string("model");
   const Model* m = find_model(p.model);
   if (m == nullptr) {
+    const std::vector<std::string> names = model_names();
     std::string known;
-    for (const std::string& n : model_names())
+    for (const std::string& n : names)
       known += (known.empty() ? "" : ", ") + n;
-    r.fail(item["model"], Reader::path(k, "model"),
-           "unknown model '" + p.model + "' (known: " + known + ")");
+    const std::string guess = io::closest(p.model, names);
+    r.fail("model", "unknown model '" + p.model + "' (known: " + known + ")" +
+                        (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
   }
+  p.precision = read_precision(r, "precision");
+  const std::int64_t batch = r.integer("batch", 1);
+  if (batch > std::numeric_limits<int>::max()) {
+    r.fail("batch", "expected at most " + std::to_string(std::numeric_limits<int>::max()) +
+                        " samples, got " + std::to_string(batch));
+  }
+  p.batch = static_cast<int>(batch);
 
-  const std::string precision = r.scalar(item, k, "precision");
-  const std::optional<Precision> parsed = parse_precision(precision);
-  if (!parsed) {
-    r.fail(item["precision"], Reader::path(k, "precision"),
-           "unknown precision '" + precision + "' (known: fp32, tf32, amp)");
+  if (r.has("rate") == r.has("step_time")) {
+    r.fail("rate", "give exactly one of rate (" + m->sample_unit + "/s) and step_time");
   }
-  p.precision = *parsed;
-
-  const std::string batch = trim(r.scalar(item, k, "batch"));
-  auto [ptr, ec] = std::from_chars(batch.data(), batch.data() + batch.size(), p.batch);
-  if (batch.empty() || ec != std::errc() || ptr != batch.data() + batch.size() || p.batch < 1) {
-    r.fail(item["batch"], Reader::path(k, "batch"),
-           "expected a whole number of samples >= 1, got \"" + batch + "\"");
-  }
-
-  const bool has_rate = item["rate"].IsDefined();
-  const bool has_step_time = item["step_time"].IsDefined();
-  if (has_rate == has_step_time) {
-    r.fail(item, Reader::path(k, "rate"),
-           "give exactly one of rate (" + m->sample_unit + "/s) and step_time");
-  }
-  if (has_rate) {
-    const std::string text = r.scalar(item, k, "rate");
-    try {
-      p.step_time_s = p.batch / parse_rate_per_s(text, m->sample_unit);
-    } catch (const InputError& e) {
-      r.fail(item["rate"], Reader::path(k, "rate"), e.what());
-    }
+  if (r.has("rate")) {
+    const double per_s = r.quantity(
+        "rate", [m](const std::string& t) { return parse_rate_per_s(t, m->sample_unit); });
+    p.step_time_s = p.batch / per_s;
+    r.accept("step_time");
   } else {
-    const std::string text = r.scalar(item, k, "step_time");
-    try {
-      p.step_time_s = static_cast<double>(parse_duration_ns(text)) * 1e-9;
-    } catch (const InputError& e) {
-      r.fail(item["step_time"], Reader::path(k, "step_time"), e.what());
-    }
-    if (p.step_time_s <= 0) {
-      r.fail(item["step_time"], Reader::path(k, "step_time"), "expected a positive duration");
-    }
+    p.step_time_s = static_cast<double>(r.duration_ns("step_time")) * 1e-9;
+    if (p.step_time_s <= 0) r.fail("step_time", "expected a positive duration");
+    r.accept("rate");
   }
-  p.source = r.source(item, k);
+  p.source = r.string("source");
+  if (trim(p.source).empty()) r.fail("source", "expected a non-empty source string");
+  r.finish();
   return p;
 }
 
@@ -229,57 +127,38 @@ std::optional<Precision> parse_precision(std::string_view name) {
 }
 
 DeviceProfile parse_device_profile(const std::string& yaml_text, const std::string& label) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-  }
-  if (!root.IsMap()) {
-    throw InputError(label + ":1: expected a mapping of keys (a device profile), got " +
-                     (root.IsNull() ? std::string("an empty document") : "a list or value"));
-  }
-  const Reader r(label);
-  r.check_keys(root, "",
-               {"name", "description", "default_precision", "memory", "memory_bandwidth",
-                "step_time_cv", "throughput"});
+  const io::Document doc = io::Document::parse_string(yaml_text, label);
+  io::MapReader r(doc, doc.root(), "");
 
   DeviceProfile d;
   d.file_ = label;
-  d.name_ = r.scalar(root, "", "name");
-  d.description_ = r.scalar(root, "", "description");
-  const std::string precision = r.scalar(root, "", "default_precision");
-  const std::optional<Precision> parsed = parse_precision(precision);
-  if (!parsed) {
-    r.fail(root["default_precision"], "default_precision",
-           "unknown precision '" + precision + "' (known: fp32, tf32, amp)");
-  }
-  d.default_precision_ = *parsed;
+  d.name_ = r.string("name");
+  d.description_ = r.string("description");
+  d.default_precision_ = read_precision(r, "default_precision");
 
-  const auto size = [](std::string_view t) { return static_cast<double>(parse_size_bytes(t)); };
-  const auto bandwidth = [](std::string_view t) { return parse_bandwidth_Bps(t); };
-  d.memory_bytes_ = r.quantity(root, "", "memory", size);
-  d.memory_bandwidth_Bps_ = r.quantity(root, "", "memory_bandwidth", bandwidth);
-  d.step_time_cv_ = r.quantity(root, "", "step_time_cv", parse_percent);
-  if (d.memory_bytes_.value <= 0) r.fail(root["memory"], "memory.value", "expected a size > 0");
-
-  const YAML::Node list = r.required(root, "", "throughput");
-  if (!list.IsSequence() || list.size() == 0) {
-    r.fail(list, "throughput", "expected a non-empty list of measured throughputs");
+  d.memory_bytes_ = sourced(r.sourced_quantity(
+      "memory", [](const std::string& t) { return static_cast<double>(parse_size_bytes(t)); }));
+  if (d.memory_bytes_.value <= 0) {
+    r.map("memory").fail("value", "expected a size > 0");
   }
+  d.memory_bandwidth_Bps_ = sourced(r.sourced_quantity("memory_bandwidth", parse_bandwidth_Bps));
+  d.step_time_cv_ = sourced(r.sourced_quantity("step_time_cv", step_time_cv));
+
+  const std::vector<YAML::Node> list = r.list("throughput");
+  if (list.empty()) r.fail("throughput", "expected a non-empty list of measured throughputs");
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string k = "throughput[" + std::to_string(i) + "]";
-    ThroughputPoint p = read_point(r, list[i], k);
+    io::MapReader item = io::MapReader::item_map(r, "throughput", i, list[i]);
+    ThroughputPoint p = read_point(item);
     for (const ThroughputPoint& q : d.throughput_) {
       if (q.model == p.model && q.precision == p.precision && q.batch == p.batch) {
-        r.fail(list[i], k,
-               "duplicate point for " + p.model + " " + std::string(precision_name(p.precision)) +
-                   " batch " + std::to_string(p.batch) + " (first at line " +
-                   std::to_string(q.line) + ")");
+        item.fail_here("duplicate point for " + p.model + " " +
+                       std::string(precision_name(p.precision)) + " batch " +
+                       std::to_string(p.batch) + " (first at line " + std::to_string(q.line) + ")");
       }
     }
     d.throughput_.push_back(std::move(p));
   }
+  r.finish();
   std::stable_sort(d.throughput_.begin(), d.throughput_.end(),
                    [](const ThroughputPoint& a, const ThroughputPoint& b) {
                      return std::tie(a.model, a.precision, a.batch) <

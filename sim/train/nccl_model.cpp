@@ -149,21 +149,6 @@ std::string_view nccl_proto_name(NcclProto proto) {
   return "?";
 }
 
-double nccl_busbw_factor(NcclColl coll, int n_ranks) {
-  const double n = n_ranks;
-  switch (coll) {
-    case NcclColl::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case NcclColl::kAllGather:
-    case NcclColl::kReduceScatter:
-      return (n - 1) / n;
-    case NcclColl::kReduce:
-    case NcclColl::kBroadcast:
-      return 1.0;
-  }
-  return 1.0;
-}
-
 std::vector<NcclEstimate> nccl_estimates(NcclColl coll, std::uint64_t bytes,
                                          const NcclCommParams& p) {
   validate(p);

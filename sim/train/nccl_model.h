@@ -63,10 +63,6 @@ std::vector<NcclEstimate> nccl_estimates(NcclColl coll, std::uint64_t bytes,
 // NCCL's choice: the first estimate of minimum time.
 NcclEstimate nccl_predict(NcclColl coll, std::uint64_t bytes, const NcclCommParams& p);
 
-// nccl-tests' bus-bandwidth factor (busbw = algbw * factor): AllReduce 2(n-1)/n, ReduceScatter and
-// AllGather (n-1)/n, Reduce and Broadcast 1 (nccl-tests doc/PERFORMANCE.md).
-double nccl_busbw_factor(NcclColl coll, int n_ranks);
-
 // Derives NcclCommParams for the ranks `ranks` (topology rank ids, e.g. all GPUs, or the GPUs of
 // one server). n_nodes = distinct servers. Per server, over the communicator's GPUs in it:
 //   - GPUs on an NVSwitch: NVLink; channels = per-GPU NVSwitch bandwidth / 25 GB/s (one NVLink

@@ -12,6 +12,7 @@
 
 using namespace adaptsim;
 using namespace adaptsim::calibrate;
+using coll::Collective;
 
 namespace {
 
@@ -114,25 +115,20 @@ TEST_CASE("fit: needs two distinct sizes and positive times") {
   CHECK_THROWS_AS(fit_alpha_beta(std::vector<SizeTime>{{8, 10}, {16, 0}}), std::invalid_argument);
 }
 
-TEST_CASE("steps and bus factors of the algorithms") {
+TEST_CASE("steps of the algorithms") {
   // Ring all-reduce: 2 (n - 1) steps (FACTS 2.4); halving-doubling 2 log2 n, + 2 to fold a
   // non-power of two; STAR: reduce to the root, broadcast back; a chain of n: n - 1 deep.
-  CHECK(algorithm_steps("CLASSIC_RING", "all_reduce", 4) == 6);
-  CHECK(algorithm_steps("HALVING_DOUBLING", "all_reduce", 8) == 6);
-  CHECK(algorithm_steps("HALVING_DOUBLING", "all_reduce", 6) == 6);
-  CHECK(algorithm_steps("STAR", "all_reduce", 4) == 2);
-  CHECK(algorithm_steps("BINARY_TREE", "all_reduce", 7) == 4);  // depth 2
-  CHECK(algorithm_steps("RING", "all_reduce", 4) == 6);         // chains of depth 3
+  CHECK(algorithm_steps("CLASSIC_RING", Collective::kAllReduce, 4) == 6);
+  CHECK(algorithm_steps("HALVING_DOUBLING", Collective::kAllReduce, 8) == 6);
+  CHECK(algorithm_steps("HALVING_DOUBLING", Collective::kAllReduce, 6) == 6);
+  CHECK(algorithm_steps("STAR", Collective::kAllReduce, 4) == 2);
+  CHECK(algorithm_steps("BINARY_TREE", Collective::kAllReduce, 7) == 4);  // depth 2
+  CHECK(algorithm_steps("RING", Collective::kAllReduce, 4) == 6);         // chains of depth 3
   // Two hosts of two ranks: intra-host star (1) under the host masters' tree (1).
-  CHECK(algorithm_steps("BINARY_TREE_STAR", "all_reduce", 4, {0, 0, 1, 1}) == 4);
-  CHECK(algorithm_steps("p2p", "sendrecv", 2) == 1);
-  CHECK(algorithm_steps("nccl", "all_reduce", 8) == 14);
-  CHECK(algorithm_steps("nccl", "all_gather", 8) == 7);
-  // busbw = algbw x 2 (n - 1) / n for all-reduce, (n - 1) / n for all-gather, 1 for sendrecv.
-  CHECK(collective_bus_factor("all_reduce", 8) == doctest::Approx(1.75));
-  CHECK(collective_bus_factor("all_gather", 4) == doctest::Approx(0.75));
-  CHECK(collective_bus_factor("sendrecv", 2) == 1);
-  CHECK_THROWS(collective_bus_factor("all_reduse", 2));
+  CHECK(algorithm_steps("BINARY_TREE_STAR", Collective::kAllReduce, 4, {0, 0, 1, 1}) == 4);
+  CHECK(algorithm_steps("p2p", Collective::kSendRecv, 2) == 1);
+  CHECK(algorithm_steps("nccl", Collective::kAllReduce, 8) == 14);
+  CHECK(algorithm_steps("nccl", Collective::kAllGather, 8) == 7);
 }
 
 TEST_CASE("two regimes: a shaped link's burst does not inflate the fitted bandwidth") {

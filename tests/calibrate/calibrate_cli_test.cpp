@@ -112,7 +112,7 @@ TEST_CASE(
   REQUIRE(fs::exists(dir / "tiny.yaml"));
 
   // The CSV: 4 sizes of the ping-pong and of each strategy, all exact.
-  const auto rows = calibrate::read_measurement_csv(dir / "tiny.csv");
+  const auto rows = coll::read_sweep_csv(dir / "tiny.csv", calibrate::kMeasurementCsv);
   CHECK(rows.size() == 12);
   for (const auto& row : rows)
     CHECK(row.wrong == 0);
@@ -231,7 +231,7 @@ TEST_CASE("calibrate import: nccl-tests text into a CSV and a profile") {
   CHECK(p.fits[0].link_class == "nccl_intra");
   CHECK(p.fits[0].latency_us == doctest::Approx(10).epsilon(0.01));
   CHECK(p.fits[0].bandwidth_Bps == doctest::Approx(100e9).epsilon(0.01));
-  CHECK(calibrate::read_measurement_csv(dir / "out/ar.csv").size() == 6);
+  CHECK(coll::read_sweep_csv(dir / "out/ar.csv", calibrate::kMeasurementCsv).size() == 6);
   fs::remove_all(dir);
 }
 

@@ -204,7 +204,8 @@ TEST_CASE("profile: bad files give file:line:key errors") {
   SUBCASE("a misspelt key") {
     const std::string bad = edited(text, "    busbw_inf:", "    busbw_inff:");
     const std::string e = error_of(bad);
-    CHECK(e.find("p.yaml:" + std::to_string(line_of(bad, "- class: loopback")) +
+    // At the misspelt key's line, where the fix is.
+    CHECK(e.find("p.yaml:" + std::to_string(line_of(bad, "busbw_inff:")) +
                  ": key 'fits[0].busbw_inf': missing required key (did you mean 'busbw_inf' "
                  "instead of 'busbw_inff'?)") == 0);
   }

@@ -137,7 +137,7 @@ TEST_CASE("import: nccl-tests text with root and #wrong, in-place and out-of-pla
   CHECK(imp.iters == 20);
   CHECK(imp.warmup_iters == 5);
   REQUIRE(imp.rows.size() == 26);  // 13 sizes x (out-of-place, in-place)
-  const MeasuredRow& last_oop = imp.rows[24];
+  const coll::SweepRow& last_oop = imp.rows[24];
   CHECK(last_oop.size_bytes == 134217728);
   CHECK(last_oop.count == 33554432);
   CHECK(last_oop.type == "float");
@@ -147,7 +147,7 @@ TEST_CASE("import: nccl-tests text with root and #wrong, in-place and out-of-pla
   CHECK(last_oop.busbw_GBps == doctest::Approx(383.67));
   CHECK(imp.rows[25].in_place);
   CHECK(imp.rows[25].time_us == doctest::Approx(618.32));
-  for (const MeasuredRow& r : imp.rows) {
+  for (const coll::SweepRow& r : imp.rows) {
     CHECK(r.link_class == "nccl_intra");
     CHECK(r.algorithm == "nccl");
     CHECK(r.n_ranks == 8);
@@ -179,7 +179,7 @@ TEST_CASE("import: old nccl-tests text without root, with the error column, mpir
   CHECK(imp.first_hostname == "dgx1");
   CHECK(imp.collective == "all_reduce");  // inferred: an operator, size = count x 4 B, no root
   REQUIRE(imp.rows.size() == 16);
-  for (const MeasuredRow& r : imp.rows)
+  for (const coll::SweepRow& r : imp.rows)
     CHECK(r.wrong == 0);  // "1e-07" is an error, not a count
   CHECK(imp.rows[14].size_bytes == 16777216);
   CHECK(imp.rows[14].time_us == doctest::Approx(249.72));

@@ -52,6 +52,21 @@ TEST_CASE("rates with a named unit") {
   CHECK_THROWS_AS(parse_rate_per_s("300", "img"), InputError);
 }
 
+TEST_CASE("percentages are fractions and need their % sign") {
+  // 2% = 2 / 100; 2.13% = 0.0213.
+  CHECK(parse_percent("2%") == doctest::Approx(0.02));
+  CHECK(parse_percent(" 2.13 % ") == doctest::Approx(0.0213));
+  CHECK(parse_percent("0%") == 0.0);
+  CHECK(parse_percent("150%") == doctest::Approx(1.5));
+  CHECK_THROWS_WITH_AS(parse_percent("2"), "expected a percentage such as 2%, got \"2\"",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_percent("2 pct"), doctest::Contains("expected a percentage"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_percent("-2%"), doctest::Contains("non-negative percentage"),
+                       InputError);
+  CHECK_THROWS_AS(parse_percent("%"), InputError);
+}
+
 TEST_CASE("formatting round-trips the common cases") {
   CHECK(format_size(1048576) == "1 MiB");
   CHECK(format_size(8) == "8 B");

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/core/error.h"
+#include "sim/core/units.h"
 
 using namespace adaptsim;
 using namespace adaptsim::io;
@@ -32,6 +33,65 @@ TEST_CASE("errors name the file, the line and the key") {
   CHECK_THROWS_WITH_AS(top.integer("count"),
                        "s.yaml:3: key 'top.count': expected an integer, got \"many\"", InputError);
   CHECK_THROWS_WITH_AS(top.string("name"), "s.yaml:2: key 'top.name': missing required key",
+                       InputError);
+}
+
+TEST_CASE("a bad value in the {value, source} form is reported at its value key") {
+  Document d = Document::parse_string("nic:\n  bandwidth:\n    value: 10\n    source: datasheet\n",
+                                      "q.yaml");
+  MapReader nic = MapReader(d, d.root(), "").map("nic");
+  CHECK_THROWS_WITH_AS(nic.bandwidth_Bps("bandwidth"),
+                       "q.yaml:3: key 'nic.bandwidth.value': expected a bandwidth with a unit "
+                       "such as 10Gbps or 25GB/s, got the bare number \"10\"",
+                       InputError);
+}
+
+TEST_CASE("percentages and quantities with the caller's parser") {
+  Document d = Document::parse_string("cv: 2%\nbare: 2\nrate: 300 img/s\n", "p.yaml");
+  MapReader r(d, d.root(), "");
+  // 2% = 0.02; a missing key gives the fallback.
+  CHECK(r.percent("cv") == doctest::Approx(0.02));
+  CHECK(r.percent_or("absent", 0.5) == 0.5);
+  CHECK_THROWS_WITH_AS(r.percent("bare"),
+                       "p.yaml:2: key 'bare': expected a percentage such as 2%, got \"2\"",
+                       InputError);
+  CHECK(r.quantity("rate", [](const std::string& t) { return parse_rate_per_s(t, "img"); }) ==
+        doctest::Approx(300));
+  CHECK_THROWS_WITH_AS(
+      r.quantity("rate", [](const std::string& t) { return parse_rate_per_s(t, "seq"); }),
+      doctest::Contains("p.yaml:3: key 'rate': expected a rate such as 125 Tseq/s"), InputError);
+}
+
+TEST_CASE("a sourced quantity needs the {value, source} form and a non-empty source") {
+  Document d = Document::parse_string(
+      "a: {value: 16GB, source: spec sheet}\n"
+      "b: 16GB\n"
+      "c: {value: 16GB}\n"
+      "e: {value: 16GB, source: \" \"}\n",
+      "s.yaml");
+  MapReader r(d, d.root(), "");
+  const WithSource<std::uint64_t> a = r.sourced_quantity("a", parse_size_bytes);
+  CHECK(a.value == 16'000'000'000ULL);
+  CHECK(a.source == "spec sheet");
+  CHECK_THROWS_WITH_AS(r.sourced_quantity("b", parse_size_bytes),
+                       doctest::Contains("s.yaml:2: key 'b': expected {value: <number with unit>, "
+                                         "source: \"...\"}: every number needs its unit and its "
+                                         "source"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(r.sourced_quantity("c", parse_size_bytes),
+                       "s.yaml:3: key 'c.source': missing required key (every number needs its "
+                       "source)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(r.sourced_quantity("e", parse_size_bytes),
+                       "s.yaml:4: key 'e.source': expected a non-empty source string", InputError);
+}
+
+TEST_CASE("a missing key with a misspelt sibling is reported at the misspelling") {
+  Document d = Document::parse_string("name: x\nservers: 4\nbandwith: 10Gbps\n", "m.yaml");
+  MapReader r(d, d.root(), "");
+  CHECK_THROWS_WITH_AS(r.bandwidth_Bps("bandwidth"),
+                       "m.yaml:3: key 'bandwidth': missing required key (did you mean "
+                       "'bandwidth' instead of 'bandwith'?)",
                        InputError);
 }
 
@@ -92,6 +152,9 @@ TEST_CASE("${name} refers to a parameter; an undeclared one is an error") {
 
 TEST_CASE("edit distance and suggestions") {
   CHECK(edit_distance("kitten", "sitting") == 3);
+  // Two adjacent letters swapped are one edit (Levenshtein counts two substitutions).
+  CHECK(edit_distance("memroy", "memory") == 1);
+  CHECK(edit_distance("min_bytes", "max_bytes") == 2);
   CHECK(closest("serevrs", {"servers", "spines"}) == "servers");
   CHECK(closest("zzz", {"servers", "spines"}).empty());
 }

@@ -163,14 +163,21 @@ TEST_CASE("rates and step times are both accepted, in the model's sample unit") 
 
 TEST_CASE("bad device files name the file, the line and the key") {
   SUBCASE("unknown key") {
+    // A misspelt required key is named at its own line, as the key it was meant to be.
     CHECK_THROWS_WITH_AS(parse(with(kValid, "memory: {", "memroy: {")),
-                         doctest::Contains("bad.yaml:4: key 'memroy': unknown key (known: name, "),
+                         doctest::Contains("bad.yaml:4: key 'memory': missing required key (did "
+                                           "you mean 'memory' instead of 'memroy'?)"),
+                         InputError);
+    CHECK_THROWS_WITH_AS(parse(with(kValid, "description: a test device\n",
+                                    "description: a test device\ncolour: green\n")),
+                         doctest::Contains("bad.yaml:3: unknown key 'colour'; expected one of: "
+                                           "default_precision, description, memory, "),
                          InputError);
   }
   SUBCASE("unknown key inside a quantity") {
     CHECK_THROWS_WITH_AS(
         parse(with(kValid, "{value: 900GB/s, source: s}", "{value: 900GB/s, source: s, note: x}")),
-        doctest::Contains("bad.yaml:5: key 'memory_bandwidth.note': unknown key"), InputError);
+        doctest::Contains("bad.yaml:5: unknown key 'memory_bandwidth.note'"), InputError);
   }
   SUBCASE("number without its unit") {
     CHECK_THROWS_WITH_AS(
@@ -184,6 +191,12 @@ TEST_CASE("bad device files name the file, the line and the key") {
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "    step_time: 100ms\n", "    rate: 320\n")),
                          doctest::Contains("bad.yaml:11: key 'throughput[0].rate'"), InputError);
+  }
+  SUBCASE("a jitter of 100% or more") {
+    CHECK_THROWS_WITH_AS(parse(with(kValid, "value: 2%", "value: 100%")),
+                         doctest::Contains("bad.yaml:6: key 'step_time_cv.value': expected a "
+                                           "percentage in [0%, 100%)"),
+                         InputError);
   }
   SUBCASE("number without its source") {
     CHECK_THROWS_WITH_AS(
@@ -216,8 +229,8 @@ TEST_CASE("bad device files name the file, the line and the key") {
                                            "precision 'fp64'"),
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "batch: 32", "batch: 32.5")),
-                         doctest::Contains("bad.yaml:10: key 'throughput[0].batch': expected a "
-                                           "whole number of samples >= 1"),
+                         doctest::Contains("bad.yaml:10: key 'throughput[0].batch': expected an "
+                                           "integer, got \"32.5\""),
                          InputError);
     CHECK_THROWS_WITH_AS(parse(with(kValid, "batch: 32\n    step_time: 100ms\n",
                                     "batch: 32\n    step_time: 100ms\n    rate: 320 img/s\n")),
@@ -234,7 +247,11 @@ TEST_CASE("bad device files name the file, the line and the key") {
         parse(with(kValid, "  - model: resnet50\n    precision: fp32\n    batch: 64",
                    "  - model: [resnet50\n    precision: fp32\n    batch: 64")),
         doctest::Contains("bad.yaml:"), InputError);
-    CHECK_THROWS_WITH_AS(parse(""), doctest::Contains("bad.yaml:1: expected a mapping"),
+    CHECK_THROWS_WITH_AS(
+        parse(""), doctest::Contains("bad.yaml: empty file (expected a YAML mapping of keys)"),
+        InputError);
+    CHECK_THROWS_WITH_AS(parse("- a list\n"),
+                         doctest::Contains("bad.yaml:1: expected a YAML mapping of keys"),
                          InputError);
   }
 }

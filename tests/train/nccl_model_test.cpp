@@ -241,14 +241,6 @@ TEST_CASE("inconsistent parameters are rejected with a message") {
   CHECK_THROWS_AS(nccl_estimates(NcclColl::kAllReduce, 1, p), InputError);
 }
 
-TEST_CASE("nccl-tests bus-bandwidth factors") {
-  CHECK(nccl_busbw_factor(NcclColl::kAllReduce, 8) == doctest::Approx(2.0 * 7 / 8));
-  CHECK(nccl_busbw_factor(NcclColl::kAllGather, 8) == doctest::Approx(7.0 / 8));
-  CHECK(nccl_busbw_factor(NcclColl::kReduceScatter, 4) == doctest::Approx(3.0 / 4));
-  CHECK(nccl_busbw_factor(NcclColl::kBroadcast, 8) == 1.0);
-  CHECK(nccl_busbw_factor(NcclColl::kReduce, 8) == 1.0);
-}
-
 TEST_CASE("ring packing: edge-disjoint directed Hamiltonian cycles") {
   using Cap = std::vector<std::vector<int>>;
   // 4 GPUs, every pair joined by 2 NVLinks (nccl#713's V100 box, where NCCL dumps 6 ring

@@ -21,7 +21,7 @@ SweepOptions small_sweep() {
   o.iters = 3;
   o.warmup_iters = 1;
   o.check_iters = 2;
-  o.collectives = {std::begin(kAllCollectives), std::end(kAllCollectives)};
+  o.collectives = {std::begin(kSweepCollectives), std::end(kSweepCollectives)};
   return o;
 }
 
@@ -39,7 +39,7 @@ TEST_CASE("every collective gives exact results and busbw = algbw x factor") {
       CHECK(r.time_us > 0);
       CHECK(r.algbw_GBps == doctest::Approx(r.size_bytes / (r.time_us * 1e3)));
       CHECK(r.busbw_GBps ==
-            doctest::Approx(r.algbw_GBps * bus_bandwidth_factor(r.collective, r.n_ranks)));
+            doctest::Approx(r.algbw_GBps * coll::bus_bandwidth_factor(r.collective, r.n_ranks)));
     }
   }
 }
@@ -48,7 +48,7 @@ TEST_CASE("min and max all-reduce are exact too") {
   for (coll::ReduceOp op : {coll::ReduceOp::kMin, coll::ReduceOp::kMax}) {
     SweepOptions o = small_sweep();
     o.op = op;
-    o.collectives = {Collective::kAllReduce, Collective::kReduceScatter};
+    o.collectives = {coll::Collective::kAllReduce, coll::Collective::kReduceScatter};
     for (const auto& r : run_nccl_sweep(o))
       CHECK(r.wrong == 0);
   }

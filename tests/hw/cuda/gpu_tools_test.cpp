@@ -124,7 +124,7 @@ TEST_CASE("calibrate --gpus 1: the profile's gpu section holds the device's meas
   CHECK(g.gemm->flops_per_s > 1e12);  // any tensor-core GPU does > 1 TFLOP/s in bf16
 
   // The NCCL rows beside it: all exact.
-  const auto rows = calibrate::read_measurement_csv(dir / "gpu.csv");
+  const auto rows = coll::read_sweep_csv(dir / "gpu.csv", calibrate::kMeasurementCsv);
   CHECK(rows.size() >= 5);
   for (const auto& row : rows)
     CHECK(row.wrong == 0);

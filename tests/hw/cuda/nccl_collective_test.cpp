@@ -1,22 +1,19 @@
-// The NCCL sweep's conventions that need no GPU: counts, bus-bandwidth factors, sizes, options.
+// The NCCL sweep's conventions that need no GPU: counts, the collectives it runs, sizes, options.
+// (Names and bus-bandwidth factors: tests/coll/collective_test.cpp.)
 #include "hw/nccl/collective.h"
 
 #include <doctest/doctest.h>
+
+#include <iterator>
+#include <stdexcept>
+#include <vector>
 
 #include "hw/nccl/sweep.h"
 #include "sim/core/error.h"
 
 using namespace adaptsim;
 using namespace adaptsim::hw;
-
-TEST_CASE("bus bandwidth factors follow nccl-tests") {
-  // n = 8: all-reduce 2(n-1)/n = 1.75; all-gather, reduce-scatter (n-1)/n = 0.875; broadcast 1.
-  CHECK(bus_bandwidth_factor(Collective::kAllReduce, 8) == doctest::Approx(1.75));
-  CHECK(bus_bandwidth_factor(Collective::kAllGather, 8) == doctest::Approx(0.875));
-  CHECK(bus_bandwidth_factor(Collective::kReduceScatter, 8) == doctest::Approx(0.875));
-  CHECK(bus_bandwidth_factor(Collective::kBroadcast, 8) == 1.0);
-  CHECK(bus_bandwidth_factor(Collective::kAllReduce, 1) == 0.0);
-}
+using coll::Collective;
 
 TEST_CASE("per-rank counts: the size is the whole array and pieces align to 4 elements") {
   // 1 MiB of float32 = 262144 elements.
@@ -44,12 +41,21 @@ TEST_CASE("per-rank counts: the size is the whole array and pieces align to 4 el
   CHECK(collective_counts(Collective::kBroadcast, 8, 4, 8).param_count == 2);
 }
 
-TEST_CASE("collective names round-trip") {
-  for (Collective c : kAllCollectives)
-    CHECK(parse_collective(collective_name(c)) == c);
-  CHECK_FALSE(parse_collective("alltoall").has_value());
-  CHECK(collective_reduces(Collective::kAllReduce));
-  CHECK_FALSE(collective_reduces(Collective::kBroadcast));
+TEST_CASE("--collective names the sweep's collectives; all is every one of them") {
+  CHECK(parse_sweep_collectives("all", "--collective") ==
+        std::vector<Collective>(std::begin(kSweepCollectives), std::end(kSweepCollectives)));
+  CHECK(parse_sweep_collectives("broadcast,all_reduce", "--collective") ==
+        std::vector<Collective>{Collective::kBroadcast, Collective::kAllReduce});
+  // alltoall is a collective, but not one the sweep runs.
+  CHECK_FALSE(sweep_runs(Collective::kAllToAll));
+  CHECK_THROWS_WITH_AS(parse_sweep_collectives("alltoall", "--collective"),
+                       "--collective: the NCCL sweep does not run \"alltoall\" (known: "
+                       "all_reduce, all_gather, reduce_scatter, broadcast, all)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_sweep_collectives("all_reduse", "--collective"),
+                       doctest::Contains("--collective: unknown collective \"all_reduse\""),
+                       InputError);
+  CHECK_THROWS_AS(collective_counts(Collective::kAllToAll, 1024, 4, 2), std::invalid_argument);
 }
 
 TEST_CASE("sweep sizes run from min to max by the step factor") {
@@ -79,4 +85,8 @@ TEST_CASE("sweep options are validated without a GPU") {
   bad = ok;
   bad.gpus = -1;
   CHECK_THROWS_AS(validate_sweep_options(bad), InputError);
+  bad = ok;
+  bad.collectives = {Collective::kReduce};
+  CHECK_THROWS_WITH_AS(validate_sweep_options(bad),
+                       doctest::Contains("the NCCL sweep does not run \"reduce\""), InputError);
 }

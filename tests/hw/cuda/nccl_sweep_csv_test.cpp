@@ -13,6 +13,7 @@
 
 using namespace adaptsim;
 using namespace adaptsim::hw;
+using coll::Collective;
 
 namespace {
 
@@ -24,12 +25,12 @@ std::filesystem::path temp_dir(const std::string& name) {
   return dir;
 }
 
-SweepRow sample_row() {
-  SweepRow r;
+coll::SweepRow sample_row() {
+  coll::SweepRow r;
   r.size_bytes = 1 << 20;
   r.count = 262144;
-  r.dtype = coll::DType::kF32;
-  r.op = coll::ReduceOp::kSum;
+  r.type = "float32";
+  r.redop = "sum";
   r.collective = Collective::kAllReduce;
   r.n_ranks = 8;
   r.time_us = 40.125;
@@ -42,33 +43,33 @@ SweepRow sample_row() {
 }  // namespace
 
 TEST_CASE("a CSV row has the ten nccl-tests-style columns") {
-  CHECK(std::string(kSweepCsvHeader) ==
+  CHECK(coll::sweep_csv_header(kNcclSweepCsv) ==
         "size_bytes,count,type,redop,collective,n_ranks,time_us,algbw_GBps,busbw_GBps,wrong");
-  CHECK(format_sweep_csv_row(sample_row()) ==
+  CHECK(coll::sweep_csv_row(sample_row(), kNcclSweepCsv) ==
         "1048576,262144,float32,sum,all_reduce,8,40.125,26.133,45.733,0");
-  SweepRow gather = sample_row();
+  coll::SweepRow gather = sample_row();
   gather.collective = Collective::kAllGather;
-  gather.op.reset();
-  CHECK(format_sweep_csv_row(gather).find(",none,all_gather,") != std::string::npos);
+  gather.redop = "none";
+  CHECK(coll::sweep_csv_row(gather, kNcclSweepCsv).find(",none,all_gather,") != std::string::npos);
 }
 
 TEST_CASE("written CSV files read back the same rows and leave no temporary file") {
   const auto dir = temp_dir("sweep_csv");
-  SweepRow b = sample_row();
+  coll::SweepRow b = sample_row();
   b.collective = Collective::kBroadcast;
-  b.op.reset();
-  b.dtype = coll::DType::kBF16;
+  b.redop = "none";
+  b.type = "bfloat16";
   b.wrong = 3;
-  const std::vector<SweepRow> rows = {sample_row(), b};
+  const std::vector<coll::SweepRow> rows = {sample_row(), b};
   const auto file = dir / "out.csv";
-  write_sweep_csv(file, rows);
-  const auto back = read_sweep_csv(file);
+  coll::write_sweep_csv(file, rows, kNcclSweepCsv);
+  const auto back = coll::read_sweep_csv(file, kNcclSweepCsv);
   REQUIRE(back.size() == 2);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     CHECK(back[i].size_bytes == rows[i].size_bytes);
     CHECK(back[i].count == rows[i].count);
-    CHECK(back[i].dtype == rows[i].dtype);
-    CHECK(back[i].op == rows[i].op);
+    CHECK(back[i].type == rows[i].type);
+    CHECK(back[i].redop == rows[i].redop);
     CHECK(back[i].collective == rows[i].collective);
     CHECK(back[i].n_ranks == rows[i].n_ranks);
     CHECK(back[i].time_us == doctest::Approx(rows[i].time_us));
@@ -85,9 +86,10 @@ TEST_CASE("written CSV files read back the same rows and leave no temporary file
 TEST_CASE("a malformed CSV is an input error naming file and line") {
   const auto dir = temp_dir("sweep_csv_bad");
   const auto file = dir / "bad.csv";
-  std::ofstream(file) << kSweepCsvHeader << "\n1048576,262144,float32,sum,all_reduce,8,x,1,1,0\n";
+  std::ofstream(file) << coll::sweep_csv_header(kNcclSweepCsv)
+                      << "\n1048576,262144,float32,sum,all_reduce,8,x,1,1,0\n";
   try {
-    read_sweep_csv(file);
+    coll::read_sweep_csv(file, kNcclSweepCsv);
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("bad.csv:2") != std::string::npos);

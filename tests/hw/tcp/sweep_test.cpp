@@ -78,13 +78,16 @@ TEST_CASE("a sweep over three live ranks yields one exact row per strategy and s
   o.iters = 2;
   o.warmup_iters = 1;
   o.timeout_ns = 10 * kNsPerSecond;
-  std::vector<std::vector<SweepRow>> rows(3);
+  std::vector<std::vector<coll::SweepRow>> rows(3);
   const auto errors = cluster.run_all(
       [&](int r, Runtime& rt) { rows[static_cast<std::size_t>(r)] = run_allreduce_sweep(rt, o); });
   for (const auto& e : errors)
     CHECK(e.empty());
   REQUIRE(rows[0].size() == 2 * 8);  // 8, 16, ..., 1024
-  for (const SweepRow& row : rows[0]) {
+  // Strategies in the order asked, each named as sim/coll names it.
+  CHECK(rows[0].front().algorithm == "CLASSIC_RING");
+  CHECK(rows[0].back().algorithm == "STAR");
+  for (const coll::SweepRow& row : rows[0]) {
     CHECK(row.wrong == 0);
     CHECK(row.n_ranks == 3);
     CHECK(row.count * 4 == row.size_bytes);
@@ -136,7 +139,7 @@ TEST_CASE("the check counts what the timed iterations wrote, not a warm-up's res
   o.warmup_iters = 1;
   o.timeout_ns = 10 * kNsPerSecond;
   const std::uint64_t size = 1024;
-  std::vector<SweepRow> broken(2), good(2);
+  std::vector<coll::SweepRow> broken(2), good(2);
   const auto errors = cluster.run_all([&](int r, Runtime& rt) {
     std::vector<std::byte> send(size), recv(size);
     fill_check_input(o.dtype, o.op, rt.rank(), rt.size(), {send.data(), send.size()});
@@ -160,16 +163,16 @@ TEST_CASE("the check counts what the timed iterations wrote, not a warm-up's res
 
 TEST_CASE("the CSV has the nccl-tests columns and appears whole, through a rename") {
   const std::string dir = make_temp_dir();
-  SweepRow row;
+  coll::SweepRow row;
   row.size_bytes = 1024;
   row.count = 256;
-  row.strategy = coll::StrategyKind::kClassicRing;
+  row.algorithm = "CLASSIC_RING";
   row.n_ranks = 4;
   row.time_us = 12.5;
   row.algbw_GBps = 0.08192;
   row.busbw_GBps = 0.12288;
   const std::filesystem::path path = std::filesystem::path(dir) / "sweep.csv";
-  write_sweep_csv(path, {row});
+  coll::write_sweep_csv(path, {row}, kAllReduceSweepCsv);
   const auto csv = read_csv(path.string());
   REQUIRE(csv.size() == 2);
   CHECK(csv[0] == std::vector<std::string>{"size_bytes", "count", "type", "redop", "strategy",
@@ -179,7 +182,8 @@ TEST_CASE("the CSV has the nccl-tests columns and appears whole, through a renam
                                            "12.500", "0.081920", "0.122880", "0"});
   // Nothing else in the directory: the temporary file was renamed, not copied.
   CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) == 1);
-  CHECK_THROWS_AS(write_sweep_csv(std::filesystem::path(dir) / "no" / "such" / "x.csv", {row}),
+  CHECK_THROWS_AS(coll::write_sweep_csv(std::filesystem::path(dir) / "no" / "such" / "x.csv", {row},
+                                        kAllReduceSweepCsv),
                   RuntimeFailure);
   std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,14 @@
+#pragma once
+// Text helpers shared by the readers of every layer: quantities (units.h), YAML profiles, CSV
+// files, nccl-tests output, /proc files.
+
+#include <string_view>
+
+namespace adaptsim {
+
+// `text` without leading and trailing ASCII whitespace: space, \t, \n, \v, \f and \r (isspace in
+// the C locale, independent of the process locale), so a value from a CRLF file or with a
+// trailing newline reads as written. A view into `text`: keep `text` alive while it is used.
+std::string_view trim(std::string_view text);
+
+}  // namespace adaptsim
