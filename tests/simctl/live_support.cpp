@@ -80,10 +80,15 @@ std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
   std::ifstream in(path);
   std::vector<std::map<std::string, std::string>> rows;
   auto split = [](const std::string& line) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');)
-      cells.push_back(cell);
+    // Every cell, a trailing empty one included ("...,STAR," has an empty last column).
+    std::vector<std::string> cells(1);
+    for (char c : line) {
+      if (c == ',') {
+        cells.emplace_back();
+      } else {
+        cells.back() += c;
+      }
+    }
     return cells;
   };
   std::string line;

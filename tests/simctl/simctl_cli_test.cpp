@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -346,4 +347,77 @@ TEST_CASE("--trace-connections: training workloads only") {
   CHECK_MESSAGE(r.output.find("writes no connection traces (training only)") != std::string::npos,
                 r.output);
   CHECK_FALSE(fs::exists(s.dir / "out"));
+}
+
+TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothing written") {
+  const Scratch s("policy_bad");
+  const std::string training =
+      "name: small\nseed: 3\ntopology:\n  file: " + (kRoot / "topologies/cloud-vms.yaml").string() +
+      "\n  params: {servers: 4}\nworkload:\n  kind: training\n  models: [mobilenetv2]\n"
+      "  batch_per_gpu: 32\n  device: " + (kRoot / "traces/devices/k80-half.yaml").string() +
+      "\n  steps: 3\n  systems:\n    - {label: kf, kind: kungfu}\n";
+  struct Case {
+    std::string policy;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"  policy: {name: switch-stratgy, step: 1, strategy: STAR}\n",
+       "bad.yaml:14: key 'workload.policy.name'"},
+      {"  policy: {name: switch-strategy, step: one, strategy: STAR}\n",
+       "bad.yaml:14: key 'workload.policy.step': expected an integer"},
+      {"  policy: {name: scale-batch, step: 1, factor: 2x}\n",
+       "bad.yaml:14: key 'workload.policy.factor': expected a number"},
+      {"  policy: {name: switch-strategy, step: 1, strategy: SPIRAL}\n",
+       "bad.yaml:14: key 'workload.policy.strategy': unknown strategy \"SPIRAL\""},
+      {"  policy: {name: resize, step: 1, workers: 2}\n",
+       "bad.yaml:14: key 'workload.policy': changing the worker set while a job runs is not yet "
+       "supported"},
+      {"  monitors: [{name: throughput, window: 0s}]\n",
+       "bad.yaml:14: key 'workload.monitors[0].window'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.policy);
+    expect_input_error(s, s.write("bad.yaml", training + c.policy), c.expected);
+  }
+  // A strategy change for a system without one.
+  const std::string horovod = training;
+  std::string text = horovod;
+  text.replace(text.find("{label: kf, kind: kungfu}"), 25, "{label: hvd, kind: horovod}");
+  expect_input_error(
+      s, s.write("bad.yaml", text + "  policy: {name: switch-strategy, step: 1, strategy: STAR}\n"),
+      "the policy changes the all-reduce strategy, which system 'hvd' (horovod) does not have");
+}
+
+TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision, MBTS from 6") {
+  const Scratch s("policy_steps");
+  const Result r = run("run " + (kRoot / "scenarios/policy-switch.yaml").string() + " -o " +
+                       (s.dir / "out").string() + " --no-progress");
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  std::istringstream in(read_file(s.dir / "out" / "policy-switch.steps.csv"));
+  std::string line;
+  std::getline(in, line);
+  CHECK(line ==
+        "mode,topology,n_gpus,model,system,step,measured,step_time_ms,"
+        "throughput_total_samples_per_s,batch_per_gpu,workers,strategy,decision");
+  int step = 0;
+  while (std::getline(in, line)) {
+    CAPTURE(line);
+    CHECK(line.rfind("sim,cloud-vms,4,mobilenetv2,kungfu," + std::to_string(step) + ",", 0) == 0);
+    const std::string tail = line.substr(line.rfind(",32,4,") + 6);
+    if (step <= 4) CHECK(tail == "STAR,");
+    if (step == 5) CHECK(tail == "STAR,strategy MULTI_BINARY_TREE_STAR");
+    if (step >= 6) CHECK(tail == "MULTI_BINARY_TREE_STAR,");
+    ++step;
+  }
+  CHECK(step == 10);
+  // The summary CSV is still one row per task.
+  CHECK(r.output.find("policy-switch.csv (1 rows), policy-switch.steps.csv") != std::string::npos);
+}
+
+TEST_CASE("list policies: every policy and monitor with its summary") {
+  const Result r = run("list policies");
+  CHECK(r.code == 0);
+  for (const char* name : {"switch-strategy", "scale-batch", "resize", "throughput",
+                           "allreduce-throughput"})
+    CHECK_MESSAGE(r.output.find(name) != std::string::npos, name);
 }

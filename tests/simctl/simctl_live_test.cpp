@@ -130,3 +130,55 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   }
   fs::remove_all(dir);
 }
+
+namespace {
+
+// The steps CSV as (step, batch, strategy, decision) rows: what the policy did, whichever mode.
+std::vector<std::string> policy_columns(const fs::path& csv) {
+  std::vector<std::string> out;
+  for (const auto& row : read_csv(csv)) {
+    out.push_back(row.at("step") + "," + row.at("batch_per_gpu") + "," + row.at("strategy") + "," +
+                  row.at("decision"));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("policies live on local processes: the per-step rows show the change at step 6, as "
+          "simulated") {
+  const fs::path root = ADAPTSIM_SOURCE_DIR;
+  const std::string scenario = (root / "scenarios/policy-switch.yaml").string();
+  for (const std::string& policy :
+       {std::string(), std::string("workload.policy={name: scale-batch, step: 5, factor: 2}")}) {
+    CAPTURE(policy);
+    const fs::path dir = scratch_dir("policy_live");
+    std::vector<std::string> extra;
+    if (!policy.empty()) extra = {"--set", policy};
+    auto args = [&](bool live) {
+      std::vector<std::string> a = {"run", scenario, "-o", (dir / (live ? "live" : "sim")).string(),
+                                    "--no-progress"};
+      if (live) a.insert(a.begin() + 1, "--live");
+      a.insert(a.end(), extra.begin(), extra.end());
+      return a;
+    };
+    SimctlProcess sim(args(false), dir);
+    REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
+    SimctlProcess live(args(true), dir);
+    REQUIRE_MESSAGE(live.wait(120) == 0, live.output());
+    const auto s = policy_columns(dir / "sim" / "policy-switch.steps.csv");
+    const auto l = policy_columns(dir / "live" / "policy-switch.steps.csv");
+    CHECK(s == l);
+    REQUIRE(l.size() == 10);
+    if (policy.empty()) {
+      CHECK(l[5] == "5,32,STAR,strategy MULTI_BINARY_TREE_STAR");
+      CHECK(l[6] == "6,32,MULTI_BINARY_TREE_STAR,");
+    } else {
+      CHECK(l[5] == "5,32,STAR,batch 64");
+      CHECK(l[6] == "6,64,STAR,");
+    }
+    for (const auto& row : read_csv(dir / "live" / "policy-switch.steps.csv"))
+      CHECK(row.at("mode") == "live");
+    fs::remove_all(dir);
+  }
+}
