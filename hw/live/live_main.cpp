@@ -2,12 +2,12 @@
 // compute per layer and all-reduces real gradient buffers with the configured system; rank 0
 // writes the aggregated result (live_config.h describes both files).
 //
-//   adaptsim-live CONFIG.json --procs 4 [--ranks-per-host 1] -o result.json       local processes
-//   adaptsim-live CONFIG.json --procs 4 --rank-prefix "ip netns exec ns{rank}"
+//   adaptsim-live CONFIG.yaml --procs 4 [--ranks-per-host 1] -o result.json       local processes
+//   adaptsim-live CONFIG.yaml --procs 4 --rank-prefix "ip netns exec ns{rank}"
 //       --hosts 10.0.0.1:7000,10.0.0.2:7000,... -o result.json               one namespace per rank
-//   adaptsim-live CONFIG.json --procs 4 --rank-prefix-json ranks.json -o result.json
-//   adaptsim-live CONFIG.json --hosts a:p,b:q,... --rank R [--bind ADDR] -o result.json
-//   mpirun -np 4 adaptsim-live CONFIG.json -o result.json
+//   adaptsim-live CONFIG.yaml --procs 4 --rank-prefix-json ranks.json -o result.json
+//   adaptsim-live CONFIG.yaml --hosts a:p,b:q,... --rank R [--bind ADDR] -o result.json
+//   mpirun -np 4 adaptsim-live CONFIG.yaml -o result.json
 //
 // Exit codes: 0 success; 1 a run-time failure (a peer died, a timeout, a wrong gradient); 2 bad
 // input (one line on stderr).
@@ -154,7 +154,7 @@ int run_tool(int argc, char** argv) {
   CLI::App app{
       "Live data-parallel training over the TCP runtime (emulated compute, real gradients)"};
   app.set_help_flag("-h,--help", "Print this help and exit");
-  app.add_option("config", o.config, "Configuration file (JSON)")->required();
+  app.add_option("config", o.config, "Configuration file (YAML; JSON is YAML too)")->required();
   tcp::add_rendezvous_options(app, o.rendezvous);
   app.get_option("--hosts")->description(
       "Host list host:port,... in rank order (with --rank; or the addresses of --procs ranks "

@@ -100,8 +100,6 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
     throw RuntimeFailure(reason);
   }
 
-  std::unique_ptr<runtime::System> system = runtime::make_system(c.system);
-  runtime::Seam seam = runtime::make_seam(c.seam);
   runtime::TrainerOptions t;
   t.batch_per_gpu = c.batch_per_gpu;
   t.warmup_steps = c.warmup_steps;
@@ -110,7 +108,8 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   t.step_time_cv = c.step_time_cv;
   t.gradient_element_bytes = c.gradient_element_bytes;
   t.compute = c.compute;
-  runtime::Trainer trainer(*env, model, *system, seam, t);
+  runtime::TrainingRun training(*env, model, c.system, c.seam, std::move(t));
+  runtime::Trainer& trainer = training.trainer();
 
   // Every rank starts its first step together, as the simulated workers start at time 0.
   rt.barrier(c.timeout_ns);

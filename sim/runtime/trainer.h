@@ -141,4 +141,21 @@ class Trainer final : public StepSink {
   Callback progress_;
 };
 
+// What both modes build over their environment: the system, the policy and monitors, and the
+// step loop that drives them (start it with trainer().start()).
+class TrainingRun {
+ public:
+  TrainingRun(TrainingEnv& env, const train::Model& model, const SystemConfig& system,
+              const SeamSpec& seam, TrainerOptions options)
+      : system_(make_system(system)),
+        seam_(make_seam(seam)),
+        trainer_(env, model, *system_, seam_, std::move(options)) {}
+  Trainer& trainer() { return trainer_; }
+
+ private:
+  std::unique_ptr<System> system_;
+  Seam seam_;
+  Trainer trainer_;
+};
+
 }  // namespace adaptsim::runtime

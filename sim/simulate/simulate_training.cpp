@@ -18,8 +18,6 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.arch = arch;
   env_options.gradient_element_bytes = options.gradient_element_bytes;
   SimEnv env(topology, model, env_options);
-  std::unique_ptr<runtime::System> system = runtime::make_system(system_config);
-  runtime::Seam seam = runtime::make_seam(options.seam);
   runtime::TrainerOptions t;
   t.batch_per_gpu = options.compute.batch_per_gpu;
   t.warmup_steps = options.warmup_steps;
@@ -28,7 +26,8 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   t.step_time_cv = step_time_cv;
   t.gradient_element_bytes = options.gradient_element_bytes;
   t.compute = std::move(compute);
-  runtime::Trainer trainer(env, model, *system, seam, t);
+  runtime::TrainingRun training(env, model, system_config, options.seam, std::move(t));
+  runtime::Trainer& trainer = training.trainer();
   trainer.start();
   env.engine().run();
   SimulatedTraining out;
