@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
+#include "hw/cuda/reference_kernels.h"
 #include "hw/tcp/event_loop.h"
 #include "sim/core/error.h"
 
@@ -202,6 +204,24 @@ void LiveEnv::unfuse(int, const std::vector<std::size_t>& tensors) {
 std::unique_ptr<runtime::GpuCollectives> LiveEnv::gpu_collectives(const std::vector<int>&) {
   throw InputError("this system needs GPUs and NCCL; live training over TCP runs ideal, kungfu "
                    "and horovod");
+}
+
+void LiveEnv::gradient_norms(int, std::function<void(double, double)> done) {
+  if (buffers_ == nullptr) {  // ideal: no gradient buffers
+    post([done = std::move(done)] {
+      done(std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
+    });
+    return;
+  }
+  submit([this, done = std::move(done)](ComputeEmulator&) {
+    GradientBuffers& b = *buffers_;
+    double local = 0, reduced = 0;
+    for (std::size_t t = 0; t < b.tensors(); ++t) {
+      local += hw::squared_l2_norm({b.send(t), b.elements(t)});
+      reduced += hw::squared_l2_norm({b.recv(t), b.elements(t)});
+    }
+    post([done, local, reduced] { done(local, reduced); });
+  });
 }
 
 void LiveEnv::between_steps(int, int step, runtime::Callback done) {

@@ -7,6 +7,8 @@
 //     (ComputeEmulator: a sleep or spin on the CPU, the CUDA emulation kernel on a GPU) and posts
 //     each reported phase's end to the loop;
 //   - compute_until(): the update, likewise;
+//   - gradient_norms(): the compute thread computes the squared L2 norms of the real gradients
+//     (hw/cuda's CPU kernel), and the step waits for it, as for a GPU kernel;
 //   - between_steps(): the compute thread checks every reduced gradient against the exact sum
 //     (GradientBuffers) and poisons it, off the loop, so forwarding for other ranks goes on.
 // Gradients live in host memory already: copies to and from the "device" are immediate. A
@@ -66,6 +68,8 @@ class LiveEnv final : public runtime::TrainingEnv {
   void unfuse(int worker, const std::vector<std::size_t>& tensors) override;
   std::unique_ptr<runtime::GpuCollectives> gpu_collectives(
       const std::vector<int>& members) override;
+  void gradient_norms(int worker,
+                      std::function<void(double local_sq, double reduced_sq)> done) override;
   void between_steps(int worker, int step, runtime::Callback done) override;
 
   // Set by the caller on the loop thread before the run starts: the transport the rank uses.

@@ -26,6 +26,8 @@
 //       - {label: hierarchical, kind: hierarchical}
 
 #include <cctype>
+#include <cstdio>
+#include <map>
 #include <memory>
 
 #include "sim/core/error.h"
@@ -48,6 +50,18 @@ void write_connection_trace(const std::filesystem::path& path,
             "," + std::to_string(t.bytes) + "\n";
   }
   io::write_file_atomic(path, text);
+}
+
+// The monitors' readings in one CSV cell: "name=value name=value" (%.6g; nan where the mode
+// holds no value), in name order.
+std::string readings_cell(const std::map<std::string, double>& readings) {
+  std::string out;
+  for (const auto& [name, value] : readings) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", value);
+    out += (out.empty() ? "" : " ") + name + "=" + buf;
+  }
+  return out;
 }
 
 // A file-name part from a free-form label (system labels may hold spaces or slashes).
@@ -105,7 +119,7 @@ class TrainingWorkload final : public Workload {
   std::vector<std::string> step_columns() const override {
     return {"mode",         "topology",      "n_gpus",   "model",    "system",
             "step",         "measured",      "step_time_ms", "throughput_total_samples_per_s",
-            "batch_per_gpu", "workers",      "strategy", "decision"};
+            "batch_per_gpu", "workers",      "strategy", "decision", "readings"};
   }
 
   std::vector<Task> tasks() const override {
@@ -170,7 +184,7 @@ class TrainingWorkload final : public Workload {
            std::to_string(st.step), st.measured ? "1" : "0", io::fmt_fixed(st.time_s * 1e3, 3),
            io::fmt_fixed(st.time_s > 0 ? st.workers * st.batch_per_gpu / st.time_s : 0, 2),
            std::to_string(st.batch_per_gpu), std::to_string(st.workers), st.strategy,
-           st.decision});
+           st.decision, readings_cell(st.readings)});
     }
     out.rows.push_back({mode,
             spec_.name,

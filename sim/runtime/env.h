@@ -94,6 +94,13 @@ class TrainingEnv {
   // where the environment has none (live training over TCP).
   virtual std::unique_ptr<GpuCollectives> gpu_collectives(const std::vector<int>& members) = 0;
 
+  // The squared L2 norms of `worker`'s gradients in this step, over every tensor: its own
+  // gradient's and the reduced one's (the sum over workers), computed by a kernel pass over both
+  // on the device, whose time the step pays (for monitors that ask: Monitor::needs_gradient_norms).
+  // `done` gets NaN where the environment holds no values (simulated gradients are sizes only).
+  virtual void gradient_norms(int worker,
+                              std::function<void(double local_sq, double reduced_sq)> done) = 0;
+
   // Between two steps of `worker` (after `step` ended, before the next begins): whatever the
   // environment checks there (live: every reduced gradient against the exact sum). `done` may
   // run inside the call when there is nothing to check.

@@ -146,6 +146,18 @@ class WindowMeanMonitor final : public Monitor {
   std::deque<double> values_;
 };
 
+// The gradients' squared norms as readings ("gradient-norms.local_sq", ".global_sq"): the seam's
+// way to the gradients, at the cost of a norm kernel per step.
+class GradientNormsMonitor final : public Monitor {
+ public:
+  std::string_view name() const override { return "gradient-norms"; }
+  bool needs_gradient_norms() const override { return true; }
+  void observe(StepObservation& latest) override {
+    latest.readings["gradient-norms.local_sq"] = latest.grad_sq_local;
+    latest.readings["gradient-norms.global_sq"] = latest.grad_sq_global;
+  }
+};
+
 std::size_t read_window(io::MapReader& r) {
   return static_cast<std::size_t>(r.integer_or("window", 1, 1, 1 << 20));
 }
@@ -183,8 +195,22 @@ const std::vector<MonitorKind>& monitor_kinds() {
          r.finish();
          return m;
        }},
+      {"gradient-norms",
+       "squared L2 norms of the local and the averaged gradient (a norm kernel per step; NaN "
+       "simulated)",
+       [](io::MapReader& r) -> std::unique_ptr<Monitor> {
+         r.finish();
+         return std::make_unique<GradientNormsMonitor>();
+       }},
   };
   return kinds;
+}
+
+bool Seam::needs_gradient_norms() const {
+  for (const auto& m : monitors) {
+    if (m->needs_gradient_norms()) return true;
+  }
+  return false;
 }
 
 namespace {

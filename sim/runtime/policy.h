@@ -42,6 +42,13 @@ struct StepObservation {
   double comm_bytes = 0;
   double comm_s = 0;
   double allreduce_Bps = 0;  // comm_bytes / comm_s (0 without communication)
+  // With a monitor that needs them (Monitor::needs_gradient_norms), the squared L2 norms of the
+  // step's gradients: the mean over workers of each worker's own |g_w|^2 (a batch of
+  // batch_per_gpu samples), and |G|^2 of the averaged gradient G = sum_w g_w / workers (a batch
+  // of workers x batch_per_gpu): the two inputs of the gradient noise scale (KUNGFU.md 3.1).
+  // NaN where the environment holds no gradient values (simulated runs), 0 when not asked for.
+  double grad_sq_local = 0;
+  double grad_sq_global = 0;
   // Monitors' readings after this step, by name ("throughput.window_mean").
   std::map<std::string, double> readings;
 };
@@ -80,6 +87,9 @@ class Monitor {
  public:
   virtual ~Monitor() = default;
   virtual std::string_view name() const = 0;
+  // Whether the observations must carry the gradients' squared norms: every worker then runs a
+  // norm kernel over its local and reduced gradients before its update, and the step pays for it.
+  virtual bool needs_gradient_norms() const { return false; }
   virtual void observe(StepObservation& latest) = 0;
 };
 
@@ -112,6 +122,7 @@ struct Seam {
   std::unique_ptr<Policy> policy;  // null: no policy
   std::vector<std::unique_ptr<Monitor>> monitors;
   bool empty() const { return !policy && monitors.empty(); }
+  bool needs_gradient_norms() const;
 };
 
 // Reads `policy:` and `monitors:` of `r` (a scenario's workload, or a live task); throws

@@ -33,9 +33,11 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
   step_batch_.assign(static_cast<std::size_t>(total_steps_), 0);
   step_strategy_.assign(static_cast<std::size_t>(total_steps_), "");
   step_decision_.assign(static_cast<std::size_t>(total_steps_), "");
+  step_readings_.resize(static_cast<std::size_t>(total_steps_));
   if (!seam_.empty()) {
     agreement_ = coll::make_allreduce(coll::StrategyKind::kStar, env.host_of_worker());
   }
+  needs_norms_ = seam_.needs_gradient_norms();
 }
 
 const train::ComputeProfile& Trainer::profile_for(int batch) {
@@ -152,6 +154,22 @@ void Trainer::maybe_finish(int w) {
   if (s.backward_end < 0 || s.updating || s.reduced < tensor_bytes_.size()) return;
   account(s);
   s.updating = true;
+  if (needs_norms_) {
+    // The monitors' norm kernel runs on the device before the update, as a monitoring op in the
+    // training graph does: compute time of this step.
+    env_.gradient_norms(w, [this, w](double local_sq, double reduced_sq) {
+      Worker& s2 = state_[w];
+      s2.grad_sq_local = local_sq;
+      s2.grad_sq_reduced = reduced_sq;
+      update(w);
+    });
+    return;
+  }
+  update(w);
+}
+
+void Trainer::update(int w) {
+  Worker& s = state_[w];
   const TimeNs update = seconds_to_ns_ceil(s.profile->optimizer_s * s.jitter);
   env_.compute_until(w, env_.now() + update, [this, w] { end_step(w); });
 }
@@ -173,8 +191,9 @@ void Trainer::end_step(int w) {
   if (!seam_.empty()) {
     const double bytes = static_cast<double>(
         std::accumulate(tensor_bytes_.begin(), tensor_bytes_.end(), std::uint64_t{0}));
-    // What this worker contributes to the agreement: [duration, comm time, bytes, workers].
-    s.agree_in = {step_s, to_seconds(s.comm_ns), bytes, 1.0};
+    // What this worker contributes to the agreement: [duration, comm time, bytes, workers,
+    // |g_w|^2, |sum_w g_w|^2].
+    s.agree_in = {step_s, to_seconds(s.comm_ns), bytes, 1.0, s.grad_sq_local, s.grad_sq_reduced};
   }
   env_.between_steps(w, step, [this, w, step] { after_step(w, step); });
 }
@@ -229,8 +248,12 @@ void Trainer::on_agreed(int w, int step) {
     o.comm_s = sum[1] / sum[3];
     o.comm_bytes = sum[2] / sum[3];
     o.allreduce_Bps = o.comm_s > 0 ? o.comm_bytes / o.comm_s : 0;
+    // Every worker's reduced buffer holds the same sum; the averaged gradient is sum / workers.
+    o.grad_sq_local = sum[4] / sum[3];
+    o.grad_sq_global = sum[5] / sum[3] / (sum[3] * sum[3]);
     for (auto& m : seam_.monitors)
       m->observe(o);
+    step_readings_[k] = o.readings;
     history_.push_back(std::move(o));
     Decision d;
     // No decision after the last step: there is no next step to change.
@@ -307,7 +330,7 @@ TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
   for (int k = 0; k < total_steps_; ++k) {
     const std::size_t i = static_cast<std::size_t>(k);
     r.steps.push_back({k, k >= options_.warmup_steps, sum[i] / n, step_batch_[i], n,
-                       step_strategy_[i], step_decision_[i]});
+                       step_strategy_[i], step_decision_[i], step_readings_[i]});
   }
   return r;
 }

@@ -11,7 +11,9 @@
 //
 // Measurements per worker and step: duration; exposed time after backward with communication in
 // flight (link) and with nothing in flight (wait); compute = duration - exposed; the bytes of
-// gradient the worker all-reduced and the time it had communication in flight.
+// gradient the worker all-reduced and the time it had communication in flight. When a monitor
+// asks for the gradients' norms, a norm kernel over the local and the reduced gradients runs
+// before the update (TrainingEnv::gradient_norms): compute time of the step.
 //
 // Step boundaries: without a seam (no policy, no monitor) the next step starts at once. With one,
 // the worker first agrees on the step with every other worker (an all-reduce of its measurements
@@ -103,10 +105,12 @@ class Trainer final : public StepSink {
     double compute_s = 0, link_s = 0, wait_s = 0, step_sum_s = 0;
     int measured = 0;
     std::vector<double> agree_in, agree_out;  // the step agreement's buffers
+    double grad_sq_local = 0, grad_sq_reduced = 0;  // this step's norms, when monitors ask
   };
 
   void start_step(int w);
   void maybe_finish(int w);
+  void update(int w);
   void end_step(int w);
   void after_step(int w, int step);
   void next_or_finish(int w);
@@ -134,11 +138,13 @@ class Trainer final : public StepSink {
   std::vector<int> step_batch_;
   std::vector<std::string> step_strategy_;
   std::vector<std::string> step_decision_;
+  std::vector<std::map<std::string, double>> step_readings_;
   // The agreed history (every worker's copy is the same) and the decision after each step.
   std::vector<StepObservation> history_;
   std::vector<Decision> decisions_;
   std::unique_ptr<coll::AllReduce> agreement_;  // a STAR rooted at rank 0
   Callback progress_;
+  bool needs_norms_ = false;
 };
 
 // What both modes build over their environment: the system, the policy and monitors, and the

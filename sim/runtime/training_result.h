@@ -3,6 +3,7 @@
 // one JSON form (a live run's processes write it, the runner reads it back).
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct StepRow {
   int workers = 0;
   std::string strategy;  // the system's all-reduce strategy in this step; empty if it has none
   std::string decision;  // what the policy changed after this step; empty: nothing
+  std::map<std::string, double> readings;  // the monitors' readings after this step
   bool operator==(const StepRow&) const = default;
 };
 

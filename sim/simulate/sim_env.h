@@ -29,6 +29,10 @@ struct SimEnvOptions {
   std::uint64_t seed = 1;
   train::GpuArch arch = train::GpuArch::kVolta;  // NCCL's constants
   std::size_t gradient_element_bytes = 4;
+  // A gradient-norm kernel's time per element and buffer: it reads each element once, so
+  // gradient_element_bytes over the device's memory bandwidth (simulate_training sets it from the
+  // device profile; 0 with an explicit compute split: free).
+  double norm_ns_per_element = 0;
 };
 
 class SimEnv final : public runtime::TrainingEnv {
@@ -56,6 +60,8 @@ class SimEnv final : public runtime::TrainingEnv {
   void unfuse(int, const std::vector<std::size_t>&) override {}
   std::unique_ptr<runtime::GpuCollectives> gpu_collectives(
       const std::vector<int>& members) override;
+  void gradient_norms(int worker,
+                      std::function<void(double local_sq, double reduced_sq)> done) override;
   void between_steps(int, int, runtime::Callback done) override { done(); }
 
  private:

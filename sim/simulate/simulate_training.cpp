@@ -8,8 +8,8 @@ namespace {
 
 SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
                       std::function<train::ComputeProfile(int)> compute, double step_time_cv,
-                      train::GpuArch arch, const runtime::SystemConfig& system_config,
-                      const TrainingOptions& options) {
+                      train::GpuArch arch, double norm_ns_per_element,
+                      const runtime::SystemConfig& system_config, const TrainingOptions& options) {
   SimEnvOptions env_options;
   env_options.host_transport = options.host_transport;
   env_options.sharing = options.sharing;
@@ -17,6 +17,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.seed = options.seed;
   env_options.arch = arch;
   env_options.gradient_element_bytes = options.gradient_element_bytes;
+  env_options.norm_ns_per_element = norm_ns_per_element;
   SimEnv env(topology, model, env_options);
   runtime::TrainerOptions t;
   t.batch_per_gpu = options.compute.batch_per_gpu;
@@ -49,8 +50,12 @@ SimulatedTraining simulate_training(const topo::Topology& topology, const train:
     c.batch_per_gpu = batch;
     return train::compute_profile(model, device, c);
   };
+  // A norm kernel is memory-bound: each element read once at the device's memory bandwidth.
+  const double norm_ns =
+      static_cast<double>(options.gradient_element_bytes) / device.memory_bandwidth_Bps().value * 1e9;
   return run(topology, model, compute, device.step_time_cv().value,
-             train::gpu_arch_of(device.name() + " " + device.description()), system, options);
+             train::gpu_arch_of(device.name() + " " + device.description()), norm_ns, system,
+             options);
 }
 
 SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,
@@ -59,7 +64,7 @@ SimulatedTraining simulate_training(const topo::Topology& topology, const train:
                                     const TrainingOptions& options) {
   const int batch = options.compute.batch_per_gpu;
   auto scaled = [compute, batch](int b) { return train::scale_compute(compute, batch, b); };
-  return run(topology, model, scaled, step_time_cv, arch, system, options);
+  return run(topology, model, scaled, step_time_cv, arch, 0.0, system, options);
 }
 
 }  // namespace adaptsim::simulate

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "sim/simulate/simulate_training.h"
 #include "sim/topo/cluster_spec.h"
 #include "tests/support/toy_model.h"
@@ -120,15 +122,15 @@ TEST_CASE("scale-batch doubles the batch after step 5: the compute doubles from 
   CHECK(r.samples_per_s_per_gpu == doctest::Approx(mean_batch / r.step_mean_s));
 }
 
-TEST_CASE("the agreement on a step is one STAR all-reduce of 32 bytes, charged to the next step") {
+TEST_CASE("the agreement on a step is one STAR all-reduce of 48 bytes, charged to the next step") {
   // Two workers, ideal (no gradient traffic), no jitter: both end step 0 at T. The agreement
-  // (4 doubles = 32 B, a STAR rooted at rank 0): rank 1 sends to the root, alpha + 32 / B; the
-  // root adds and sends the sum back, alpha + 32 / B. The root is done when its send's last byte
-  // left (T + alpha + 2 x 32 / B), rank 1 when the sum arrived (T + 2 alpha + 2 x 32 / B), and
+  // (6 doubles = 48 B, a STAR rooted at rank 0): rank 1 sends to the root, alpha + 48 / B; the
+  // root adds and sends the sum back, alpha + 48 / B. The root is done when its send's last byte
+  // left (T + alpha + 2 x 48 / B), rank 1 when the sum arrived (T + 2 alpha + 2 x 48 / B), and
   // each starts step 1's compute then; the step's clock started at T. So step 1 = compute + the
-  // mean of the two, 1.5 alpha + 64 / B. From then on rank 1 ends its steps alpha later than the
-  // root, and the root's agreement waits for rank 1's message: both spend 2 alpha + 64 / B, and
-  // steps 2, 3 = compute + 2 alpha + 64 / B. The agreement is exposed link time; step 0 has none.
+  // mean of the two, 1.5 alpha + 96 / B. From then on rank 1 ends its steps alpha later than the
+  // root, and the root's agreement waits for rank 1's message: both spend 2 alpha + 96 / B, and
+  // steps 2, 3 = compute + 2 alpha + 96 / B. The agreement is exposed link time; step 0 has none.
   const topo::Topology t = cluster(2);
   const train::Model m = toy_model({1000});
   SystemConfig ideal;
@@ -139,7 +141,7 @@ TEST_CASE("the agreement on a step is one STAR all-reduce of 32 bytes, charged t
           options(1, 3, "", "[{name: throughput, window: 2}]"));
   REQUIRE(r.steps.size() == 4);
   CHECK(r.steps[0].time_s == doctest::Approx(0.035).epsilon(tol));
-  const double first = 1.5 * alpha + 64 / B, later = 2 * alpha + 64 / B;
+  const double first = 1.5 * alpha + 96 / B, later = 2 * alpha + 96 / B;
   CHECK(r.steps[1].time_s == doctest::Approx(0.035 + first).epsilon(tol));
   CHECK(r.steps[2].time_s == doctest::Approx(0.035 + later).epsilon(tol));
   CHECK(r.steps[3].time_s == doctest::Approx(0.035 + later).epsilon(tol));
@@ -163,4 +165,33 @@ TEST_CASE("a policy run is deterministic: the same rows twice") {
                                              kungfu(coll::StrategyKind::kStar), o);
   CHECK(a.result == b.result);
   CHECK(a.events == b.events);
+}
+
+TEST_CASE("gradient norms: a norm kernel over the local and reduced gradients, paid every step") {
+  // Two half-K80 workers, ResNet-50 (25,557,032 parameters), ideal. The gradient-norms monitor
+  // makes every worker run a norm kernel over its local and its reduced gradient before the
+  // update: two passes over 4-byte elements at the device's memory bandwidth BW, i.e.
+  // ceil(2 x 25,557,032 x 4 / BW) ns. Jitter moves every worker's compute, but the kernel adds
+  // the same time to every worker and step, so each step is longer by exactly that; the values
+  // are unknown simulated (NaN).
+  const train::DeviceProfile device =
+      train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) + "/traces/devices/k80-half.yaml");
+  const train::Model& m = train::model("resnet50");
+  const topo::Topology t = cluster(2);
+  SystemConfig ideal;
+  ideal.kind = SystemKind::kIdeal;
+  simulate::TrainingOptions o = options(1, 3, "", "[{name: throughput}]");
+  const TrainingResult plain = simulate::simulate_training(t, m, device, ideal, o).result;
+  o.seam.monitors_yaml = "[{name: throughput}, {name: gradient-norms}]";
+  const TrainingResult normed = simulate::simulate_training(t, m, device, ideal, o).result;
+  const double kernel_s =
+      to_seconds(seconds_to_ns_ceil(2 * 25'557'032.0 * 4 / device.memory_bandwidth_Bps().value));
+  CHECK(kernel_s > 0);
+  REQUIRE(normed.steps.size() == plain.steps.size());
+  for (std::size_t k = 0; k < plain.steps.size(); ++k) {
+    CAPTURE(k);
+    CHECK(normed.steps[k].time_s - plain.steps[k].time_s == doctest::Approx(kernel_s).epsilon(1e-9));
+    CHECK(std::isnan(normed.steps[k].readings.at("gradient-norms.local_sq")));
+    CHECK(std::isnan(normed.steps[k].readings.at("gradient-norms.global_sq")));
+  }
 }

@@ -8,9 +8,10 @@
 #include <cmath>
 #include <numeric>
 
+#include "hw/live/gradient_buffers.h"
 #include "hw/live/live_training.h"
-#include "sim/runtime/trainer.h"
 #include "sim/core/error.h"
+#include "sim/runtime/trainer.h"
 #include "tests/hw/live/live_test_support.h"
 #include "tests/hw/tcp/tcp_test_support.h"
 
@@ -249,4 +250,35 @@ TEST_CASE("live policy: scale-batch doubles the batch after step 5, the compute 
   // Throughput: the mean batch over the measured steps (steps 1-7: 5 x 16 + 2 x 32) over the
   // mean step time.
   CHECK(t.samples_per_s_per_gpu == doctest::Approx((5 * 16 + 2 * 32) / 7.0 / t.step_mean_s));
+}
+
+TEST_CASE("live gradient norms: the monitor's readings are the real gradients' squared norms") {
+  // Rank r's gradient element i of tensor t is GradientBuffers::value(r, t, i); the reduced one
+  // is the sum over ranks. The monitor reports the mean over ranks of |g_r|^2 and |G|^2 of the
+  // averaged gradient G = sum_r g_r / n, computed on the real buffers by the compute thread.
+  const train::Model model = synthetic_model();
+  const int n = 3;
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
+  c.seam.monitors_yaml = "[{name: gradient-norms}]";
+  const ClusterRun run = run_cluster(n, {0, 1, 2}, model, c);
+  check_run(run, c, n);
+  // The values are small integers: every sum below is exact in double, whatever its order.
+  double local_sum = 0, global_sum = 0;
+  for (std::size_t t = 0; t < model.backward_order.size(); ++t) {
+    for (std::size_t i = 0; i < model.backward_order[t].elements; ++i) {
+      double sum = 0;
+      for (int r = 0; r < n; ++r) {
+        const double v = GradientBuffers::value(r, t, i);
+        local_sum += v * v;
+        sum += v;
+      }
+      global_sum += sum * sum;
+    }
+  }
+  const double local = local_sum / n, global = global_sum / (n * n);
+  for (const runtime::StepRow& row : run.results[0].training.steps) {
+    CAPTURE(row.step);
+    CHECK(row.readings.at("gradient-norms.local_sq") == doctest::Approx(local).epsilon(1e-12));
+    CHECK(row.readings.at("gradient-norms.global_sq") == doctest::Approx(global).epsilon(1e-12));
+  }
 }
