@@ -2,10 +2,10 @@
 
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/io/input_file.h"
 #include "sim/io/output.h"
 
 namespace adaptsim::calibrate {
@@ -63,8 +63,7 @@ void write_measurement_csv(const std::filesystem::path& path,
 }
 
 std::vector<MeasuredRow> read_measurement_csv(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open");
+  std::istringstream in(io::read_input_file(path));
   std::string line;
   int line_no = 0;
   std::vector<MeasuredRow> rows;

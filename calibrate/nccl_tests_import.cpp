@@ -6,7 +6,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +13,7 @@
 
 #include "calibrate/collective_model.h"
 #include "sim/core/error.h"
+#include "sim/io/input_file.h"
 
 namespace adaptsim::calibrate {
 namespace {
@@ -455,11 +455,7 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
 
 NcclTestsImport import_nccl_tests(const std::filesystem::path& path,
                                   const NcclTestsImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text = io::read_input_file(path);
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw InputError(path.string() + ": empty file");
   if (text[first] == '{' || text[first] == '[') {
