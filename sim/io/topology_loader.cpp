@@ -175,7 +175,10 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
                        (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
                        "; it declares: " + (declared.empty() ? "none" : declared));
     }
-    it->second = value;
+    // reset(), not `=`: assigning a YAML::Node writes the value into the topology's document.
+    it->second.value.reset(value.value);
+    it->second.where = value.where;
+    it->second.document = value.document;
   }
   for (const auto& [name, p] : *params) {
     out.params.emplace_back(name, p.value.IsScalar()                    ? p.value.Scalar()

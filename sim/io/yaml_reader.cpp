@@ -1,11 +1,12 @@
 #include "sim/io/yaml_reader.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "sim/core/error.h"
 #include "sim/core/units.h"
+#include "sim/io/input_file.h"
 
 namespace adaptsim::io {
 namespace {
@@ -66,6 +67,96 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
 }
 
 // ---------------------------------------------------------------------------------------------
+// Strict parsing
+
+namespace {
+
+std::string line_of(const YAML::Mark& mark) {
+  return mark.line >= 0 ? std::to_string(mark.line + 1) : std::string("?");
+}
+
+// Walks every value once per path it is reachable by, rejecting repeated keys; `budget` bounds
+// the walk (aliases let a short text name exponentially many values).
+class UniqueKeyCheck {
+ public:
+  UniqueKeyCheck(const std::string& label, std::size_t budget) : label_(label), budget_(budget) {}
+
+  void walk(const YAML::Node& node, const std::string& path) {
+    if (budget_ == 0) {
+      throw InputError(label_ + ":" + line_of(node.Mark()) +
+                       ": anchors and aliases expand to more values than the file could hold "
+                       "written out; write the values out (or reuse fewer)");
+    }
+    --budget_;
+    if (node.IsMap()) {
+      std::unordered_map<std::string, int> lines;  // key -> its 0-based line
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+        const std::string child = path.empty() ? key : path + "." + key;
+        if (it->first.IsScalar()) {
+          const auto [first, inserted] = lines.emplace(key, it->first.Mark().line);
+          if (!inserted) {
+            throw InputError(label_ + ":" + line_of(it->first.Mark()) + ": key '" + child +
+                             "' is given twice in one mapping (first at line " +
+                             std::to_string(first->second + 1) +
+                             "); expected each key once (YAML would keep only the first)");
+          }
+        }
+        walk(it->second, child);
+      }
+    } else if (node.IsSequence()) {
+      std::size_t i = 0;
+      for (auto it = node.begin(); it != node.end(); ++it, ++i)
+        walk(*it, path + "[" + std::to_string(i) + "]");
+    }
+  }
+
+ private:
+  const std::string& label_;
+  std::size_t budget_;
+};
+
+// Written out, a document has at most about one value per character.
+void check_unique_keys(const YAML::Node& root, const std::string& label, std::size_t text_size,
+                       const std::string& path) {
+  UniqueKeyCheck(label, 2 * text_size + 16).walk(root, path);
+}
+
+}  // namespace
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (documents.size() > 1) {
+    // The line of the second document's "---" (or "..."), which yaml-cpp does not mark.
+    std::size_t markers = 0, line = 0, at = 0;
+    bool content = false;  // a document before the marker (a leading "---" opens the first)
+    for (std::size_t n = 1; at <= text.size(); ++n) {
+      const std::size_t end = std::min(text.find('\n', at), text.size());
+      const std::string_view l(text.data() + at, end - at);
+      if (l.rfind("---", 0) == 0 || l.rfind("...", 0) == 0) {
+        if (content && ++markers == 1) {
+          line = n;
+          break;
+        }
+      } else if (l.find_first_not_of(" \t\r") != std::string_view::npos && l[0] != '#') {
+        content = true;
+      }
+      at = end + 1;
+    }
+    throw InputError(label + ":" + (line ? std::to_string(line) : line_of(documents[1].Mark())) +
+                     ": a second YAML document; expected one document per file");
+  }
+  if (documents.empty()) return YAML::Node();
+  check_unique_keys(documents.front(), label, text.size(), "");
+  return documents.front();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Document
 
 Document Document::parse_string(const std::string& text, const std::string& label) {
@@ -85,11 +176,7 @@ Document Document::parse_string(const std::string& text, const std::string& labe
   if (text.find('\0') != std::string::npos) {
     throw InputError(label + ": not a YAML file (it contains binary data)");
   }
-  try {
-    d.root_ = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  d.root_ = parse_yaml(text, label);
   if (!d.root_.IsMap()) {
     throw InputError(label + ":" + std::to_string(d.root_.Mark().line + 1) +
                      ": expected a YAML mapping of keys at the top level, got " +
@@ -100,11 +187,7 @@ Document Document::parse_string(const std::string& text, const std::string& labe
 }
 
 Document Document::load_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot read the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  Document d = parse_string(ss.str(), path.string());
+  Document d = parse_string(read_input_file(path), path.string());
   d.path_ = path;
   return d;
 }
@@ -129,6 +212,7 @@ void Document::set(std::string_view dotted_key, const std::string& yaml_text,
   } catch (const YAML::Exception&) {
     value = YAML::Node(yaml_text);
   }
+  check_unique_keys(value, origin, yaml_text.size(), std::string(dotted_key));
   if (!value.IsDefined() || value.IsNull()) value = YAML::Node(yaml_text);
 
   // Split into segments; at each map prefer the longest key that matches the remaining path.
@@ -174,7 +258,22 @@ void Document::set(std::string_view dotted_key, const std::string& yaml_text,
     i += take;
     if (i == parts.size()) {
       node[key] = value;
-      origins_.emplace_back(node[key], origin);
+      // The value and everything in it: an error inside a mapping given with --set names it.
+      std::vector<YAML::Node> todo{node[key]};
+      while (!todo.empty()) {
+        const YAML::Node n = todo.back();
+        todo.pop_back();
+        origins_.emplace_back(n, origin);
+        if (n.IsMap()) {
+          for (auto it = n.begin(); it != n.end(); ++it) {
+            todo.push_back(it->first);
+            todo.push_back(it->second);
+          }
+        } else if (n.IsSequence()) {
+          for (auto it = n.begin(); it != n.end(); ++it)
+            todo.push_back(*it);
+        }
+      }
       return;
     }
     YAML::Node child = node[key];
@@ -215,12 +314,14 @@ std::string MapReader::key_path(std::string_view key) const {
 
 bool MapReader::has(std::string_view key) const {
   const YAML::Node n = node_;
-  YAML::Node v = n[std::string(key)];
+  const YAML::Node v = n[std::string(key)];
   if (v.IsDefined() && v.IsScalar() && params_) {
     const std::string& text = v.Scalar();
     if (text.size() > 3 && text.rfind("${", 0) == 0 && text.back() == '}') {
       auto it = params_->find(std::string_view(text).substr(2, text.size() - 3));
-      if (it != params_->end()) v = it->second.value;
+      // Never `v = value`: assigning to a YAML::Node writes through to the document, which would
+      // replace the "${name}" reference by the value and lose where the value was given.
+      if (it != params_->end()) return it->second.value.IsDefined() && !it->second.value.IsNull();
     }
   }
   return v.IsDefined() && !v.IsNull();
@@ -248,15 +349,19 @@ YAML::Node MapReader::lookup(std::string_view key) {
         fail(key, "refers to an undeclared parameter ${" + name + "}" +
                       (guess.empty() ? "" : " (did you mean ${" + guess + "}?)"));
       }
-      substituted_where_[std::string(key)] = p->where;
+      substituted_[std::string(key)] = p;
       return p->value;
     }
   }
   return v;
 }
 
-MapReader MapReader::child(YAML::Node node, std::string path) const {
-  MapReader r(*doc_, node, std::move(path));
+MapReader MapReader::child(YAML::Node node, std::string path, std::string_view key) const {
+  const Document* doc = doc_;
+  if (auto it = substituted_.find(key); it != substituted_.end() && it->second->document) {
+    doc = it->second->document;
+  }
+  MapReader r(*doc, node, std::move(path));
   r.quantities_ = quantities_;
   r.params_ = params_;
   return r;
@@ -264,8 +369,8 @@ MapReader MapReader::child(YAML::Node node, std::string path) const {
 
 void MapReader::fail(std::string_view key, const std::string& message) const {
   std::string where;
-  if (auto it = substituted_where_.find(key); it != substituted_where_.end()) {
-    where = it->second;
+  if (auto it = substituted_.find(key); it != substituted_.end()) {
+    where = it->second->where;
   } else {
     const YAML::Node n = node_;
     const YAML::Node v = n[std::string(key)];
@@ -347,7 +452,7 @@ std::string MapReader::quantity_text(std::string_view key) {
   YAML::Node v = required(key);
   std::string text, source;
   if (v.IsMap()) {
-    MapReader q = child(v, key_path(key));
+    MapReader q = child(v, key_path(key), key);
     text = q.string("value");
     source = q.string_or("source", "");
     q.finish();
@@ -389,7 +494,7 @@ std::uint64_t MapReader::size_bytes(std::string_view key) {
 MapReader MapReader::map(std::string_view key) {
   YAML::Node v = required(key);
   if (!v.IsMap()) fail(key, "expected a mapping of keys, got " + describe(v));
-  return child(v, key_path(key));
+  return child(v, key_path(key), key);
 }
 
 std::optional<MapReader> MapReader::optional_map(std::string_view key) {
@@ -527,7 +632,7 @@ MapReader MapReader::item_map(const MapReader& parent, std::string_view key, std
     throw InputError(parent.doc_->where(item) + ": key '" + path +
                      "': expected a mapping of keys, got " + describe(item));
   }
-  return parent.child(item, path);
+  return parent.child(item, path, key);
 }
 
 }  // namespace adaptsim::io

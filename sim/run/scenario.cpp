@@ -2,21 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/io/input_file.h"
 #include "sim/io/output.h"
 
 namespace adaptsim::run {
 namespace {
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct SweepAxis {
   std::string key;
@@ -142,15 +134,17 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
   io::MapReader topo = top.map("topology");
   std::filesystem::path file = topo.string("file");
   if (file.is_relative()) file = dir / file;
-  if (!std::filesystem::exists(file)) {
-    topo.fail("file", "topology file " + file.string() + " does not exist");
+  try {
+    io::check_input_file(file);
+  } catch (const InputError& e) {
+    topo.fail("file", std::string("topology file ") + e.what());
   }
   io::Params overrides;
   if (auto params = topo.optional_map("params")) {
     for (auto it = params->node().begin(); it != params->node().end(); ++it) {
       const std::string name = it->first.Scalar();
       params->accept(name);
-      overrides[name] = io::Param{it->second, doc.where(it->second)};
+      overrides[name] = io::Param{it->second, doc.where(it->second), &doc};
     }
   }
   topo.finish();
@@ -198,7 +192,7 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
 
   Scenario sc;
   sc.path = path;
-  sc.file_hash = io::fnv1a_hex(read_bytes(path));
+  sc.file_hash = io::fnv1a_hex(base.text());
   sc.overrides = overrides;
   {
     YAML::Emitter e;
@@ -237,8 +231,10 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   } else if (top.has("calibration")) {
     sc.calibration = top.string("calibration");
     if (sc.calibration.is_relative()) sc.calibration = path.parent_path() / sc.calibration;
-    if (!std::filesystem::exists(sc.calibration)) {
-      top.fail("calibration", "calibration profile " + sc.calibration.string() + " does not exist");
+    try {
+      io::check_input_file(sc.calibration);
+    } catch (const InputError& e) {
+      top.fail("calibration", std::string("calibration profile ") + e.what());
     }
   } else {
     top.accept("calibration");

@@ -4,15 +4,15 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <functional>
 #include <initializer_list>
-#include <sstream>
 #include <tuple>
 #include <utility>
 
 #include "sim/core/error.h"
 #include "sim/core/units.h"
+#include "sim/io/input_file.h"
+#include "sim/io/yaml_reader.h"
 
 namespace adaptsim::train {
 namespace {
@@ -229,12 +229,7 @@ std::optional<Precision> parse_precision(std::string_view name) {
 }
 
 DeviceProfile parse_device_profile(const std::string& yaml_text, const std::string& label) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-  }
+  const YAML::Node root = io::parse_yaml(yaml_text, label);
   if (!root.IsMap()) {
     throw InputError(label + ":1: expected a mapping of keys (a device profile), got " +
                      (root.IsNull() ? std::string("an empty document") : "a list or value"));
@@ -289,11 +284,7 @@ DeviceProfile parse_device_profile(const std::string& yaml_text, const std::stri
 }
 
 DeviceProfile load_device_profile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot read the device profile");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_device_profile(text.str(), path.string());
+  return parse_device_profile(io::read_input_file(path), path.string());
 }
 
 bool DeviceProfile::has_throughput(std::string_view model, Precision precision) const {
