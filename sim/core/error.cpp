@@ -4,8 +4,18 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <string>
 
 namespace adaptsim {
+
+void throw_time_overflow(double seconds) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", seconds);
+  throw TimeOverflow(std::string("a simulated time of ") + buf +
+                     " s is beyond what the simulator's integer nanoseconds hold (2^62 ns, 146 "
+                     "years): the scenario's bandwidths or rates are too small, or its durations "
+                     "too long, for its sizes and steps");
+}
 
 void print_error_line(std::string_view tool, std::string_view message) {
   std::string line;

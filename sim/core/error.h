@@ -15,6 +15,17 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A time the simulator derived from its inputs that integer nanoseconds below kTimeHorizonNs
+// (sim/core/time.h) cannot hold: every input quantity is range-checked when parsed, but a
+// combination (a tiny bandwidth carrying a huge buffer for many steps) can still be beyond it.
+// It is bad input: the run stops with this one line and exit code 2.
+class TimeOverflow : public InputError {
+ public:
+  using InputError::InputError;
+};
+// Throws TimeOverflow for a time of `seconds` (what it was about is in the message).
+[[noreturn]] void throw_time_overflow(double seconds);
+
 // A failure at run time that is not the user's input: a peer that died, a timeout, an I/O error.
 class RuntimeFailure : public std::runtime_error {
  public:
