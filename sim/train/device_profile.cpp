@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <functional>
 #include <initializer_list>
 #include <tuple>
@@ -44,11 +45,19 @@ double parse_percent(std::string_view text) {
   const std::string number = trim(std::string_view(t).substr(0, t.size() - 1));
   double v = 0;
   auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-  if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() || v < 0 ||
-      v >= 100) {
+  // !(v >= 0 && v < 100) also rejects NaN, which from_chars reads from "nan".
+  if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() ||
+      !(v >= 0 && v < 100)) {
     throw InputError("expected a percentage in [0%, 100%) such as 2%, got \"" + t + "\"");
   }
   return v / 100.0;
+}
+
+// Seconds in a message: "3.2e-299 s".
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
 }
 
 // Validating access to one profile document: every error names the file, the 1-based line
@@ -190,6 +199,15 @@ ThroughputPoint read_point(const Reader& r, const YAML::Node& item, const std::s
     if (p.step_time_s <= 0) {
       r.fail(item["step_time"], Reader::path(k, "step_time"), "expected a positive duration");
     }
+  }
+  // A step from 1 us to 1 h: a device faster than that would make throughput a division by
+  // (almost) zero, a slower one overflows the run's integer time within its steps (100,000 steps
+  // of 1 h are 3.6e17 ns, below 2^62).
+  if (!(p.step_time_s >= kMinStepTimeS && p.step_time_s <= kMaxStepTimeS)) {
+    const std::string key = has_rate ? "rate" : "step_time";
+    r.fail(item[key], Reader::path(k, key),
+           "gives a step of " + format_seconds(p.step_time_s) + " at batch " +
+               std::to_string(p.batch) + "; expected a step time from 1 us to 1 h");
   }
   p.source = r.source(item, k);
   return p;
