@@ -1,6 +1,7 @@
 #pragma once
 // Output files: written whole to a temporary file in the target directory, then renamed, so a run
-// that fails or is interrupted never leaves a half-written CSV behind.
+// that fails or is interrupted never leaves a half-written CSV behind; a run's files (CSV,
+// manifest, traces) are written as one group, all or none.
 
 #include <filesystem>
 #include <string>
@@ -9,8 +10,17 @@
 
 namespace adaptsim::io {
 
-// Atomically replaces `path` with `content` (temp file + rename in the same directory).
-// Throws RuntimeFailure naming the path on any I/O error.
+struct OutputFile {
+  std::filesystem::path path;
+  std::string content;
+};
+
+// Writes every file to a temporary sibling (same directory, so renames stay within one file
+// system), and only when all are written renames them to their names. A failure removes the
+// temporaries and any file of the group already renamed, so a failed run leaves none of its
+// files. Throws RuntimeFailure naming the path on any I/O error.
+void write_files_atomic(const std::vector<OutputFile>& files);
+// One file: atomically replaces `path` with `content`.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 // A tidy table: one header row, then rows of the same width. Values are written as given,

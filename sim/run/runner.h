@@ -31,8 +31,10 @@ struct RunSummary {
 
 RunSummary run_scenario(const Scenario& scenario, const RunOptions& options);
 
-// Runs every task and returns the table (sweep columns first), without writing anything.
-io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options);
+// Runs every task and returns the table (sweep columns first), without writing anything; the
+// files tasks produce besides rows (traces) go to `files` when given.
+io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options,
+                          std::vector<io::OutputFile>* files = nullptr);
 
 // simctl compare: the same scenario simulated and live, paired row by row (both have the same
 // points and tasks in the same order). Writes <name>.compare.csv (sweep columns, model, system,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/io/output.h"
 #include "sim/io/topology_loader.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/net/flow_network.h"
@@ -26,6 +27,9 @@ struct TaskContext {
   // Where to write per-connection traces (simctl run --trace-connections); empty: none.
   std::filesystem::path trace_dir;
   std::string trace_name;  // unique per task within the run: a prefix for its trace files
+  // Where a task puts the files it produces besides its rows (traces): the runner writes them
+  // with the CSV and the manifest, all or none, once every task has run. Each task has its own.
+  std::vector<io::OutputFile>* files = nullptr;
 };
 
 struct Task {
@@ -112,6 +116,12 @@ net::Sharing read_sharing(io::MapReader& w);
 // The host transport's keys, shared by the workload kinds: connection ("serialized", default, or
 // "parallel"), per_message_overhead and socket_buffer (serialized connections only).
 void read_connection(io::MapReader& w, coll::SimTransportOptions& transport);
+
+// Rejects, at `key`, a message of `bytes` (a workload's largest: an all-reduce buffer, a model's
+// gradients) that would take longer than kMaxDurationNs over the topology's slowest link: a run
+// of such messages would leave the simulator's integer time (kTimeHorizonNs).
+void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t bytes,
+                        const net::ClusterSpec& spec);
 
 // The workload kinds this build knows.
 const std::vector<WorkloadKind>& workload_kinds();
