@@ -1,5 +1,7 @@
 #include "sim/io/topology_loader.h"
 
+#include <algorithm>
+
 #include "sim/core/error.h"
 
 namespace adaptsim::io {
@@ -236,6 +238,24 @@ net::Topology build_connected(const LoadedTopology& topology) {
   }
   throw error_at(key, "no path from " + t.node(gap->first).name + " to " +
                           t.node(gap->second).name + " (disconnected topology)");
+}
+
+double slowest_bandwidth_Bps(const net::ClusterSpec& spec) {
+  const net::ServerSpec& sv = spec.server;
+  double slowest = sv.pcie.bandwidth_Bps;
+  const auto consider = [&](double bandwidth_Bps) {
+    if (bandwidth_Bps > 0) slowest = std::min(slowest, bandwidth_Bps);
+  };
+  if (sv.cpus > 1) consider(sv.smp.bandwidth_Bps);
+  if (!sv.nvlinks.empty()) consider(sv.nvlink.bandwidth_Bps);
+  if (sv.nvswitch) consider(sv.nvswitch->bandwidth_Bps);
+  if (sv.nics > 0) consider(sv.nic.bandwidth_Bps);
+  if (sv.nic_egress_bandwidth_Bps) consider(*sv.nic_egress_bandwidth_Bps);
+  consider(sv.cpu_loopback_bandwidth_Bps);
+  if (spec.fabric.kind == net::FabricKind::kFatTree) consider(spec.fabric.uplink.bandwidth_Bps);
+  for (const net::WanLinkSpec& l : spec.fabric.wan_links)
+    consider(l.params.bandwidth_Bps);
+  return slowest;
 }
 
 std::vector<std::string> topology_parameters(const std::filesystem::path& path) {

@@ -38,6 +38,11 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
 //   wan.yaml:31: key 'fabric.links': no path from s0.gpu0 to s3.gpu0 (disconnected topology)
 net::Topology build_connected(const LoadedTopology& topology);
 
+// The smallest per-direction bandwidth of any link the spec wires (PCIe, SMP, NVLink, NVSwitch,
+// NIC in and out, fabric uplinks, WAN links) and of the hosts' loopback: a workload checks that
+// its largest message crosses it within a duration the simulator's time can hold.
+double slowest_bandwidth_Bps(const net::ClusterSpec& spec);
+
 // The parameter names a topology declares (for `simctl list topologies`).
 std::vector<std::string> topology_parameters(const std::filesystem::path& path);
 

@@ -23,10 +23,13 @@
 //       - {label: horovod-nccl, kind: horovod-nccl}
 //       - {label: hierarchical, kind: hierarchical}
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <memory>
 
 #include "sim/core/error.h"
+#include "sim/core/units.h"
 #include "sim/io/output.h"
 #include "sim/run/workload.h"
 #include "sim/train/step_simulator.h"
@@ -36,15 +39,14 @@ namespace {
 
 // simctl run --trace-connections: one line per message on a host connection, in the order their
 // last bytes left (plots/port_spread.py reads it beside scripts/testbed-ss-trace.sh's polls).
-void write_connection_trace(const std::filesystem::path& path,
-                            const std::vector<coll::Transmission>& transmissions) {
+std::string connection_trace(const std::vector<coll::Transmission>& transmissions) {
   std::string text = "src_rank,dst_rank,start_s,end_s,bytes\n";
   for (const coll::Transmission& t : transmissions) {
     text += std::to_string(t.src) + "," + std::to_string(t.dst) + "," +
             io::fmt_fixed(to_seconds(t.start), 9) + "," + io::fmt_fixed(to_seconds(t.end), 9) +
             "," + std::to_string(t.bytes) + "\n";
   }
-  io::write_file_atomic(path, text);
+  return text;
 }
 
 // A file-name part from a free-form label (system labels may hold spaces or slashes).
@@ -147,11 +149,11 @@ class TrainingWorkload final : public Workload {
       train::TrainingOptions options = options_;
       options.host_transport.record_transmissions = !context.trace_dir.empty();
       r = train::simulate_training(topology, model, device_, system, options);
-      if (!context.trace_dir.empty()) {
-        write_connection_trace(
-            context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
-                                 file_part(system.label) + ".connections.csv"),
-            r.transmissions);
+      if (!context.trace_dir.empty() && context.files != nullptr) {
+        context.files->push_back(
+            {context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
+                                  file_part(system.label) + ".connections.csv"),
+             connection_trace(r.transmissions)});
       }
     }
     const bool has_strategy = system.kind == train::SystemKind::kKungFu ||
@@ -184,6 +186,19 @@ class TrainingWorkload final : public Workload {
   int gpus_ = 0;
 };
 
+// Horovod's cycle: a zero cycle is a busy loop (the background thread negotiates again at once,
+// without sleeping), which a discrete-event model cannot advance past, and each cycle is a round
+// of negotiation events, so a run's events grow as step time / cycle time. The minimum is a tenth
+// of the shortest cycle Horovod's autotuner tries: 1 ms (horovod/common/parameter_manager.cc
+// searches HOROVOD_CYCLE_TIME over {1, 2.5, 5, 7.5, 10, 20, 30, 50} ms; 0.16 defaults to 5 ms).
+constexpr TimeNs kMinCycleTimeNs = 100 * kNsPerUs;
+
+// KungFu's chunks of one step's gradients, over every tensor: each chunk is a collective on every
+// rank with its own messages and state (about 2 kB per chunk and rank, measured: 64 MiB in 4 KiB
+// chunks on 4 ranks took 125 MB), so memory grows as chunks x ranks. 65,536 chunks is 64 GiB of
+// gradients at KungFu's 1 MiB chunks, 400x ResNet-50's.
+constexpr std::uint64_t kMaxChunksPerStep = 1 << 16;
+
 train::SystemConfig read_system(io::MapReader& s) {
   train::SystemConfig c;
   std::vector<std::string> kinds;
@@ -206,6 +221,11 @@ train::SystemConfig read_system(io::MapReader& s) {
   c.chunk_bytes = s.size_bytes_or("chunk_size", c.chunk_bytes);
   if (c.chunk_bytes == 0) s.fail("chunk_size", "must be > 0");
   c.cycle_time_ns = s.duration_ns_or("cycle_time", c.cycle_time_ns);
+  if (c.cycle_time_ns < kMinCycleTimeNs) {
+    s.fail("cycle_time",
+           "expected at least 100 us (a tenth of the shortest cycle Horovod's autotuner tries; "
+           "a zero cycle is a busy loop), got " + format_duration(c.cycle_time_ns));
+  }
   c.fusion_bytes = s.size_bytes_or("fusion_threshold", c.fusion_bytes);
   c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);
   s.finish();
@@ -250,7 +270,12 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
 
   const std::vector<std::string> models = w.string_list("models");
   if (models.empty()) w.fail("models", "expected at least one model");
-  for (const std::string& m : models) {
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const std::string& m = models[i];
+    if (std::find(models.begin(), models.begin() + static_cast<long>(i), m) !=
+        models.begin() + static_cast<long>(i)) {
+      w.fail("models", "model \"" + m + "\" is listed twice; expected each model once");
+    }
     if (!train::find_model(m)) {
       std::string known;
       for (const auto& n : train::model_names())
@@ -262,6 +287,21 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
                            std::string(train::precision_name(options.precision)) +
                            " throughput for model \"" + m + "\"");
     }
+    check_message_time(w, "models", train::model(m).totals().bytes(options.gradient_element_bytes),
+                       ctx.topology.spec);
+    // The compute step the run will use, at this batch and scale, in the device profile's range.
+    const double step_s =
+        device.step_compute_time_s(train::model(m), options.batch_per_gpu, options.precision) *
+        options.compute_scale;
+    if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g s", step_s);
+      w.fail(options.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
+             "device profile " + device_path.filename().string() + " gives " +
+                                  m + " a compute step of " + text + " at this batch" +
+                                  (options.compute_scale != 1.0 ? " and compute_scale" : "") +
+                                  "; expected a step from 1 us to 1 h");
+    }
   }
   std::vector<train::SystemConfig> systems;
   const auto items = w.list("systems");
@@ -269,6 +309,31 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   for (std::size_t i = 0; i < items.size(); ++i) {
     io::MapReader s = io::MapReader::item_map(w, "systems", i, items[i]);
     systems.push_back(read_system(s));
+    const train::SystemConfig& c = systems.back();
+    // Rows are told apart by the system's label (its kind when no label is given).
+    for (std::size_t j = 0; j < i; ++j) {
+      if (systems[j].label == c.label) {
+        s.fail("label", "systems[" + std::to_string(j) + "] has the label \"" + c.label +
+                            "\" too; expected a distinct label per system");
+      }
+    }
+    if (c.kind == train::SystemKind::kKungFu || c.kind == train::SystemKind::kHierarchical) {
+      for (const std::string& m : models) {
+        std::uint64_t chunks = 0, bytes = 0;
+        for (const train::Tensor& t : train::model(m).backward_order) {
+          const std::uint64_t b = t.elements * options.gradient_element_bytes;
+          chunks += (b + c.chunk_bytes - 1) / c.chunk_bytes;
+          bytes += b;
+        }
+        if (chunks > kMaxChunksPerStep) {
+          s.fail("chunk_size", "a chunk size of " + format_size(c.chunk_bytes) + " splits " + m +
+                                   "'s gradients (" + format_size(bytes) + ") into " +
+                                   std::to_string(chunks) +
+                                   " chunks a step; expected at most 65536 (memory grows with "
+                                   "chunks x ranks): a larger chunk_size");
+        }
+      }
+    }
   }
   w.finish();
   LiveSetup live;

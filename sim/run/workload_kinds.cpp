@@ -1,5 +1,9 @@
 #include "sim/run/workload.h"
 
+#include <cstdio>
+
+#include "sim/core/units.h"
+
 namespace adaptsim::run {
 
 net::Sharing read_sharing(io::MapReader& w) {
@@ -17,6 +21,20 @@ void read_connection(io::MapReader& w, coll::SimTransportOptions& transport) {
   transport.socket_buffer_bytes = static_cast<double>(w.size_bytes_or("socket_buffer", 0));
   if (transport.socket_buffer_bytes > 0 && !transport.serialize_per_peer) {
     w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
+  }
+}
+
+void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t bytes,
+                        const net::ClusterSpec& spec) {
+  const double bandwidth_Bps = io::slowest_bandwidth_Bps(spec);
+  const double seconds = static_cast<double>(bytes) / bandwidth_Bps;
+  if (!(seconds <= to_seconds(kMaxDurationNs))) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g s", seconds);
+    w.fail(key, format_size(bytes) + " take " + text + " over the topology's slowest link (" +
+                    format_bandwidth(bandwidth_Bps) +
+                    "); expected a message to take at most 1e6 s (integer time holds a run of "
+                    "them only then)");
   }
 }
 
