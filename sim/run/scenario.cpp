@@ -36,11 +36,39 @@ std::vector<SweepAxis> read_sweep(io::MapReader& top) {
       e.SetMapFormat(YAML::Flow);
       e.SetSeqFormat(YAML::Flow);
       e << v;
+      // Rows are told apart by their sweep values: a value listed twice gives twin rows.
+      if (std::find(axis.values.begin(), axis.values.end(), e.c_str()) != axis.values.end()) {
+        sweep.fail(key, std::string("value ") + e.c_str() +
+                            " is listed twice; expected each value once");
+      }
       axis.values.emplace_back(e.c_str());
     }
     axes.push_back(std::move(axis));
   }
   return axes;
+}
+
+// Output file names (the scenario's name, its CSV): not hidden, not "." or "..", no characters a
+// shell or another file system would trip on, and short enough that every file derived from them
+// (NAME.manifest.json, NAME.compare.json, their temporaries) stays within NAME_MAX (255 bytes).
+constexpr std::size_t kMaxOutputNameChars = 200;
+constexpr std::string_view kOutputNameRule =
+    "1 to 200 letters, digits, '-', '_' and '.', starting with a letter or digit";
+
+bool valid_output_name(const std::string& name) {
+  if (name.empty() || name.size() > kMaxOutputNameChars ||
+      !std::isalnum(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+// A value in a message, cut to a readable length.
+std::string shown(const std::string& value) {
+  return "\"" + (value.size() > 40 ? value.substr(0, 40) + "...\" (" +
+                                          std::to_string(value.size()) + " characters)"
+                                    : value + "\"");
 }
 
 std::string column_name(const std::string& key) {
@@ -173,6 +201,19 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
 
 }  // namespace
 
+std::uint64_t parse_seed(const std::string& text, const std::string& origin) {
+  // Digits only: strtoull would wrap "-1" to 2^64 - 1, and a double parse would round "1e23".
+  const bool digits = !text.empty() && text.size() <= 19 &&
+                      std::all_of(text.begin(), text.end(), [](char c) {
+                        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                      });
+  if (!digits || std::stoull(text) > static_cast<std::uint64_t>(INT64_MAX)) {
+    throw InputError(origin + ": expected a whole number from 0 to 9223372036854775807, got " +
+                     shown(text));
+  }
+  return std::stoull(text);
+}
+
 Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options) {
   const std::vector<std::string>& overrides = options.overrides;
   const std::optional<std::uint64_t>& seed = options.seed;
@@ -184,7 +225,9 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
       throw InputError("--set " + o +
                        ": expected key=value (e.g. --set topology.params.servers=16)");
     }
-    base.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
+    // Errors name the override; a very long one is cut so that the message stays one readable line.
+    base.set(o.substr(0, eq), o.substr(eq + 1),
+             "--set " + (o.size() > 120 ? o.substr(0, 120) + "..." : o));
   }
   // --seed goes into the document too, so the resolved scenario in the manifest shows the seed
   // the run used.
@@ -201,10 +244,9 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   }
   io::MapReader top(base, base.root(), "");
   sc.name = top.string("name");
-  for (char c : sc.name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
-      top.fail("name", "use letters, digits, '-', '_' and '.' only (it names output files)");
-    }
+  if (!valid_output_name(sc.name)) {
+    top.fail("name", "expected " + std::string(kOutputNameRule) + " (it names output files), got " +
+                         shown(sc.name));
   }
   sc.description = top.string_or("description", "");
   sc.seed = seed ? *seed : static_cast<std::uint64_t>(top.integer_or("seed", 1, 0));
@@ -218,6 +260,12 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
     sc.csv_name = out->string_or("csv", sc.name + ".csv");
     if (sc.csv_name.find('/') != std::string::npos) {
       out->fail("csv", "expected a file name, not a path (use simctl run -o DIR for the folder)");
+    }
+    if (!valid_output_name(sc.csv_name)) {
+      out->fail("csv", "expected " + std::string(kOutputNameRule) + ", got " + shown(sc.csv_name));
+    }
+    if (sc.csv_name == sc.name + ".manifest.json") {
+      out->fail("csv", "expected a name other than the manifest's, " + sc.name + ".manifest.json");
     }
     out->finish();
   } else {

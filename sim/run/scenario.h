@@ -67,4 +67,8 @@ struct LoadOptions {
 
 Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options = {});
 
+// A seed given on a command line ("--seed 7"): 0 to INT64_MAX, as a scenario's `seed:`; anything
+// else (a sign, an exponent, a fraction) is an InputError naming `origin`.
+std::uint64_t parse_seed(const std::string& text, const std::string& origin);
+
 }  // namespace adaptsim::run

@@ -102,7 +102,7 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   std::string scenario_path;
   std::vector<std::string> sets;
   std::string out_dir;
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed;  // checked by run::parse_seed (CLI11 wraps "-1")
   int threads = 0;
   bool no_progress = false;
   std::string calibration;
@@ -171,7 +171,7 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
     }
     run::LoadOptions load;
     load.overrides = sets;
-    load.seed = seed;
+    if (seed) load.seed = run::parse_seed(*seed, "--seed " + *seed);
     if (!calibration.empty()) load.calibration = fs::absolute(calibration);
     // The live backend is built only when a live run is asked for (it needs adaptsim-live).
     std::unique_ptr<runner::ProcessLiveBackend> backend;
