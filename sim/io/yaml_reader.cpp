@@ -1,6 +1,7 @@
 #include "sim/io/yaml_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <unordered_map>
 
@@ -122,9 +123,50 @@ void check_unique_keys(const YAML::Node& root, const std::string& label, std::si
   UniqueKeyCheck(label, 2 * text_size + 16).walk(root, path);
 }
 
+// The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), or npos.
+std::size_t invalid_utf8_at(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // cut short at the end
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  // YAML is Unicode text; other bytes would pass through into names, CSVs and manifests.
+  if (const std::size_t at = invalid_utf8_at(text); at != std::string_view::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+    throw InputError(label + ":" + std::to_string(line) +
+                     ": expected UTF-8 text, found a byte that is not (offset " +
+                     std::to_string(at) + ")");
+  }
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
@@ -432,11 +474,15 @@ std::int64_t MapReader::integer(std::string_view key, std::int64_t min, std::int
 
 double MapReader::number(std::string_view key) {
   YAML::Node v = scalar(key, "a number");
+  double x = 0;
   try {
-    return v.as<double>();
+    x = v.as<double>();
   } catch (const YAML::Exception&) {
     fail(key, "expected a number, got " + describe(v));
   }
+  // YAML reads .nan and .inf as numbers; no input means either.
+  if (!std::isfinite(x)) fail(key, "expected a finite number, got " + describe(v));
+  return x;
 }
 
 bool MapReader::boolean(std::string_view key) {
