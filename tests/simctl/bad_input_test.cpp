@@ -237,3 +237,205 @@ TEST_CASE("bad input: a value given in the scenario is blamed on the scenario (i
                    "'server.nic.bandwidth.sorce'"});
   check_cases("params", cases);
 }
+
+TEST_CASE("bad input: a Horovod cycle below its stated minimum (item 1)") {
+  // cycle_time 0 on one worker recursed between the cycle's start and its request handler until
+  // the stack was gone (SIGSEGV at run); 1e-30s rounds to 0 ns; 1 ns took hours.
+  const std::string one_server = with(kTraining, "{servers: 2}", "{servers: 1}");
+  const std::string horovod = with(one_server, "{kind: ideal}", "{kind: horovod, cycle_time: 0s}");
+  check_cases("cycle", {
+                           {"horovod, cycle_time 0s", "{dir}/s.yaml", horovod, {},
+                            "s.yaml:13: key 'workload.systems[0].cycle_time': expected at least "
+                            "100 us"},
+                           {"horovod-nccl, cycle_time 1e-30s", "{dir}/s.yaml",
+                            with(one_server, "{kind: ideal}",
+                                 "{kind: horovod-nccl, cycle_time: 1e-30s}"),
+                            {}, "key 'workload.systems[0].cycle_time': expected at least 100 us"},
+                           {"horovod, cycle_time 1ns via --set",
+                            "{dir}/s.yaml --set 'workload.systems=[{kind: horovod, cycle_time: "
+                            "1ns}]'",
+                            one_server, {}, "expected at least 100 us"},
+                           {"horovod, cycle_time 99us", "{dir}/s.yaml",
+                            with(horovod, "cycle_time: 0s", "cycle_time: 99us"), {},
+                            "expected at least 100 us (a tenth of the shortest cycle Horovod's "
+                            "autotuner tries; a zero cycle is a busy loop), got 99 us"},
+                       });
+}
+
+TEST_CASE("bad input: chunks whose count would take memory without bound (item 3)") {
+  check_cases(
+      "chunks",
+      {
+          {"allreduce: 1 B chunks of 1 GiB", "{dir}/s.yaml",
+           with(with(kAllreduce, "max_bytes: 64KiB", "max_bytes: 1GiB"), "strategies: [STAR]",
+                "strategies: [STAR]\n  chunk_size: 1B"),
+           {},
+           "key 'workload.chunk_size': a chunk size of 1 B splits max_bytes (1 GiB) into "
+           "1073741824 chunks; expected at most 65536"},
+          {"allreduce: 16 KiB chunks of 1 GiB + 1 B", "{dir}/s.yaml",
+           with(with(kAllreduce, "max_bytes: 64KiB", "max_bytes: 1073741825B"),
+                "strategies: [STAR]", "strategies: [BINARY_TREE_STAR]\n  chunk_size: 16KiB"),
+           {}, "into 65537 chunks; expected at most 65536"},
+          {"training: kungfu with 1 B chunks", "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: kungfu, chunk_size: 1B}"), {},
+           "key 'workload.systems[0].chunk_size': a chunk size of 1 B splits mobilenetv2's "
+           "gradients"},
+          {"training: hierarchical with 64 B chunks", "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: hierarchical, chunk_size: 64B}"), {},
+           "chunks a step; expected at most 65536"},
+      });
+}
+
+TEST_CASE("bad input: every quantity within what integer nanoseconds hold (item 5)") {
+  std::string profile;
+  {
+    std::ifstream in(kRoot / "traces/calibration/loopback-tcp-4procs.yaml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    profile = with(ss.str(), "bandwidth: 2.53221GB/s", "bandwidth: 1e-30GB/s");
+  }
+  std::string device;
+  {
+    std::ifstream in(kRoot / "traces/devices/k80-half.yaml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    device = ss.str();
+  }
+  const std::string own_device =
+      with(kTraining, "{root}/traces/devices/k80-half.yaml", "{dir}/d.yaml");
+  check_cases(
+      "time",
+      {
+          {"nic_bandwidth 1e-30Gbps", "{dir}/s.yaml",
+           with(kAllreduce, "{servers: 2}", "{servers: 2, nic_bandwidth: 1e-30Gbps}"), {},
+           "s.yaml:4: key 'server.nic.bandwidth': expected a bandwidth from 1 Kbit/s to 1 PB/s"},
+          {"nic_latency 1e30s (a Boost negative-weight error at validate)", "{dir}/s.yaml",
+           with(kAllreduce, "{servers: 2}", "{servers: 2, nic_latency: 1e30s}"), {},
+           "s.yaml:4: key 'server.nic.latency': expected a duration of at most 1e6 s"},
+          {"per_message_overhead 1e308s", "{dir}/s.yaml",
+           kAllreduce + "  per_message_overhead: 1e308s\n", {},
+           "s.yaml:10: key 'workload.per_message_overhead': expected a duration of at most 1e6 s"},
+          {"a size of 2 PiB", "{dir}/s.yaml", with(kAllreduce, "64KiB", "2048TiB"), {},
+           "s.yaml:9: key 'workload.max_bytes': expected a size of at most 1 PiB"},
+          {"a calibration profile bandwidth of 1e-30GB/s", "{dir}/s.yaml",
+           "calibration: {dir}/p.yaml\n" + kAllreduce, {{"p.yaml", profile}},
+           "p.yaml:42: key 'fits[0].bandwidth': expected a bandwidth from 1 Kbit/s to 1 PB/s"},
+          {"a device rate of 1e-9 img/s", "{dir}/s.yaml", own_device,
+           {{"d.yaml", with(device, "rate: 135 img/s", "rate: 1e-9 img/s")}},
+           "d.yaml:30: key 'throughput[2].rate': gives a step of 6.4e+10 s at batch 64; expected a "
+           "step time from 1 us to 1 h"},
+          {"a device rate of 1e300 img/s (inf and nan in the CSV)", "{dir}/s.yaml", own_device,
+           {{"d.yaml", with(device, "rate: 135 img/s", "rate: 1e300 img/s")}},
+           "d.yaml:30: key 'throughput[2].rate': expected a rate of at most 1e21 per second"},
+          {"a device rate of 1e20 img/s: a step below 1 us", "{dir}/s.yaml", own_device,
+           {{"d.yaml", with(device, "rate: 135 img/s", "rate: 1e20 img/s")}},
+           "expected a step time from 1 us to 1 h"},
+          {"a compute step beyond 1 h at the workload's batch", "{dir}/s.yaml",
+           with(kTraining, "batch_per_gpu: 8", "batch_per_gpu: 1048576"), {},
+           "s.yaml:8: key 'workload.batch_per_gpu': device profile k80-half.yaml gives "
+           "mobilenetv2 a compute step of"},
+          {"compute_scale 1e-300", "{dir}/s.yaml", kTraining + "  compute_scale: 1e-300\n", {},
+           "key 'workload.compute_scale': device profile k80-half.yaml gives mobilenetv2 a "
+           "compute step of"},
+          {"a buffer whose message outlasts 1e6 s on the slowest link", "{dir}/s.yaml",
+           with(with(kAllreduce, "{servers: 2}", "{servers: 2, nic_bandwidth: 1Kbps}"),
+                "64KiB", "1GiB"),
+           {},
+           "key 'workload.max_bytes': 1 GiB take 8.59e+06 s over the topology's slowest link "
+           "(1 Kbit/s); expected a message to take at most 1e6 s"},
+      });
+}
+
+TEST_CASE("bad input: no run writes nonsense or rows no one can tell apart (item 6)") {
+  check_cases(
+      "nonsense",
+      {
+          {"step_time_cv NaN%", "{dir}/s.yaml",
+           with(kTraining, "{root}/traces/devices/k80-half.yaml", "{dir}/d.yaml"),
+           {{"d.yaml", "name: d\ndescription: x\ndefault_precision: fp32\nmemory: {value: 1GiB, "
+                       "source: x}\nmemory_bandwidth: {value: 1GB/s, source: x}\nstep_time_cv: "
+                       "{value: NaN%, source: x}\nthroughput:\n  - {model: mobilenetv2, "
+                       "precision: fp32, batch: 8, rate: 100 img/s, source: x}\n"}},
+           "d.yaml:6: key 'step_time_cv.value': expected a percentage in [0%, 100%)"},
+          {"compute_scale .nan", "{dir}/s.yaml", kTraining + "  compute_scale: .nan\n", {},
+           "key 'workload.compute_scale': expected a finite number, got \".nan\""},
+          {"share_cv .inf", "{dir}/s.yaml",
+           kTraining + "  sharing: tcp\n  share_cv: .inf\n", {},
+           "key 'workload.share_cv': expected a finite number"},
+          {"two systems with the same label", "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: ideal}\n    - {label: ideal, kind: kungfu}"),
+           {},
+           "s.yaml:14: key 'workload.systems[1].label': systems[0] has the label \"ideal\" too"},
+          {"two unlabelled systems of one kind", "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: kungfu}\n    - {kind: kungfu, strategy: STAR}"),
+           {}, "key 'workload.systems[1].label': systems[0] has the label \"kungfu\" too"},
+          {"a model listed twice", "{dir}/s.yaml",
+           with(kTraining, "[mobilenetv2]", "[mobilenetv2, mobilenetv2]"), {},
+           "key 'workload.models': model \"mobilenetv2\" is listed twice"},
+          {"a strategy listed twice", "{dir}/s.yaml", with(kAllreduce, "[STAR]", "[STAR, STAR]"),
+           {}, "key 'workload.strategies': strategy STAR is listed twice"},
+          {"a sweep value listed twice", "{dir}/s.yaml",
+           kAllreduce + "sweep:\n  topology.params.servers: [2, 4, 2]\n", {},
+           "key 'sweep.topology.params.servers': value 2 is listed twice"},
+          {"--seed -1", "{dir}/s.yaml --seed -1", kAllreduce, {},
+           "--seed -1: expected a whole number from 0 to 9223372036854775807", true},
+          {"--seed 1e23", "{dir}/s.yaml --seed 1e23", kAllreduce, {},
+           "--seed 1e23: expected a whole number", true},
+          {"--seed 9223372036854775808", "{dir}/s.yaml --seed 9223372036854775808", kAllreduce,
+           {}, "expected a whole number from 0 to 9223372036854775807", true},
+          {"name \"\"", "{dir}/s.yaml", with(kAllreduce, "name: small", "name: \"\""), {},
+           "s.yaml:1: key 'name': expected 1 to 200 letters, digits"},
+          {"name \".\"", "{dir}/s.yaml", with(kAllreduce, "name: small", "name: ."), {},
+           "key 'name': expected 1 to 200 letters, digits, '-', '_' and '.', starting with a "
+           "letter or digit"},
+          {"name \".hidden\"", "{dir}/s.yaml", with(kAllreduce, "name: small", "name: .hidden"),
+           {}, "key 'name': expected 1 to 200"},
+          {"output.csv \"\"", "{dir}/s.yaml", kAllreduce + "output: {csv: \"\"}\n", {},
+           "key 'output.csv': expected 1 to 200 letters"},
+          {"output.csv \".\" (\"cannot rename the temporary file: Success\")", "{dir}/s.yaml",
+           kAllreduce + "output: {csv: .}\n", {}, "key 'output.csv': expected 1 to 200 letters"},
+          {"output.csv the manifest's name", "{dir}/s.yaml",
+           kAllreduce + "output: {csv: small.manifest.json}\n", {},
+           "key 'output.csv': expected a name other than the manifest's"},
+          {"a description that is not UTF-8", "{dir}/s.yaml",
+           kAllreduce + "description: \"\xff\xfe\"\n", {},
+           "s.yaml:10: expected UTF-8 text, found a byte that is not"},
+      });
+}
+
+TEST_CASE("bad input: an over-long name is refused before anything is written (item 7)") {
+  // A 5,000-character name passed validate; run wrote the CSV, failed on the manifest (its name
+  // too long for the file system) and left the CSV behind.
+  const std::string long_name(5000, 'a');
+  check_cases("long_name",
+              {
+                  {"a 5,000-character name", "{dir}/s.yaml",
+                   with(kAllreduce, "name: small", "name: " + long_name), {},
+                   "key 'name': expected 1 to 200 letters"},
+                  {"a 201-character CSV name", "{dir}/s.yaml",
+                   kAllreduce + "output: {csv: " + std::string(201, 'c') + "}\n", {},
+                   "(201 characters)"},
+              });
+}
+
+TEST_CASE("a run whose last file cannot be written leaves none of its files (item 7)") {
+  // The manifest's name is taken by a folder, so renaming the manifest into place fails after
+  // the CSV is written: before, the CSV stayed behind; now the group is all or none.
+  const fs::path dir = fs::temp_directory_path() / "simctl_bad_input_partial";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out" / "small.manifest.json");
+  std::ofstream(dir / "s.yaml") << replace_all(kAllreduce, "{root}", kRoot.string());
+  const Result r = run_simctl("run --no-progress " + (dir / "s.yaml").string() + " -o " +
+                              (dir / "out").string());
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK(r.output.find("small.manifest.json: cannot rename the temporary file") !=
+        std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(dir / "out" / "small.csv"));
+  // Nothing else either: no temporaries.
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir / "out"))
+    ++entries;
+  CHECK(entries == 1);  // the folder that was in the way
+}
