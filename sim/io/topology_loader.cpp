@@ -7,6 +7,13 @@
 namespace adaptsim::io {
 namespace {
 
+// The documented maximum of `servers` (README: topologies), and of a fat tree's spines (no real
+// one has more than a few hundred).
+constexpr int kMaxServers = 1 << 20;
+constexpr int kMaxSpines = 1 << 16;
+constexpr std::int64_t kMaxClusterNodes = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxClusterLinks = std::int64_t{1} << 25;
+
 net::LinkParams read_link_fields(MapReader& m) {
   net::LinkParams p;
   p.bandwidth_Bps = m.bandwidth_Bps("bandwidth");
@@ -111,8 +118,8 @@ net::FabricSpec read_fabric(MapReader& f, int servers) {
     fb.kind = net::FabricKind::kSwitch;
   } else if (kind == "fat_tree") {
     fb.kind = net::FabricKind::kFatTree;
-    fb.servers_per_leaf = static_cast<int>(f.integer("servers_per_leaf", 1));
-    fb.spines = static_cast<int>(f.integer("spines", 1));
+    fb.servers_per_leaf = static_cast<int>(f.integer("servers_per_leaf", 1, kMaxServers));
+    fb.spines = static_cast<int>(f.integer("spines", 1, kMaxSpines));
     fb.uplink = read_link(f, "uplink");
   } else {
     fb.kind = net::FabricKind::kWan;
@@ -134,6 +141,41 @@ net::FabricSpec read_fabric(MapReader& f, int servers) {
   }
   f.finish();
   return fb;
+}
+
+// The cluster build_cluster() would make: its nodes and full-duplex links, counted from the spec.
+// A run builds it whole for every task, so its size is bounded (2^24 nodes, 2^25 links: about
+// 4 GB of topology; 1,048,576 one-GPU cloud VMs are 3.1 M of each, a 65,536-server DGX-1 cluster
+// 1.2 M nodes), and a spec beyond it is refused here rather than by memory running out.
+void check_cluster_size(MapReader& top, const net::ClusterSpec& spec) {
+  const net::ServerSpec& sv = spec.server;
+  const std::int64_t servers = spec.servers;
+  const std::int64_t per_server_nodes = std::int64_t{sv.gpus} + sv.cpus + sv.nics +
+                                        static_cast<std::int64_t>(sv.pcie_switches.size()) +
+                                        (sv.nvswitch ? 1 : 0);
+  const std::int64_t per_server_links = std::int64_t{sv.cpus} - 1 + sv.gpus + sv.nics +
+                                        static_cast<std::int64_t>(sv.pcie_switches.size()) +
+                                        static_cast<std::int64_t>(sv.nvlinks.size()) +
+                                        (sv.nvswitch ? sv.gpus : 0);
+  std::int64_t nodes = servers * per_server_nodes;
+  std::int64_t links = servers * per_server_links + servers * sv.nics;
+  const net::FabricSpec& fb = spec.fabric;
+  if (fb.kind == net::FabricKind::kFatTree) {
+    const std::int64_t leaves = (servers + fb.servers_per_leaf - 1) / fb.servers_per_leaf;
+    nodes += leaves + fb.spines;
+    links += leaves * fb.spines;
+  } else if (fb.kind == net::FabricKind::kWan) {
+    nodes += static_cast<std::int64_t>(fb.regions.size());
+    links += static_cast<std::int64_t>(fb.wan_links.size());
+  } else {
+    nodes += 1;
+  }
+  if (nodes > kMaxClusterNodes || links > kMaxClusterLinks) {
+    top.fail("servers", "the cluster would have " + std::to_string(nodes) + " nodes and " +
+                            std::to_string(links) +
+                            " links; expected at most 16777216 nodes and 33554432 links (fewer "
+                            "servers, or smaller servers)");
+  }
 }
 
 // "file:line" of `key` itself inside `map` (the line a reader looks for), else of the map.
@@ -194,18 +236,31 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   spec.description = top.string_or("description", "");
   // A WAN topology may leave `servers` out: it is then the sum over its regions.
   const bool derive_servers = !top.has("servers");
-  spec.servers = derive_servers ? (1 << 20) : static_cast<int>(top.integer("servers", 1, 1 << 20));
+  spec.servers = derive_servers ? kMaxServers
+                                : static_cast<int>(top.integer("servers", 1, kMaxServers));
   MapReader server = top.map("server");
   spec.server = read_server(server);
   MapReader fabric = top.map("fabric");
   spec.fabric = read_fabric(fabric, spec.servers);
-  if (derive_servers) {
-    if (spec.fabric.kind != net::FabricKind::kWan) top.fail("servers", "missing required key");
-    spec.servers = 0;
+  if (spec.fabric.kind == net::FabricKind::kWan) {
+    std::int64_t held = 0;
     for (const auto& r : spec.fabric.regions)
-      spec.servers += r.servers;
-    if (spec.servers == 0) fabric.fail("regions", "the regions hold no servers");
+      held += r.servers;
+    if (held > kMaxServers) {
+      fabric.fail("regions", "the regions hold " + std::to_string(held) +
+                                 " servers; expected at most 1048576");
+    }
+    if (derive_servers) spec.servers = static_cast<int>(held);
+    if (held == 0) fabric.fail("regions", "the regions hold no servers");
+    if (held != spec.servers) {
+      fabric.fail("regions", "the regions hold " + std::to_string(held) +
+                                 " servers; expected the topology's servers, " +
+                                 std::to_string(spec.servers));
+    }
+  } else if (derive_servers) {
+    top.fail("servers", "missing required key");
   }
+  check_cluster_size(top, spec);
   top.finish();
   out.path = path;
   out.quantities = top.quantities();
@@ -217,8 +272,66 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   return out;
 }
 
-net::Topology build_connected(const LoadedTopology& topology) {
-  net::Topology t = net::build_cluster(topology.spec);
+namespace {
+
+// check_connected's reduced cluster and, for each of its servers, the full cluster's index.
+struct ReducedCluster {
+  net::ClusterSpec spec;
+  std::vector<int> full_server;
+};
+
+ReducedCluster reduce(const net::ClusterSpec& full) {
+  ReducedCluster r{full, {}};
+  const auto keep = [&](int first, int count) {  // servers first .. first + count - 1
+    for (int i = 0; i < count; ++i)
+      r.full_server.push_back(first + i);
+  };
+  switch (full.fabric.kind) {
+    case net::FabricKind::kSwitch:
+      r.spec.servers = std::min(full.servers, 2);
+      keep(0, r.spec.servers);
+      break;
+    case net::FabricKind::kFatTree: {
+      // Two servers of the first leaf and the first server of the second, if there is one.
+      const int per_leaf = std::max(full.fabric.servers_per_leaf, 1);
+      r.spec.fabric.servers_per_leaf = std::min(per_leaf, 2);
+      r.spec.fabric.spines = std::min(full.fabric.spines, 1);
+      const int first_leaf = std::min(full.servers, r.spec.fabric.servers_per_leaf);
+      keep(0, first_leaf);
+      if (full.servers > per_leaf) keep(per_leaf, 1);
+      r.spec.servers = static_cast<int>(r.full_server.size());
+      break;
+    }
+    case net::FabricKind::kWan: {
+      int first = 0;
+      for (net::WanRegionSpec& region : r.spec.fabric.regions) {
+        const int count = std::min(region.servers, 2);
+        keep(first, count);
+        first += region.servers;
+        region.servers = count;
+      }
+      r.spec.servers = static_cast<int>(r.full_server.size());
+      break;
+    }
+  }
+  return r;
+}
+
+// "s<i>.gpu0" of the reduced cluster as the full cluster names it (net::build_cluster's names).
+std::string full_name(const std::string& name, const std::vector<int>& full_server) {
+  const auto dot = name.find('.');
+  if (name.size() < 3 || name[0] != 's' || dot == std::string::npos) return name;
+  const int reduced = std::stoi(name.substr(1, dot - 1));
+  return "s" + std::to_string(full_server.at(static_cast<std::size_t>(reduced))) +
+         name.substr(dot);
+}
+
+}  // namespace
+
+int check_connected(const LoadedTopology& topology) {
+  const net::ClusterSpec& spec = topology.spec;
+  const ReducedCluster reduced = reduce(spec);
+  const net::Topology t = net::build_cluster(reduced.spec);
   const auto error_at = [&](const std::string& key, const std::string& message) {
     const auto it = topology.key_where.find(key);
     const std::string where = it != topology.key_where.end() ? it->second : topology.path.string();
@@ -226,7 +339,7 @@ net::Topology build_connected(const LoadedTopology& topology) {
   };
   if (t.rank_count() == 0) throw error_at("server", "the topology has no GPUs");
   const auto gap = t.disconnected_pair();
-  if (!gap) return t;
+  if (!gap) return spec.servers * spec.server.gpus;
   // The two endpoints' common server, if any: then the gap is inside the server's wiring.
   const int server_a = t.node(gap->first).server;
   const int server_b = t.node(gap->second).server;
@@ -236,8 +349,9 @@ net::Topology build_connected(const LoadedTopology& topology) {
   } else if (topology.spec.fabric.kind == net::FabricKind::kWan) {
     key = "fabric.links";
   }
-  throw error_at(key, "no path from " + t.node(gap->first).name + " to " +
-                          t.node(gap->second).name + " (disconnected topology)");
+  throw error_at(key, "no path from " + full_name(t.node(gap->first).name, reduced.full_server) +
+                          " to " + full_name(t.node(gap->second).name, reduced.full_server) +
+                          " (disconnected topology)");
 }
 
 double slowest_bandwidth_Bps(const net::ClusterSpec& spec) {

@@ -36,7 +36,7 @@ class AllReduceWorkload final : public Workload {
         options_(options) {
     // Validate the topology once here, so bad input (a disconnected topology, located at the
     // topology file's key that leaves the gap) fails before any task runs.
-    ranks_ = io::build_connected(topology).rank_count();
+    ranks_ = io::check_connected(topology);
   }
 
   std::vector<std::string> columns() const override {

@@ -83,7 +83,7 @@ class TrainingWorkload final : public Workload {
         options_(options),
         live_(std::move(live)) {
     // A disconnected topology fails here, located at the topology file's key that leaves the gap.
-    gpus_ = io::build_connected(topology).rank_count();
+    gpus_ = io::check_connected(topology);
   }
 
   std::vector<std::string> columns() const override {
