@@ -240,6 +240,7 @@ Document Document::clone() const {
   d.path_ = path_;
   d.text_ = text_;
   d.root_ = YAML::Load(text_);
+  d.path_keyed_ = path_keyed_;
   for (const Override& o : overrides_)
     d.set(o.key, o.text, o.origin);
   return d;
@@ -294,6 +295,8 @@ void Document::set(std::string_view dotted_key, const std::string& yaml_text,
         break;
       }
     }
+    // Under a path-keyed top-level mapping the rest of the path is one key.
+    if (i == 1 && path_keyed_.count(parts[0])) take = parts.size() - i;
     std::string key = parts[i];
     for (std::size_t k = i + 1; k < i + take; ++k)
       key += "." + parts[k];

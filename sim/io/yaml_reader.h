@@ -56,6 +56,10 @@ class Document {
   // that matches the rest of the path wins. `origin` labels the value in error messages
   // ("--set topology.params.servers=16").
   void set(std::string_view dotted_key, const std::string& yaml_text, const std::string& origin);
+  // Declares a top-level mapping whose keys are themselves dotted paths (a scenario's `sweep:`
+  // maps "topology.params.servers" to its values): set("sweep.a.b", ...) then sets the key "a.b"
+  // of that mapping, whether or not it is there yet. Kept by clone().
+  void set_path_keyed(std::string top_level_key) { path_keyed_.insert(std::move(top_level_key)); }
   // "file:line" for a node from the file, or the override's label.
   std::string where(const YAML::Node& node) const;
 
@@ -68,6 +72,7 @@ class Document {
     std::string key, text, origin;
   };
   std::vector<Override> overrides_;
+  std::set<std::string, std::less<>> path_keyed_;
   std::vector<std::pair<YAML::Node, std::string>> origins_;
 };
 

@@ -219,6 +219,8 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   const std::optional<std::uint64_t>& seed = options.seed;
   const std::optional<std::filesystem::path>& calibration = options.calibration;
   io::Document base = io::Document::load_file(path);
+  // --set "sweep.topology.params.servers=[...]" names a sweep key, not a path under `sweep`.
+  base.set_path_keyed("sweep");
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) {

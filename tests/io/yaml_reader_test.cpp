@@ -138,3 +138,27 @@ TEST_CASE("numbers are finite") {
   CHECK_THROWS_AS(r.number("c"), InputError);
   CHECK(r.number("d") == 2.5);
 }
+
+TEST_CASE("a path-keyed mapping takes a dotted key whole, present or not (issue 21 item 9)") {
+  // simctl validate scenarios/allreduce.yaml --set "sweep.topology.params.nic_bandwidth=[...]"
+  // made sweep: {topology: {params: {nic_bandwidth: [...]}}} ("key 'sweep.topology': expected a
+  // list"), in a file without a sweep and in one with another sweep key alike.
+  for (const std::string text : {"name: x\n", "name: x\nsweep:\n  topology.params.servers: [1]\n"}) {
+    Document d = Document::parse_string(text, "s.yaml");
+    d.set_path_keyed("sweep");
+    d.set("sweep.topology.params.nic_bandwidth", "[1Gbps, 10Gbps]", "--set");
+    const YAML::Node sweep = d.root()["sweep"];
+    REQUIRE(sweep.IsMap());
+    CHECK(sweep["topology.params.nic_bandwidth"].IsSequence());
+    CHECK(sweep["topology.params.nic_bandwidth"].size() == 2);
+    CHECK_FALSE(sweep["topology"].IsDefined());
+    // Kept by clone(), which replays the override.
+    const Document c = d.clone();
+    CHECK(c.root()["sweep"]["topology.params.nic_bandwidth"].IsSequence());
+  }
+  // Elsewhere a dotted path still goes down, mapping by mapping.
+  Document d = Document::parse_string("name: x\n", "s.yaml");
+  d.set_path_keyed("sweep");
+  d.set("topology.params.servers", "4", "--set");
+  CHECK(d.root()["topology"]["params"]["servers"].as<int>() == 4);
+}
