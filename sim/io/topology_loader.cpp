@@ -191,7 +191,11 @@ std::string key_location(const Document& doc, const YAML::Node& map, std::string
 }  // namespace
 
 LoadedTopology load_topology(const std::filesystem::path& path, const Params& overrides) {
-  Document doc = Document::load_file(path);
+  return load_topology(Document::load_file(path), overrides);
+}
+
+LoadedTopology load_topology(const Document& doc, const Params& overrides) {
+  const std::filesystem::path& path = doc.path();
   MapReader top(doc, doc.root(), "");
 
   // Parameters: declared defaults, then the scenario's overrides.

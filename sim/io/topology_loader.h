@@ -31,6 +31,8 @@ struct LoadedTopology {
 // `overrides`: parameter values set by a scenario; each names where it was given. An override of
 // an undeclared parameter is an error located at the override.
 LoadedTopology load_topology(const std::filesystem::path& path, const Params& overrides = {});
+// The same from a topology file already parsed (read-only: a scenario's sweep points share one).
+LoadedTopology load_topology(const Document& doc, const Params& overrides = {});
 
 // Checks that build_cluster(topology.spec) builds and that every rank reaches every other; returns
 // the rank count. A gap is an InputError located at the key that wires the two endpoints (the

@@ -246,6 +246,38 @@ Document Document::clone() const {
   return d;
 }
 
+Document Document::clone_without(std::string_view key) const {
+  // The lines from `key`'s own to the next top-level key's (or the end), in document order.
+  int first = -1, next = -1;
+  for (auto it = root_.begin(); it != root_.end(); ++it) {
+    const int line = it->first.Mark().line;
+    if (first >= 0) {
+      next = line;
+      break;
+    }
+    if (it->first.IsScalar() && it->first.Scalar() == key) first = line;
+  }
+  if (first < 0 || next == first) return clone();
+  Document d = *this;
+  d.overrides_.clear();
+  d.origins_.clear();
+  std::string text;
+  text.reserve(text_.size());
+  int line = 0;
+  for (std::size_t at = 0; at < text_.size();) {
+    const std::size_t end = std::min(text_.find('\n', at), text_.size());
+    if (line < first || (next >= 0 && line >= next)) text.append(text_, at, end - at);
+    if (end < text_.size()) text += '\n';
+    at = end + 1;
+    ++line;
+  }
+  d.text_ = std::move(text);
+  d.root_ = YAML::Load(d.text_);
+  for (const Override& o : overrides_)
+    d.set(o.key, o.text, o.origin);
+  return d;
+}
+
 void Document::set(std::string_view dotted_key, const std::string& yaml_text,
                    const std::string& origin) {
   overrides_.push_back({std::string(dotted_key), yaml_text, origin});

@@ -50,6 +50,10 @@ class Document {
   // A deep copy of the file as loaded, with the same set() overrides applied again (so their
   // origins stay known): each sweep point starts from one.
   Document clone() const;
+  // As clone(), from the text with the top-level `key`'s lines blanked (so every other line keeps
+  // its number) where that is possible (a block mapping at the top): a scenario's sweep points
+  // then do not parse the sweep's value lists again, each of them. Else a plain clone.
+  Document clone_without(std::string_view key) const;
 
   // Sets the value at a dotted key ("topology.params.servers") from YAML text ("16", "[1, 2]",
   // "10Gbps"), creating intermediate maps. A map key may itself contain dots: the longest key

@@ -6,6 +6,7 @@
 #include "sim/core/error.h"
 #include "sim/io/input_file.h"
 #include "sim/io/output.h"
+#include "sim/run/progress.h"
 
 namespace adaptsim::run {
 namespace {
@@ -145,10 +146,20 @@ void check_live_hosts(io::MapReader& top, const LiveOptions& live, const net::Cl
   }
 }
 
-ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& dir,
-                         std::uint64_t seed, Mode mode, const io::CalibrationProfile* calibration,
-                         const LiveOptions& live, LiveBackend* backend,
+// What every sweep point is loaded with.
+struct PointInputs {
+  std::filesystem::path dir;  // the scenario's folder: relative paths resolve against it
+  std::uint64_t seed = 1;
+  Mode mode = Mode::kSim;
+  const io::CalibrationProfile* calibration = nullptr;
+  LiveOptions live;
+  LiveBackend* backend = nullptr;
+  LoadCache* cache = nullptr;
+};
+
+ScenarioPoint load_point(const io::Document& doc, const PointInputs& in,
                          std::vector<std::pair<std::string, std::string>> assignments) {
+  const std::filesystem::path& dir = in.dir;
   io::MapReader top(doc, doc.root(), "");
   top.accept("calibration");
   top.accept("live");
@@ -179,11 +190,11 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
 
   ScenarioPoint point;
   point.assignments = std::move(assignments);
-  point.topology = io::load_topology(file, overrides);
+  point.topology = io::load_topology(in.cache->topology(file), overrides);
   point.nominal = point.topology.spec;
-  if (mode == Mode::kLive) check_live_hosts(top, live, point.nominal);
-  if (calibration) {
-    point.calibrated = io::apply_calibration_with_report(point.topology.spec, *calibration);
+  if (in.mode == Mode::kLive) check_live_hosts(top, in.live, point.nominal);
+  if (in.calibration) {
+    point.calibrated = io::apply_calibration_with_report(point.topology.spec, *in.calibration);
   }
 
   io::MapReader w = top.map("workload");
@@ -191,7 +202,8 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
   for (const auto& k : workload_kinds())
     kinds.push_back(k.name);
   const std::string kind = w.choice("kind", kinds);
-  const PointContext ctx{point.topology, point.nominal, seed, mode, dir, live, backend};
+  const PointContext ctx{point.topology, point.nominal, in.seed,    in.mode,
+                         dir,            in.live,       in.backend, in.cache};
   for (const auto& k : workload_kinds()) {
     if (k.name == kind) point.workload = k.parse(w, ctx);
   }
@@ -292,14 +304,33 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   if (!sc.calibration.empty()) profile = io::load_calibration_profile(sc.calibration);
 
   const std::vector<SweepAxis> axes = read_sweep(top);
-  for (const auto& a : axes)
+  std::size_t total = 1;
+  for (const auto& a : axes) {
     sc.sweep_columns.push_back(column_name(a.key));
+    if (total > kMaxSweepPoints / a.values.size()) {
+      top.fail("sweep", "the sweep's axes multiply to more than " +
+                            std::to_string(kMaxSweepPoints) + " points; expected at most that");
+    }
+    total *= a.values.size();
+  }
 
+  LoadCache cache;
+  PointInputs in;
+  in.dir = path.parent_path();
+  in.seed = sc.seed;
+  in.mode = sc.mode;
+  in.calibration = profile ? &*profile : nullptr;
+  in.live = sc.live;
+  in.backend = options.backend;
+  in.cache = &cache;
+  // Each point starts from the file without its sweep: the value lists are not parsed again.
+  const io::Document point_base = base.clone_without("sweep");
+  ProgressBar bar("simctl: validating " + std::to_string(total) + " sweep points", total,
+                  options.progress && stderr_is_terminal(), options.progress_after);
   // Cartesian product, first axis outermost.
   std::vector<std::size_t> index(axes.size(), 0);
-  const std::filesystem::path dir = path.parent_path();
   while (true) {
-    io::Document doc = base.clone();
+    io::Document doc = point_base.clone();
     std::vector<std::pair<std::string, std::string>> assignments;
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const std::string& value = axes[a].values[index[a]];
@@ -307,8 +338,11 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
               "sweep " + axes[a].key + "=" + value + " (" + path.string() + ")");
       assignments.emplace_back(axes[a].key, value);
     }
-    sc.points.push_back(load_point(doc, dir, sc.seed, sc.mode, profile ? &*profile : nullptr,
-                                   sc.live, options.backend, std::move(assignments)));
+    ScenarioPoint point = load_point(doc, in, std::move(assignments));
+    sc.task_count += point.workload->tasks().size();
+    ++sc.point_count;
+    if (options.keep_points) sc.points.push_back(std::move(point));
+    bar.update(sc.point_count);
     if (axes.empty()) break;
     bool wrapped = true;  // the odometer rolled over: every combination is done
     for (std::size_t a = axes.size(); a-- > 0;) {
@@ -320,6 +354,7 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
     }
     if (wrapped) break;
   }
+  bar.finish();
   return sc;
 }
 

@@ -239,7 +239,8 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   if (device_path.is_relative()) device_path = ctx.scenario_dir / device_path;
   train::DeviceProfile device;
   try {
-    device = train::load_device_profile(device_path);
+    device = ctx.cache != nullptr ? ctx.cache->device(device_path)
+                                  : train::load_device_profile(device_path);
   } catch (const InputError& e) {
     w.fail("device", e.what());
   }

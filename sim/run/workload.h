@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +93,19 @@ class LiveBackend {
   virtual train::TrainingResult run_training(const LiveTrainingTask& task) = 0;
 };
 
+// Input files a scenario's sweep points share, each read and parsed once (a point only reads
+// them): without it every point parsed the topology and the device profile anew, most of a
+// point's validation time.
+class LoadCache {
+ public:
+  const io::Document& topology(const std::filesystem::path& path);
+  const train::DeviceProfile& device(const std::filesystem::path& path);
+
+ private:
+  std::map<std::filesystem::path, io::Document> topologies_;
+  std::map<std::filesystem::path, train::DeviceProfile> devices_;
+};
+
 // What a workload parser may look at besides its own section.
 struct PointContext {
   const io::LoadedTopology& topology;
@@ -101,6 +115,7 @@ struct PointContext {
   std::filesystem::path scenario_dir;  // relative paths in the workload resolve against it
   LiveOptions live;
   LiveBackend* backend = nullptr;  // set when mode is live
+  LoadCache* cache = nullptr;      // shared input files; null: read them here
 };
 
 struct WorkloadKind {

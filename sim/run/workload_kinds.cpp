@@ -38,6 +38,18 @@ void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t by
   }
 }
 
+const io::Document& LoadCache::topology(const std::filesystem::path& path) {
+  auto it = topologies_.find(path);
+  if (it == topologies_.end()) it = topologies_.emplace(path, io::Document::load_file(path)).first;
+  return it->second;
+}
+
+const train::DeviceProfile& LoadCache::device(const std::filesystem::path& path) {
+  auto it = devices_.find(path);
+  if (it == devices_.end()) it = devices_.emplace(path, train::load_device_profile(path)).first;
+  return it->second;
+}
+
 const std::vector<WorkloadKind>& workload_kinds() {
   static const std::vector<WorkloadKind> kKinds = {
       {"allreduce", "nccl-tests-style all-reduce size sweep over strategies",

@@ -211,13 +211,13 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
       load.mode = run::Mode::kLive;
       load.backend = make_backend();
     }
+    load.keep_points = !*validate_cmd;  // validate keeps counts only: flat memory
+    load.progress = !no_progress;
     const run::Scenario scenario = run::load_scenario(scenario_path, load);
-    std::size_t tasks = 0;
-    for (const auto& p : scenario.points)
-      tasks += p.workload->tasks().size();
+    const std::size_t tasks = scenario.task_count;
     if (*validate_cmd) {
       std::printf("%s: ok (%zu sweep point%s, %zu task%s)\n", scenario_path.c_str(),
-                  scenario.points.size(), scenario.points.size() == 1 ? "" : "s", tasks,
+                  scenario.point_count, scenario.point_count == 1 ? "" : "s", tasks,
                   tasks == 1 ? "" : "s");
       return 0;
     }
