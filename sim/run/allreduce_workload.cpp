@@ -137,8 +137,8 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
   if (options.algorithm.chunk_bytes == 0) w.fail("chunk_size", "must be > 0");
   // KungFu's graph strategies run every chunk as its own collective, with state on every rank:
   // memory grows as chunks x ranks (about 2 kB each; 64 MiB in 4 KiB chunks on 4 ranks took
-  // 125 MB). 65,536 chunks is a 64 GiB buffer at KungFu's 1 MiB chunks.
-  constexpr std::uint64_t kMaxChunks = 1 << 16;
+  // 125 MB; 65,536 on 8 ranks 936 MB). 16,384 chunks is a 16 GiB buffer at KungFu's 1 MiB chunks.
+  constexpr std::uint64_t kMaxChunks = 1 << 14;
   const std::uint64_t chunks =
       max_bytes / options.algorithm.chunk_bytes + (max_bytes % options.algorithm.chunk_bytes != 0);
   if (chunks > kMaxChunks &&
@@ -146,7 +146,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
     w.fail("chunk_size", "a chunk size of " + format_size(options.algorithm.chunk_bytes) +
                              " splits max_bytes (" + format_size(max_bytes) + ") into " +
                              std::to_string(chunks) +
-                             " chunks; expected at most 65536 for the graph strategies (memory "
+                             " chunks; expected at most 16384 for the graph strategies (memory "
                              "grows with chunks x ranks): a larger chunk_size");
   }
   read_connection(w, options.transport);

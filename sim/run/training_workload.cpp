@@ -195,9 +195,9 @@ constexpr TimeNs kMinCycleTimeNs = 100 * kNsPerUs;
 
 // KungFu's chunks of one step's gradients, over every tensor: each chunk is a collective on every
 // rank with its own messages and state (about 2 kB per chunk and rank, measured: 64 MiB in 4 KiB
-// chunks on 4 ranks took 125 MB), so memory grows as chunks x ranks. 65,536 chunks is 64 GiB of
-// gradients at KungFu's 1 MiB chunks, 400x ResNet-50's.
-constexpr std::uint64_t kMaxChunksPerStep = 1 << 16;
+// chunks on 4 ranks took 125 MB; 65,536 chunks on 8 ranks 936 MB), so memory grows as chunks x
+// ranks. 16,384 chunks is 16 GiB of gradients at KungFu's 1 MiB chunks, 30x VGG-16's.
+constexpr std::uint64_t kMaxChunksPerStep = 1 << 14;
 
 train::SystemConfig read_system(io::MapReader& s) {
   train::SystemConfig c;
@@ -330,7 +330,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
           s.fail("chunk_size", "a chunk size of " + format_size(c.chunk_bytes) + " splits " + m +
                                    "'s gradients (" + format_size(bytes) + ") into " +
                                    std::to_string(chunks) +
-                                   " chunks a step; expected at most 65536 (memory grows with "
+                                   " chunks a step; expected at most 16384 (memory grows with "
                                    "chunks x ranks): a larger chunk_size");
         }
       }

@@ -115,7 +115,7 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   run_cmd->add_option("--calibration", calibration,
                       "Calibration profile (from calibrate) applied to the topology");
   run_cmd->add_option("--threads", threads, "Worker threads for sweep points (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   run_cmd->add_flag("--no-progress", no_progress, "Never draw the progress bar");
   std::string trace_dir;
   run_cmd->add_option("--trace-connections", trace_dir,
@@ -139,7 +139,7 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   compare_cmd->add_option("--calibration", calibration,
                           "Calibration profile applied to the simulation");
   compare_cmd->add_option("--threads", threads, "Worker threads for the simulated runs")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   int sim_seeds = 1;
   compare_cmd
       ->add_option("--sim-seeds", sim_seeds,
@@ -157,8 +157,10 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kExitInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, as for every bad input (CLI11's own report adds a second).
+    std::fprintf(stderr, "simctl: error: %s (simctl --help lists the options)\n", e.what());
+    return kExitInput;
   }
 
   try {

@@ -271,18 +271,18 @@ TEST_CASE("bad input: chunks whose count would take memory without bound (item 3
                 "strategies: [STAR]\n  chunk_size: 1B"),
            {},
            "key 'workload.chunk_size': a chunk size of 1 B splits max_bytes (1 GiB) into "
-           "1073741824 chunks; expected at most 65536"},
-          {"allreduce: 16 KiB chunks of 1 GiB + 1 B", "{dir}/s.yaml",
+           "1073741824 chunks; expected at most 16384"},
+          {"allreduce: 64 KiB chunks of 1 GiB + 1 B", "{dir}/s.yaml",
            with(with(kAllreduce, "max_bytes: 64KiB", "max_bytes: 1073741825B"),
-                "strategies: [STAR]", "strategies: [BINARY_TREE_STAR]\n  chunk_size: 16KiB"),
-           {}, "into 65537 chunks; expected at most 65536"},
+                "strategies: [STAR]", "strategies: [BINARY_TREE_STAR]\n  chunk_size: 64KiB"),
+           {}, "into 16385 chunks; expected at most 16384"},
           {"training: kungfu with 1 B chunks", "{dir}/s.yaml",
            with(kTraining, "{kind: ideal}", "{kind: kungfu, chunk_size: 1B}"), {},
            "key 'workload.systems[0].chunk_size': a chunk size of 1 B splits mobilenetv2's "
            "gradients"},
           {"training: hierarchical with 64 B chunks", "{dir}/s.yaml",
            with(kTraining, "{kind: ideal}", "{kind: hierarchical, chunk_size: 64B}"), {},
-           "chunks a step; expected at most 65536"},
+           "chunks a step; expected at most 16384"},
       });
 }
 
@@ -438,4 +438,18 @@ TEST_CASE("a run whose last file cannot be written leaves none of its files (ite
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir / "out"))
     ++entries;
   CHECK(entries == 1);  // the folder that was in the way
+}
+
+TEST_CASE("bad input: a command-line error is one line too (found by the mutation loop)") {
+  // CLI11's own report was two lines ("Could not convert: --seed = x" and "Run with --help for
+  // more information.").
+  check_cases("cli", {
+                         {"--seed x", "{dir}/s.yaml --seed x", kAllreduce, {},
+                          "--seed x: expected a whole number", true},
+                         {"--threads x", "{dir}/s.yaml --threads x", kAllreduce, {},
+                          "--threads: Value x not in range 0 to 4096", true},
+                         {"an unknown option", "{dir}/s.yaml --frobnicate", kAllreduce, {},
+                          "simctl --help lists the options"},
+                         {"no scenario", "", "", {}, "scenario is required"},
+                     });
 }
