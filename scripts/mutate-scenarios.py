@@ -109,25 +109,24 @@ def small_bases():
     return files, topo, k80
 
 
-def mutate_text(rng, text, values):
-    """One mutation of a YAML text."""
+def mutate_text(rng, text, values, scale_often=False):
+    """One mutation of a YAML text; `scale_often`: half of them scale a number (run cases, so that
+    more stay valid and reach the simulator)."""
     lines = text.split("\n")
-    op = rng.randrange(12)
+    op = 3 if scale_often and rng.random() < 0.5 else rng.randrange(12)
     scalar_lines = [i for i, l in enumerate(lines) if re.match(r"^\s*(- )?[\w.${}-]+:\s*\S", l)]
+    numbers = list(re.finditer(r"(?<![\w.])\d+(\.\d+)?([eE][+-]?\d+)?", text))
+    if op == 3 and numbers:  # a number scaled by a power of ten, its unit kept
+        m = rng.choice(numbers)
+        exponents = [-30, -9, -3, -1, 1, 2, 3, 9, 30] if values is INTERESTING else [
+            -30, -9, -3, -1, 1]  # run cases: never larger than 10x
+        scaled = float(m.group(0)) * 10 ** rng.choice(exponents)
+        number = repr(int(scaled)) if scaled.is_integer() and abs(scaled) < 1e15 else repr(scaled)
+        return text[:m.start()] + number + text[m.end():]
     if op <= 3 and scalar_lines:  # a value replaced: the most telling mutation, so the most common
         i = rng.choice(scalar_lines)
         m = re.match(r"^(\s*(?:- )?[\w.${}-]+:\s*)(.*)$", lines[i])
-        value = m.group(2)
-        if op == 3 and re.match(r"^[\d.]+", value):  # scale the number, keep the unit
-            number = re.match(r"^[\d.eE+-]+", value).group(0)
-            try:
-                scaled = float(number) * 10 ** rng.choice([-30, -9, -3, -1, 1, 2, 3, 9, 30])
-                value = repr(scaled) + value[len(number):]
-            except ValueError:
-                value = rng.choice(values)
-        else:
-            value = rng.choice(values)
-        lines[i] = m.group(1) + value
+        lines[i] = m.group(1) + rng.choice(values)
     elif op == 4 and lines:  # a line deleted
         del lines[rng.randrange(len(lines))]
     elif op == 5 and lines:  # a line given twice (a repeated key)
@@ -215,11 +214,13 @@ def run_case(job):
     shipped = sorted(f for f in os.listdir(os.path.join(ROOT, "scenarios")) if f.endswith(".yaml"))
     run_case_kind = rng.random() < o["run_share"]
     written = {}
-    if run_case_kind:
-        base = rng.choice(sorted(files))
+    bases = sorted(files) if run_case_kind else shipped + sorted(files)
+    base = rng.choice(bases)
+    values = RUN_SAFE if run_case_kind else INTERESTING
+    if base in files:
+        # A small scenario; its topology, device and calibration files are copies in the case
+        # folder, mutable too.
         scenario = files[base]
-        values = RUN_SAFE
-        # Its topology, device and calibration files are copies in the case folder, mutable too.
         topo_name = re.search(r"file: (\S+)", scenario).group(1)
         written[topo_name] = open(os.path.join(topo_dir, os.path.basename(topo_name))).read()
         if "device:" in scenario:
@@ -230,19 +231,9 @@ def run_case(job):
             written["cal.yaml"] = open(cal).read()
         written["s.yaml"] = scenario
     else:
-        base = rng.choice(shipped + sorted(files))
-        values = INTERESTING
-        if base in files:
-            written["s.yaml"] = files[base]
-            topo_name = re.search(r"file: (\S+)", files[base]).group(1)
-            written[topo_name] = open(os.path.join(topo_dir, os.path.basename(topo_name))).read()
-            if "device:" in files[base]:
-                written["k80-half.yaml"] = open(k80).read()
-        else:
-            # A shipped scenario, with its relative paths made absolute.
-            text = open(os.path.join(ROOT, "scenarios", base)).read()
-            text = text.replace("../", ROOT + "/")
-            written["s.yaml"] = text
+        # A shipped scenario, with its relative paths made absolute.
+        text = open(os.path.join(ROOT, "scenarios", base)).read()
+        written["s.yaml"] = text.replace("../", ROOT + "/")
     args = []
     mutations = []
     # Run cases take one mutation, so that more of them stay valid and reach the simulator.
@@ -254,7 +245,7 @@ def run_case(job):
             mutations.append(f"--set {override[:80]}")
         else:
             name = rng.choice(sorted(written)) if target < 0.45 else "s.yaml"
-            written[name] = mutate_text(rng, written[name], values)
+            written[name] = mutate_text(rng, written[name], values, scale_often=run_case_kind)
             mutations.append(f"edit {name}")
     for name, text in written.items():
         with open(os.path.join(work, name), "w", encoding="utf-8", errors="surrogateescape") as f:

@@ -34,7 +34,12 @@ class RuntimeFailure : public std::runtime_error {
 
 // Writes "tool: message\n" to stderr in one write(2), so that lines from processes sharing the
 // stream (the ranks of one run) never interleave mid-line (one write of at most PIPE_BUF bytes to
-// a pipe is atomic). Tools use it for their final error line.
+// a pipe is atomic). Tools use it for their final error line; the message goes through
+// one_line().
 void print_error_line(std::string_view tool, std::string_view message);
+
+// `message` on one line: a line break or other control character (a user's multi-line value
+// quoted in a message) is written as an escape ("\n", "\x1b").
+std::string one_line(std::string_view message);
 
 }  // namespace adaptsim

@@ -22,6 +22,11 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Null:
       return "nothing (null)";
     case YAML::NodeType::Scalar:
+      // A long value is cut: the message stays a readable line.
+      if (n.Scalar().size() > 80) {
+        return "\"" + n.Scalar().substr(0, 60) + "...\" (" + std::to_string(n.Scalar().size()) +
+               " characters)";
+      }
       return "\"" + n.Scalar() + "\"";
     default:
       return "nothing";

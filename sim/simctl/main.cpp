@@ -159,7 +159,7 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // One line, as for every bad input (CLI11's own report adds a second).
-    std::fprintf(stderr, "simctl: error: %s (simctl --help lists the options)\n", e.what());
+    print_error_line("simctl", std::string("error: ") + e.what() + " (simctl --help lists the options)");
     return kExitInput;
   }
 
@@ -234,10 +234,10 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
                 s.manifest_path.filename().string().c_str(), s.wall_seconds);
     return 0;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "simctl: error: %s\n", e.what());
+    print_error_line("simctl", std::string("error: ") + e.what());
     return kExitInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "simctl: failed: %s\n", e.what());
+    print_error_line("simctl", std::string("failed: ") + e.what());
     return kExitRuntime;
   }
 }

@@ -440,7 +440,7 @@ TEST_CASE("a run whose last file cannot be written leaves none of its files (ite
   CHECK(entries == 1);  // the folder that was in the way
 }
 
-TEST_CASE("bad input: a command-line error is one line too (found by the mutation loop)") {
+TEST_CASE("bad input: a command-line error or a multi-line value is one line too (found by the mutation loop)") {
   // CLI11's own report was two lines ("Could not convert: --seed = x" and "Run with --help for
   // more information.").
   check_cases("cli", {
@@ -451,5 +451,14 @@ TEST_CASE("bad input: a command-line error is one line too (found by the mutatio
                          {"an unknown option", "{dir}/s.yaml --frobnicate", kAllreduce, {},
                           "simctl --help lists the options"},
                          {"no scenario", "", "", {}, "scenario is required"},
+                         // A multi-line value quoted in a message: its line breaks are escaped.
+                         {"a block scalar where a name is expected", "{dir}/s.yaml",
+                          with(kAllreduce, "name: small", "name: |\n  a\n  b"), {},
+                          "key 'name': expected 1 to 200 letters, digits, '-', '_' and '.', "
+                          "starting with a letter or digit (it names output files), got "
+                          "\"a\\nb\\n\""},
+                         {"a list item where an integer is expected", "{dir}/s.yaml",
+                          kAllreduce + "  step_factor: \"4\\n- x\"\n", {},
+                          "key 'workload.step_factor': expected an integer, got \"4\\n- x\""},
                      });
 }
