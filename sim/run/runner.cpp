@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -178,6 +179,7 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   const std::time_t started_at = std::time(nullptr);
   std::vector<io::OutputFile> files;  // the tasks' traces; the CSV and manifest join them below
   const io::CsvTable table = collect_rows(scenario, options, &files);
+  check_results_finite(table, scenario.sweep_columns.size());
   const int threads = scenario.mode == Mode::kLive ? 1
                       : options.threads > 0
                           ? options.threads
@@ -249,6 +251,28 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   files.push_back({summary.manifest_path, dump_json(m)});
   io::write_files_atomic(files);
   return summary;
+}
+
+// A result the model could not compute (inf, nan) is never written as if it were one: inputs are
+// range-checked so that none arises, and this is the last guard (bad input: exit 2, nothing
+// written). Text columns (names, labels, units) and the sweep's own values are not results.
+void check_results_finite(const io::CsvTable& table, std::size_t sweep_columns) {
+  static const std::set<std::string, std::less<>> kText = {
+      "mode", "topology", "model", "system", "strategy", "sample_unit", "dtype"};
+  for (std::size_t r = 0; r < table.size(); ++r) {
+    for (std::size_t c = sweep_columns; c < table.columns().size(); ++c) {
+      const std::string& cell = table.rows()[r][c];
+      if (kText.count(table.columns()[c]) || cell.empty()) continue;
+      char* end = nullptr;
+      const double v = std::strtod(cell.c_str(), &end);
+      if (end == cell.c_str() + cell.size() && !std::isfinite(v)) {
+        throw InputError("row " + std::to_string(r + 1) + ", column " + table.columns()[c] +
+                         ": the result is " + cell +
+                         ", not a number: the scenario's values are beyond what the model "
+                         "computes; nothing was written");
+      }
+    }
+  }
 }
 
 CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenario& live,

@@ -36,6 +36,11 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options);
 io::CsvTable collect_rows(const Scenario& scenario, const RunOptions& options,
                           std::vector<io::OutputFile>* files = nullptr);
 
+// Throws InputError when a result cell (a column after the `sweep_columns` first ones, other than
+// the text columns mode, topology, model, system, strategy, sample_unit, dtype) is inf or nan:
+// run_scenario's last guard before writing, so nonsense never leaves with exit code 0.
+void check_results_finite(const io::CsvTable& table, std::size_t sweep_columns);
+
 // simctl compare: the same scenario simulated and live, paired row by row (both have the same
 // points and tasks in the same order). Writes <name>.compare.csv (sweep columns, model, system,
 // n_gpus, sim and live step times and throughputs, relative error of the step time) and a

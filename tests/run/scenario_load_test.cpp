@@ -12,6 +12,7 @@
 #include <string>
 
 #include "sim/core/error.h"
+#include "sim/run/runner.h"
 #include "sim/run/scenario.h"
 
 namespace fs = std::filesystem;
@@ -122,4 +123,19 @@ TEST_CASE("validation shows its progress on a terminal, and nothing elsewhere") 
   ::close(saved);
   ::close(master);
   ::close(slave);
+}
+
+TEST_CASE("a result that is not a number is bad input, never a CSV cell (issue 21 item 6)") {
+  // A device rate of 1e300 img/s wrote inf and -nan into the CSV with exit code 0. Inputs are
+  // range-checked so none arises; this is the runner's last guard.
+  io::CsvTable t({"servers", "model", "system", "step_time_ms_mean", "throughput_total"});
+  t.add_row({"inf", "resnet50", "nan", "12.5", "100"});  // a sweep value and text: not results
+  CHECK_NOTHROW(run::check_results_finite(t, 1));
+  for (const char* bad : {"inf", "-inf", "nan", "-nan"}) {
+    io::CsvTable u = t;
+    u.add_row({"1", "resnet50", "ideal", "1.0", bad});
+    CHECK_THROWS_WITH_AS(run::check_results_finite(u, 1),
+                         doctest::Contains("row 2, column throughput_total: the result is"),
+                         InputError);
+  }
 }
