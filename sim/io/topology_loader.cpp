@@ -240,8 +240,8 @@ LoadedTopology load_topology(const Document& doc, const Params& overrides) {
   spec.description = top.string_or("description", "");
   // A WAN topology may leave `servers` out: it is then the sum over its regions.
   const bool derive_servers = !top.has("servers");
-  spec.servers = derive_servers ? kMaxServers
-                                : static_cast<int>(top.integer("servers", 1, kMaxServers));
+  spec.servers =
+      derive_servers ? kMaxServers : static_cast<int>(top.integer("servers", 1, kMaxServers));
   MapReader server = top.map("server");
   spec.server = read_server(server);
   MapReader fabric = top.map("fabric");
@@ -326,8 +326,7 @@ std::string full_name(const std::string& name, const std::vector<int>& full_serv
   const auto dot = name.find('.');
   if (name.size() < 3 || name[0] != 's' || dot == std::string::npos) return name;
   const int reduced = std::stoi(name.substr(1, dot - 1));
-  return "s" + std::to_string(full_server.at(static_cast<std::size_t>(reduced))) +
-         name.substr(dot);
+  return "s" + std::to_string(full_server.at(static_cast<std::size_t>(reduced))) + name.substr(dot);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct LoadedTopology {
   std::filesystem::path path;
   std::vector<SourcedQuantity> quantities;                  // every quantity read, with its source
   std::vector<std::pair<std::string, std::string>> params;  // resolved parameter values (text)
-  // "file:line" of the keys that build_connected() may blame for a gap, by dotted key: "server",
+  // "file:line" of the keys that check_connected() may blame for a gap, by dotted key: "server",
   // "fabric" and, for a WAN, "fabric.links".
   std::map<std::string, std::string, std::less<>> key_where;
 };

@@ -39,8 +39,8 @@ std::vector<SweepAxis> read_sweep(io::MapReader& top) {
       e << v;
       // Rows are told apart by their sweep values: a value listed twice gives twin rows.
       if (std::find(axis.values.begin(), axis.values.end(), e.c_str()) != axis.values.end()) {
-        sweep.fail(key, std::string("value ") + e.c_str() +
-                            " is listed twice; expected each value once");
+        sweep.fail(
+            key, std::string("value ") + e.c_str() + " is listed twice; expected each value once");
       }
       axis.values.emplace_back(e.c_str());
     }
@@ -68,8 +68,8 @@ bool valid_output_name(const std::string& name) {
 // A value in a message, cut to a readable length.
 std::string shown(const std::string& value) {
   return "\"" + (value.size() > 40 ? value.substr(0, 40) + "...\" (" +
-                                          std::to_string(value.size()) + " characters)"
-                                    : value + "\"");
+                                         std::to_string(value.size()) + " characters)"
+                                   : value + "\"");
 }
 
 std::string column_name(const std::string& key) {
@@ -202,8 +202,8 @@ ScenarioPoint load_point(const io::Document& doc, const PointInputs& in,
   for (const auto& k : workload_kinds())
     kinds.push_back(k.name);
   const std::string kind = w.choice("kind", kinds);
-  const PointContext ctx{point.topology, point.nominal, in.seed,    in.mode,
-                         dir,            in.live,       in.backend, in.cache};
+  const PointContext ctx{point.topology, point.nominal, in.seed, in.mode, dir,
+                         in.live,        in.backend,    in.cache};
   for (const auto& k : workload_kinds()) {
     if (k.name == kind) point.workload = k.parse(w, ctx);
   }
@@ -215,10 +215,10 @@ ScenarioPoint load_point(const io::Document& doc, const PointInputs& in,
 
 std::uint64_t parse_seed(const std::string& text, const std::string& origin) {
   // Digits only: strtoull would wrap "-1" to 2^64 - 1, and a double parse would round "1e23".
-  const bool digits = !text.empty() && text.size() <= 19 &&
-                      std::all_of(text.begin(), text.end(), [](char c) {
-                        return std::isdigit(static_cast<unsigned char>(c)) != 0;
-                      });
+  const bool digits =
+      !text.empty() && text.size() <= 19 && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+      });
   if (!digits || std::stoull(text) > static_cast<std::uint64_t>(INT64_MAX)) {
     throw InputError(origin + ": expected a whole number from 0 to 9223372036854775807, got " +
                      shown(text));

@@ -224,7 +224,8 @@ train::SystemConfig read_system(io::MapReader& s) {
   if (c.cycle_time_ns < kMinCycleTimeNs) {
     s.fail("cycle_time",
            "expected at least 100 us (a tenth of the shortest cycle Horovod's autotuner tries; "
-           "a zero cycle is a busy loop), got " + format_duration(c.cycle_time_ns));
+           "a zero cycle is a busy loop), got " +
+               format_duration(c.cycle_time_ns));
   }
   c.fusion_bytes = s.size_bytes_or("fusion_threshold", c.fusion_bytes);
   c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);
@@ -298,10 +299,10 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
       char text[32];
       std::snprintf(text, sizeof text, "%.3g s", step_s);
       w.fail(options.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
-             "device profile " + device_path.filename().string() + " gives " +
-                                  m + " a compute step of " + text + " at this batch" +
-                                  (options.compute_scale != 1.0 ? " and compute_scale" : "") +
-                                  "; expected a step from 1 us to 1 h");
+             "device profile " + device_path.filename().string() + " gives " + m +
+                 " a compute step of " + text + " at this batch" +
+                 (options.compute_scale != 1.0 ? " and compute_scale" : "") +
+                 "; expected a step from 1 us to 1 h");
     }
   }
   std::vector<train::SystemConfig> systems;

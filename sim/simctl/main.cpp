@@ -159,7 +159,8 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // One line, as for every bad input (CLI11's own report adds a second).
-    print_error_line("simctl", std::string("error: ") + e.what() + " (simctl --help lists the options)");
+    print_error_line("simctl",
+                     std::string("error: ") + e.what() + " (simctl --help lists the options)");
     return kExitInput;
   }
 

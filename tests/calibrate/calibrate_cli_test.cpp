@@ -265,7 +265,8 @@ TEST_CASE("calibrate: more GPUs than exist, nothing to measure, bad sizes: one l
   CHECK(lines(missing.err) == 1);
 }
 
-TEST_CASE("calibrate import of a device or a directory: one line, exit 2, no read (issue 21 item 4)") {
+TEST_CASE(
+    "calibrate import of a device or a directory: one line, exit 2, no read (issue 21 item 4)") {
   // /dev/zero never ends: before io::read_input_file, the import read it until memory ran out.
   const fs::path dir = scratch("import_device");
   for (const std::string& path : {std::string("/dev/zero"), dir.string()}) {

@@ -53,11 +53,9 @@ TEST_CASE("a group of files is written all or none (issue 21 item 7)") {
     return n;
   };
   // The third file's rename fails after the first two are renamed: they are removed again.
-  CHECK_THROWS_WITH_AS(write_files_atomic({{dir / "a.csv", "a"},
-                                           {dir / "b.json", "b"},
-                                           {dir / "taken", "c"}}),
-                       doctest::Contains("taken: cannot rename the temporary file"),
-                       adaptsim::RuntimeFailure);
+  CHECK_THROWS_WITH_AS(
+      write_files_atomic({{dir / "a.csv", "a"}, {dir / "b.json", "b"}, {dir / "taken", "c"}}),
+      doctest::Contains("taken: cannot rename the temporary file"), adaptsim::RuntimeFailure);
   CHECK_FALSE(fs::exists(dir / "a.csv"));
   CHECK_FALSE(fs::exists(dir / "b.json"));
   CHECK(entries() == 1);  // only the folder: no temporaries either

@@ -132,13 +132,13 @@ TEST_CASE("check_connected blames the topology key that leaves the gap, with fil
   CHECK(check_connected(load_topology(kTopologies / "wan-regions.yaml")) == 6);
 }
 
-TEST_CASE("check_connected on a reduced cluster agrees with a search of the full one (issue 21 item 2)") {
+TEST_CASE(
+    "check_connected on a reduced cluster agrees with a search of the full one (issue 21 item 2)") {
   // The full cluster's answer, from its own search: the gap's endpoints or none.
   const auto full_gap = [](const net::ClusterSpec& spec) -> std::string {
     const net::Topology t = net::build_cluster(spec);
     const auto gap = t.disconnected_pair();
-    return gap ? "no path from " + t.node(gap->first).name + " to " + t.node(gap->second).name
-               : "";
+    return gap ? "no path from " + t.node(gap->first).name + " to " + t.node(gap->second).name : "";
   };
   const auto checked_gap = [](const net::ClusterSpec& spec) -> std::string {
     LoadedTopology loaded;

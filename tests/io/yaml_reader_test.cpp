@@ -143,7 +143,8 @@ TEST_CASE("a path-keyed mapping takes a dotted key whole, present or not (issue 
   // simctl validate scenarios/allreduce.yaml --set "sweep.topology.params.nic_bandwidth=[...]"
   // made sweep: {topology: {params: {nic_bandwidth: [...]}}} ("key 'sweep.topology': expected a
   // list"), in a file without a sweep and in one with another sweep key alike.
-  for (const std::string text : {"name: x\n", "name: x\nsweep:\n  topology.params.servers: [1]\n"}) {
+  for (const std::string text :
+       {"name: x\n", "name: x\nsweep:\n  topology.params.servers: [1]\n"}) {
     Document d = Document::parse_string(text, "s.yaml");
     d.set_path_keyed("sweep");
     d.set("sweep.topology.params.nic_bandwidth", "[1Gbps, 10Gbps]", "--set");

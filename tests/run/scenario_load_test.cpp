@@ -27,7 +27,8 @@ fs::path write_sweep_scenario() {
   const fs::path p = dir / "sweep.yaml";
   std::ofstream(p) << "name: sweep\n"
                       "topology:\n"
-                      "  file: " << (fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/cloud-vms.yaml").string()
+                      "  file: "
+                   << (fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/cloud-vms.yaml").string()
                    << "\n"
                       "workload: {kind: allreduce, strategies: [STAR, RING], min_bytes: 8B, "
                       "max_bytes: 64B, step_factor: 8}\n"
