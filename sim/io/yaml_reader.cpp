@@ -254,15 +254,19 @@ Document Document::clone() const {
 Document Document::clone_without(std::string_view key) const {
   // The lines from `key`'s own to the next top-level key's (or the end), in document order.
   int first = -1, next = -1;
-  for (auto it = root_.begin(); it != root_.end(); ++it) {
-    const int line = it->first.Mark().line;
-    if (first >= 0) {
-      next = line;
-      break;
-    }
-    if (it->first.IsScalar() && it->first.Scalar() == key) first = line;
+  bool shares_line = false;  // another key on the key's line: a flow mapping, nothing to drop
+  std::vector<int> lines;
+  for (auto it = root_.begin(); it != root_.end(); ++it)
+    lines.push_back(it->first.Mark().line);
+  std::size_t i = 0;
+  for (auto it = root_.begin(); it != root_.end(); ++it, ++i) {
+    if (!(it->first.IsScalar() && it->first.Scalar() == key)) continue;
+    first = lines[i];
+    if (i + 1 < lines.size()) next = lines[i + 1];
+    for (std::size_t k = 0; k < lines.size(); ++k)
+      shares_line = shares_line || (k != i && lines[k] == first);
   }
-  if (first < 0 || next == first) return clone();
+  if (first < 0 || shares_line) return clone();
   Document d = *this;
   d.overrides_.clear();
   d.origins_.clear();

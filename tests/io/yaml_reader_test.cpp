@@ -163,3 +163,36 @@ TEST_CASE("a path-keyed mapping takes a dotted key whole, present or not (issue 
   d.set("topology.params.servers", "4", "--set");
   CHECK(d.root()["topology"]["params"]["servers"].as<int>() == 4);
 }
+
+TEST_CASE("clone_without drops a top-level key's lines and keeps every other line's number") {
+  const std::string text =
+      "name: x\n"
+      "sweep:\n"
+      "  a.b: [1, 2, 3]\n"
+      "  # a comment in the sweep\n"
+      "  c: [4]\n"
+      "workload:\n"
+      "  steps: many\n";
+  Document d = Document::parse_string(text, "s.yaml");
+  d.set("name", "y", "--set name=y");
+  const Document c = d.clone_without("sweep");
+  CHECK_FALSE(c.root()["sweep"].IsDefined());
+  CHECK(c.root()["name"].as<std::string>() == "y");  // overrides replayed
+  MapReader top(c, c.root(), "");
+  MapReader w = top.map("workload");
+  // `steps` is still reported at line 7.
+  CHECK_THROWS_WITH_AS(w.integer("steps"),
+                       "s.yaml:7: key 'workload.steps': expected an integer, got \"many\"",
+                       InputError);
+  // The key last, or absent: as well.
+  const Document last = Document::parse_string("name: x\nsweep: {a: [1]}\n", "l.yaml")
+                            .clone_without("sweep");
+  CHECK_FALSE(last.root()["sweep"].IsDefined());
+  CHECK(last.root()["name"].as<std::string>() == "x");
+  const Document none = Document::parse_string("name: x\n", "n.yaml").clone_without("sweep");
+  CHECK(none.root()["name"].as<std::string>() == "x");
+  // A flow mapping on one line cannot lose a line: a plain clone.
+  const Document flow =
+      Document::parse_string("{name: x, sweep: {a: [1]}}\n", "f.yaml").clone_without("sweep");
+  CHECK(flow.root()["sweep"].IsDefined());
+}
