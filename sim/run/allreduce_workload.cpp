@@ -154,11 +154,19 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
   check_message_time(w, "max_bytes", max_bytes, ctx.topology.spec);
   w.finish();
 
+  // Whole elements, as nccl-tests: a size below one element, or two sizes that round down to
+  // the same count, gave rows of size 0 or twin rows no one could tell apart.
+  const std::uint64_t element_bytes = coll::dtype_size(options.dtype);
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t s = std::max<std::uint64_t>(min_bytes, 1); s <= max_bytes;
        s *= static_cast<std::uint64_t>(factor)) {
-    sizes.push_back(s);
+    const std::uint64_t whole = s / element_bytes * element_bytes;
+    if (whole > 0 && (sizes.empty() || sizes.back() != whole)) sizes.push_back(whole);
     if (s > max_bytes / static_cast<std::uint64_t>(factor)) break;
+  }
+  if (sizes.empty()) {
+    w.fail("max_bytes", "no size from min_bytes to max_bytes holds a whole " + dtype +
+                            " element (" + std::to_string(element_bytes) + " B)");
   }
   return std::make_unique<AllReduceWorkload>(ctx.topology, std::move(strategies), std::move(sizes),
                                              options);

@@ -521,6 +521,13 @@ TEST_CASE("bad input: no run writes nonsense or rows no one can tell apart (item
            kAllreduce + "output: {csv: small.manifest.json}\n",
            {},
            "key 'output.csv': expected a name other than the manifest's"},
+          {"float64 sizes below one element (rows of size 0)",
+           "{dir}/s.yaml",
+           with(with(kAllreduce, "min_bytes: 1KiB", "min_bytes: 1B\n  dtype: float64"), "64KiB",
+                "4B"),
+           {},
+           "key 'workload.max_bytes': no size from min_bytes to max_bytes holds a whole float64 "
+           "element (8 B)"},
           {"a description that is not UTF-8",
            "{dir}/s.yaml",
            kAllreduce + "description: \"\xff\xfe\"\n",
@@ -607,4 +614,32 @@ TEST_CASE(
                           {},
                           "key 'workload.step_factor': expected an integer, got \"4\\n- x\""},
                      });
+}
+
+TEST_CASE("all-reduce sizes are whole elements, so no two rows are alike (item 6)") {
+  // float64 from 1 B to 64 B by 2: 1, 2 and 4 B hold no element (three rows of size 0 before);
+  // 8, 16, 32, 64 B remain.
+  const fs::path dir = fs::temp_directory_path() / "simctl_bad_input_whole";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "s.yaml") << replace_all(
+      with(with(kAllreduce, "min_bytes: 1KiB", "min_bytes: 1B\n  dtype: float64\n  step_factor: 2"),
+           "64KiB", "64B"),
+      "{root}", kRoot.string());
+  const Result r = run_simctl("run --no-progress " + (dir / "s.yaml").string() + " -o " +
+                              (dir / "out").string());
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  std::ifstream in(dir / "out" / "small.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> sizes;
+  while (std::getline(in, line)) {
+    // mode,topology,n_ranks,strategy,size_bytes,...
+    std::stringstream cells(line);
+    std::string cell;
+    for (int c = 0; c < 5; ++c)
+      std::getline(cells, cell, ',');
+    sizes.push_back(cell);
+  }
+  CHECK(sizes == std::vector<std::string>{"8", "16", "32", "64"});
 }
