@@ -126,7 +126,7 @@ LiveOptions read_live(io::MapReader& top) {
       live->fail("hosts", "hosts are only used with `placement: hosts`");
     }
     if (auto fault = live->optional_map("fault")) {
-      o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0));
+      o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0, 1 << 20));
       o.fault_after_sends = static_cast<std::uint64_t>(fault->integer("after_sends", 0));
       fault->finish();
     }
