@@ -393,22 +393,17 @@ Writes DIR/NAME.csv (every point) and DIR/NAME.yaml (the profile). Exit codes: 0
   return run_tcp(o, argc, argv);
 }
 
-// One line, whatever the message holds.
-std::string one_line(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const adaptsim::InputError& e) {
-    adaptsim::print_error_line("calibrate", "error: " + one_line(e.what()));
+    // print_error_line keeps it one line, whatever the message holds.
+    adaptsim::print_error_line("calibrate", std::string("error: ") + e.what());
     return kExitInput;
   } catch (const std::exception& e) {
-    adaptsim::print_error_line("calibrate", "failed: " + one_line(e.what()));
+    adaptsim::print_error_line("calibrate", std::string("failed: ") + e.what());
     return kExitRuntime;
   }
 }

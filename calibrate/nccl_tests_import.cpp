@@ -6,7 +6,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +14,7 @@
 #include "sim/coll/collective.h"
 #include "sim/core/error.h"
 #include "sim/core/strings.h"
+#include "sim/io/input_file.h"
 
 namespace adaptsim::calibrate {
 namespace {
@@ -448,11 +448,7 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
 
 NcclTestsImport import_nccl_tests(const std::filesystem::path& path,
                                   const NcclTestsImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text = io::read_input_file(path);
   const std::string_view content = trim(text);
   if (content.empty()) throw InputError(path.string() + ": empty file");
   if (content.front() == '{' || content.front() == '[') {

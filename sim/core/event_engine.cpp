@@ -7,6 +7,7 @@
 namespace adaptsim {
 
 EventEngine::EventId EventEngine::schedule_at(TimeNs when, Callback cb) {
+  if (when > kTimeHorizonNs) throw_time_overflow(to_seconds(when));
   if (when < now_) {
     throw std::logic_error("event scheduled in the past: at " + std::to_string(when) + " ns, now " +
                            std::to_string(now_) + " ns");

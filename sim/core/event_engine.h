@@ -34,9 +34,12 @@ class EventEngine {
 
   TimeNs now() const { return now_; }
 
-  // Schedules `cb` at absolute time `when` (>= now(); throws std::logic_error otherwise).
+  // Schedules `cb` at absolute time `when` (>= now(); throws std::logic_error otherwise). Time
+  // stays below kTimeHorizonNs: a later event is TimeOverflow (bad input), so that now() plus
+  // any delay below the horizon never overflows.
   EventId schedule_at(TimeNs when, Callback cb);
   EventId schedule_after(TimeNs delay, Callback cb) {
+    if (delay > kTimeHorizonNs - now_) throw_time_overflow(to_seconds(now_) + to_seconds(delay));
     return schedule_at(now_ + delay, std::move(cb));
   }
 

@@ -130,11 +130,20 @@ double parse_bandwidth_Bps(std::string_view text) {
   if (v <= 0) {
     throw InputError("expected a positive bandwidth, got \"" + std::string(trim(text)) + "\"");
   }
+  if (!(v >= kMinBandwidthBps && v <= kMaxBandwidthBps)) {
+    throw InputError("expected a bandwidth from 1 Kbit/s to 1 PB/s, got \"" +
+                     std::string(trim(text)) + "\"");
+  }
   return v;
 }
 
 TimeNs parse_duration_ns(std::string_view text) {
-  return seconds_to_ns_round(parse_with(text, kDurationUnits, "a duration", "5us or 1.5ms"));
+  const double seconds = parse_with(text, kDurationUnits, "a duration", "5us or 1.5ms");
+  if (!(seconds <= to_seconds(kMaxDurationNs))) {
+    throw InputError("expected a duration of at most 1e6 s (11.6 days), got \"" +
+                     std::string(trim(text)) + "\"");
+  }
+  return seconds_to_ns_round(seconds);
 }
 
 std::uint64_t parse_size_bytes(std::string_view text) {
@@ -142,7 +151,9 @@ std::uint64_t parse_size_bytes(std::string_view text) {
   if (v != std::floor(v)) {
     throw InputError("expected a whole number of bytes, got \"" + std::string(trim(text)) + "\"");
   }
-  if (v > 9.0e18) throw InputError("size \"" + std::string(trim(text)) + "\" is too large");
+  if (!(v <= static_cast<double>(kMaxSizeBytes))) {
+    throw InputError("expected a size of at most 1 PiB, got \"" + std::string(trim(text)) + "\"");
+  }
   return static_cast<std::uint64_t>(v);
 }
 
@@ -156,6 +167,10 @@ double parse_rate_per_s(std::string_view text, std::string_view unit) {
     if (rest == std::string(prefix) + std::string(unit) + "/s") {
       if (value <= 0) {
         throw InputError("expected a positive rate, got \"" + std::string(trim(text)) + "\"");
+      }
+      if (!(value * factor <= kMaxRatePerS)) {
+        throw InputError("expected a rate of at most 1e21 per second, got \"" +
+                         std::string(trim(text)) + "\"");
       }
       return value * factor;
     }

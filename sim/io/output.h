@@ -1,7 +1,7 @@
 #pragma once
-// Output files: tables rendered as CSV, written whole through write_file_atomic
-// (sim/core/atomic_file.h: temporary file + rename), so a run that fails or is interrupted never
-// leaves a half-written CSV behind.
+// Output files: tables rendered as CSV, written whole through write_file_atomic and
+// write_files_atomic (sim/core/atomic_file.h: temporary files + rename), so a run that fails or is
+// interrupted never leaves a half-written CSV behind; a run's files are written all or none.
 
 #include <filesystem>
 #include <string>
@@ -12,8 +12,10 @@
 
 namespace adaptsim::io {
 
-// The one atomic writer, under the name sim/ and hw/ callers of this header use.
+// The one atomic writer, under the names sim/ and hw/ callers of this header use.
+using adaptsim::OutputFile;
 using adaptsim::write_file_atomic;
+using adaptsim::write_files_atomic;
 
 // A tidy table: one header row, then rows of the same width. Values are written as given,
 // quoted only when they contain a comma, quote or newline (RFC 4180).

@@ -1,9 +1,18 @@
 #include "sim/io/topology_loader.h"
 
+#include <algorithm>
+
 #include "sim/core/error.h"
 
 namespace adaptsim::io {
 namespace {
+
+// The documented maximum of `servers` (README: topologies), and of a fat tree's spines (no real
+// one has more than a few hundred).
+constexpr int kMaxServers = 1 << 20;
+constexpr int kMaxSpines = 1 << 16;
+constexpr std::int64_t kMaxClusterNodes = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxClusterLinks = std::int64_t{1} << 25;
 
 topo::LinkParams read_link_fields(MapReader& m) {
   topo::LinkParams p;
@@ -109,8 +118,8 @@ topo::FabricSpec read_fabric(MapReader& f, int servers) {
     fb.kind = topo::FabricKind::kSwitch;
   } else if (kind == "fat_tree") {
     fb.kind = topo::FabricKind::kFatTree;
-    fb.servers_per_leaf = static_cast<int>(f.integer("servers_per_leaf", 1));
-    fb.spines = static_cast<int>(f.integer("spines", 1));
+    fb.servers_per_leaf = static_cast<int>(f.integer("servers_per_leaf", 1, kMaxServers));
+    fb.spines = static_cast<int>(f.integer("spines", 1, kMaxSpines));
     fb.uplink = read_link(f, "uplink");
   } else {
     fb.kind = topo::FabricKind::kWan;
@@ -134,6 +143,41 @@ topo::FabricSpec read_fabric(MapReader& f, int servers) {
   return fb;
 }
 
+// The cluster build_cluster() would make: its nodes and full-duplex links, counted from the spec.
+// A run builds it whole for every task, so its size is bounded (2^24 nodes, 2^25 links: about
+// 4 GB of topology; 1,048,576 one-GPU cloud VMs are 3.1 M of each, a 65,536-server DGX-1 cluster
+// 1.2 M nodes), and a spec beyond it is refused here rather than by memory running out.
+void check_cluster_size(MapReader& top, const topo::ClusterSpec& spec) {
+  const topo::ServerSpec& sv = spec.server;
+  const std::int64_t servers = spec.servers;
+  const std::int64_t per_server_nodes = std::int64_t{sv.gpus} + sv.cpus + sv.nics +
+                                        static_cast<std::int64_t>(sv.pcie_switches.size()) +
+                                        (sv.nvswitch ? 1 : 0);
+  const std::int64_t per_server_links = std::int64_t{sv.cpus} - 1 + sv.gpus + sv.nics +
+                                        static_cast<std::int64_t>(sv.pcie_switches.size()) +
+                                        static_cast<std::int64_t>(sv.nvlinks.size()) +
+                                        (sv.nvswitch ? sv.gpus : 0);
+  std::int64_t nodes = servers * per_server_nodes;
+  std::int64_t links = servers * per_server_links + servers * sv.nics;
+  const topo::FabricSpec& fb = spec.fabric;
+  if (fb.kind == topo::FabricKind::kFatTree) {
+    const std::int64_t leaves = (servers + fb.servers_per_leaf - 1) / fb.servers_per_leaf;
+    nodes += leaves + fb.spines;
+    links += leaves * fb.spines;
+  } else if (fb.kind == topo::FabricKind::kWan) {
+    nodes += static_cast<std::int64_t>(fb.regions.size());
+    links += static_cast<std::int64_t>(fb.wan_links.size());
+  } else {
+    nodes += 1;
+  }
+  if (nodes > kMaxClusterNodes || links > kMaxClusterLinks) {
+    top.fail("servers", "the cluster would have " + std::to_string(nodes) + " nodes and " +
+                            std::to_string(links) +
+                            " links; expected at most 16777216 nodes and 33554432 links (fewer "
+                            "servers, or smaller servers)");
+  }
+}
+
 // "file:line" of `key` itself inside `map` (the line a reader looks for), else of the map.
 std::string key_location(const Document& doc, const YAML::Node& map, std::string_view key) {
   if (map.IsMap()) {
@@ -147,7 +191,11 @@ std::string key_location(const Document& doc, const YAML::Node& map, std::string
 }  // namespace
 
 LoadedTopology load_topology(const std::filesystem::path& path, const Params& overrides) {
-  Document doc = Document::load_file(path);
+  return load_topology(Document::load_file(path), overrides);
+}
+
+LoadedTopology load_topology(const Document& doc, const Params& overrides) {
+  const std::filesystem::path& path = doc.path();
   MapReader top(doc, doc.root(), "");
 
   // Parameters: declared defaults, then the scenario's overrides.
@@ -175,7 +223,10 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
                        (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
                        "; it declares: " + (declared.empty() ? "none" : declared));
     }
-    it->second = value;
+    // reset(), not `=`: assigning a YAML::Node writes the value into the topology's document.
+    it->second.value.reset(value.value);
+    it->second.where = value.where;
+    it->second.document = value.document;
   }
   for (const auto& [name, p] : *params) {
     out.params.emplace_back(name, p.value.IsScalar()                    ? p.value.Scalar()
@@ -189,18 +240,31 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   spec.description = top.string_or("description", "");
   // A WAN topology may leave `servers` out: it is then the sum over its regions.
   const bool derive_servers = !top.has("servers");
-  spec.servers = derive_servers ? (1 << 20) : static_cast<int>(top.integer("servers", 1, 1 << 20));
+  spec.servers =
+      derive_servers ? kMaxServers : static_cast<int>(top.integer("servers", 1, kMaxServers));
   MapReader server = top.map("server");
   spec.server = read_server(server);
   MapReader fabric = top.map("fabric");
   spec.fabric = read_fabric(fabric, spec.servers);
-  if (derive_servers) {
-    if (spec.fabric.kind != topo::FabricKind::kWan) top.fail("servers", "missing required key");
-    spec.servers = 0;
+  if (spec.fabric.kind == topo::FabricKind::kWan) {
+    std::int64_t held = 0;
     for (const auto& r : spec.fabric.regions)
-      spec.servers += r.servers;
-    if (spec.servers == 0) fabric.fail("regions", "the regions hold no servers");
+      held += r.servers;
+    if (held > kMaxServers) {
+      fabric.fail("regions", "the regions hold " + std::to_string(held) +
+                                 " servers; expected at most 1048576");
+    }
+    if (derive_servers) spec.servers = static_cast<int>(held);
+    if (held == 0) fabric.fail("regions", "the regions hold no servers");
+    if (held != spec.servers) {
+      fabric.fail("regions", "the regions hold " + std::to_string(held) +
+                                 " servers; expected the topology's servers, " +
+                                 std::to_string(spec.servers));
+    }
+  } else if (derive_servers) {
+    top.fail("servers", "missing required key");
   }
+  check_cluster_size(top, spec);
   top.finish();
   out.path = path;
   out.quantities = top.quantities();
@@ -212,8 +276,65 @@ LoadedTopology load_topology(const std::filesystem::path& path, const Params& ov
   return out;
 }
 
-topo::Topology build_connected(const LoadedTopology& topology) {
-  topo::Topology t = topo::build_cluster(topology.spec);
+namespace {
+
+// check_connected's reduced cluster and, for each of its servers, the full cluster's index.
+struct ReducedCluster {
+  topo::ClusterSpec spec;
+  std::vector<int> full_server;
+};
+
+ReducedCluster reduce(const topo::ClusterSpec& full) {
+  ReducedCluster r{full, {}};
+  const auto keep = [&](int first, int count) {  // servers first .. first + count - 1
+    for (int i = 0; i < count; ++i)
+      r.full_server.push_back(first + i);
+  };
+  switch (full.fabric.kind) {
+    case topo::FabricKind::kSwitch:
+      r.spec.servers = std::min(full.servers, 2);
+      keep(0, r.spec.servers);
+      break;
+    case topo::FabricKind::kFatTree: {
+      // Two servers of the first leaf and the first server of the second, if there is one.
+      const int per_leaf = std::max(full.fabric.servers_per_leaf, 1);
+      r.spec.fabric.servers_per_leaf = std::min(per_leaf, 2);
+      r.spec.fabric.spines = std::min(full.fabric.spines, 1);
+      const int first_leaf = std::min(full.servers, r.spec.fabric.servers_per_leaf);
+      keep(0, first_leaf);
+      if (full.servers > per_leaf) keep(per_leaf, 1);
+      r.spec.servers = static_cast<int>(r.full_server.size());
+      break;
+    }
+    case topo::FabricKind::kWan: {
+      int first = 0;
+      for (topo::WanRegionSpec& region : r.spec.fabric.regions) {
+        const int count = std::min(region.servers, 2);
+        keep(first, count);
+        first += region.servers;
+        region.servers = count;
+      }
+      r.spec.servers = static_cast<int>(r.full_server.size());
+      break;
+    }
+  }
+  return r;
+}
+
+// "s<i>.gpu0" of the reduced cluster as the full cluster names it (topo::build_cluster's names).
+std::string full_name(const std::string& name, const std::vector<int>& full_server) {
+  const auto dot = name.find('.');
+  if (name.size() < 3 || name[0] != 's' || dot == std::string::npos) return name;
+  const int reduced = std::stoi(name.substr(1, dot - 1));
+  return "s" + std::to_string(full_server.at(static_cast<std::size_t>(reduced))) + name.substr(dot);
+}
+
+}  // namespace
+
+int check_connected(const LoadedTopology& topology) {
+  const topo::ClusterSpec& spec = topology.spec;
+  const ReducedCluster reduced = reduce(spec);
+  const topo::Topology t = topo::build_cluster(reduced.spec);
   const auto error_at = [&](const std::string& key, const std::string& message) {
     const auto it = topology.key_where.find(key);
     const std::string where = it != topology.key_where.end() ? it->second : topology.path.string();
@@ -221,7 +342,7 @@ topo::Topology build_connected(const LoadedTopology& topology) {
   };
   if (t.rank_count() == 0) throw error_at("server", "the topology has no GPUs");
   const auto gap = t.disconnected_pair();
-  if (!gap) return t;
+  if (!gap) return spec.servers * spec.server.gpus;
   // The two endpoints' common server, if any: then the gap is inside the server's wiring.
   const int server_a = t.node(gap->first).server;
   const int server_b = t.node(gap->second).server;
@@ -231,8 +352,44 @@ topo::Topology build_connected(const LoadedTopology& topology) {
   } else if (topology.spec.fabric.kind == topo::FabricKind::kWan) {
     key = "fabric.links";
   }
-  throw error_at(key, "no path from " + t.node(gap->first).name + " to " +
-                          t.node(gap->second).name + " (disconnected topology)");
+  throw error_at(key, "no path from " + full_name(t.node(gap->first).name, reduced.full_server) +
+                          " to " + full_name(t.node(gap->second).name, reduced.full_server) +
+                          " (disconnected topology)");
+}
+
+double slowest_bandwidth_Bps(const topo::ClusterSpec& spec) {
+  const topo::ServerSpec& sv = spec.server;
+  double slowest = sv.pcie.bandwidth_Bps;
+  const auto consider = [&](double bandwidth_Bps) {
+    if (bandwidth_Bps > 0) slowest = std::min(slowest, bandwidth_Bps);
+  };
+  if (sv.cpus > 1) consider(sv.smp.bandwidth_Bps);
+  if (!sv.nvlinks.empty()) consider(sv.nvlink.bandwidth_Bps);
+  if (sv.nvswitch) consider(sv.nvswitch->bandwidth_Bps);
+  if (sv.nics > 0) consider(sv.nic.bandwidth_Bps);
+  if (sv.nic_egress_bandwidth_Bps) consider(*sv.nic_egress_bandwidth_Bps);
+  consider(sv.cpu_loopback_bandwidth_Bps);
+  if (spec.fabric.kind == topo::FabricKind::kFatTree) consider(spec.fabric.uplink.bandwidth_Bps);
+  for (const topo::WanLinkSpec& l : spec.fabric.wan_links)
+    consider(l.params.bandwidth_Bps);
+  return slowest;
+}
+
+std::string shared_host_without_loopback(const topo::ClusterSpec& spec) {
+  const topo::ServerSpec& sv = spec.server;
+  if (sv.cpu_loopback_bandwidth_Bps > 0 || sv.cpus < 1) return "";
+  // Each GPU's host, as topo::build_cluster attaches it: its PCIe switch's socket, else g % cpus.
+  std::vector<int> ranks_on(static_cast<std::size_t>(sv.cpus), 0);
+  for (int g = 0; g < sv.gpus; ++g) {
+    int cpu = g % sv.cpus;
+    for (const topo::PcieSwitchSpec& ps : sv.pcie_switches) {
+      if (std::find(ps.gpus.begin(), ps.gpus.end(), g) != ps.gpus.end()) cpu = ps.cpu;
+    }
+    if (cpu >= 0 && cpu < sv.cpus && ++ranks_on[static_cast<std::size_t>(cpu)] == 2) {
+      return "s0.cpu" + std::to_string(cpu);
+    }
+  }
+  return "";
 }
 
 std::vector<std::string> topology_parameters(const std::filesystem::path& path) {

@@ -1,12 +1,14 @@
 #include "sim/io/yaml_reader.h"
 
 #include <algorithm>
-#include <fstream>
+#include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 #include "sim/core/error.h"
 #include "sim/core/strings.h"
 #include "sim/core/units.h"
+#include "sim/io/input_file.h"
 
 namespace adaptsim::io {
 namespace {
@@ -21,6 +23,11 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Null:
       return "nothing (null)";
     case YAML::NodeType::Scalar:
+      // A long value is cut: the message stays a readable line.
+      if (n.Scalar().size() > 80) {
+        return "\"" + n.Scalar().substr(0, 60) + "...\" (" + std::to_string(n.Scalar().size()) +
+               " characters)";
+      }
       return "\"" + n.Scalar() + "\"";
     default:
       return "nothing";
@@ -72,6 +79,137 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
 }
 
 // ---------------------------------------------------------------------------------------------
+// Strict parsing
+
+namespace {
+
+std::string line_of(const YAML::Mark& mark) {
+  return mark.line >= 0 ? std::to_string(mark.line + 1) : std::string("?");
+}
+
+// Walks every value once per path it is reachable by, rejecting repeated keys; `budget` bounds
+// the walk (aliases let a short text name exponentially many values).
+class UniqueKeyCheck {
+ public:
+  UniqueKeyCheck(const std::string& label, std::size_t budget) : label_(label), budget_(budget) {}
+
+  void walk(const YAML::Node& node, const std::string& path) {
+    if (budget_ == 0) {
+      throw InputError(label_ + ":" + line_of(node.Mark()) +
+                       ": anchors and aliases expand to more values than the file could hold "
+                       "written out; write the values out (or reuse fewer)");
+    }
+    --budget_;
+    if (node.IsMap()) {
+      std::unordered_map<std::string, int> lines;  // key -> its 0-based line
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+        const std::string child = path.empty() ? key : path + "." + key;
+        if (it->first.IsScalar()) {
+          const auto [first, inserted] = lines.emplace(key, it->first.Mark().line);
+          if (!inserted) {
+            throw InputError(label_ + ":" + line_of(it->first.Mark()) + ": key '" + child +
+                             "' is given twice in one mapping (first at line " +
+                             std::to_string(first->second + 1) +
+                             "); expected each key once (YAML would keep only the first)");
+          }
+        }
+        walk(it->second, child);
+      }
+    } else if (node.IsSequence()) {
+      std::size_t i = 0;
+      for (auto it = node.begin(); it != node.end(); ++it, ++i)
+        walk(*it, path + "[" + std::to_string(i) + "]");
+    }
+  }
+
+ private:
+  const std::string& label_;
+  std::size_t budget_;
+};
+
+// Written out, a document has at most about one value per character.
+void check_unique_keys(const YAML::Node& root, const std::string& label, std::size_t text_size,
+                       const std::string& path) {
+  UniqueKeyCheck(label, 2 * text_size + 16).walk(root, path);
+}
+
+// The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), or npos.
+std::size_t invalid_utf8_at(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // cut short at the end
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+YAML::Node parse_yaml(const std::string& text, const std::string& label) {
+  // YAML is Unicode text; other bytes would pass through into names, CSVs and manifests.
+  if (const std::size_t at = invalid_utf8_at(text); at != std::string_view::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+    throw InputError(label + ":" + std::to_string(line) +
+                     ": expected UTF-8 text, found a byte that is not (offset " +
+                     std::to_string(at) + ")");
+  }
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (documents.size() > 1) {
+    // The line of the second document's "---" (or "..."), which yaml-cpp does not mark.
+    std::size_t markers = 0, line = 0, at = 0;
+    bool content = false;  // a document before the marker (a leading "---" opens the first)
+    for (std::size_t n = 1; at <= text.size(); ++n) {
+      const std::size_t end = std::min(text.find('\n', at), text.size());
+      const std::string_view l(text.data() + at, end - at);
+      if (l.rfind("---", 0) == 0 || l.rfind("...", 0) == 0) {
+        if (content && ++markers == 1) {
+          line = n;
+          break;
+        }
+      } else if (l.find_first_not_of(" \t\r") != std::string_view::npos && l[0] != '#') {
+        content = true;
+      }
+      at = end + 1;
+    }
+    throw InputError(label + ":" + (line ? std::to_string(line) : line_of(documents[1].Mark())) +
+                     ": a second YAML document; expected one document per file");
+  }
+  if (documents.empty()) return YAML::Node();
+  check_unique_keys(documents.front(), label, text.size(), "");
+  return documents.front();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Document
 
 Document Document::parse_string(const std::string& text, const std::string& label) {
@@ -91,11 +229,7 @@ Document Document::parse_string(const std::string& text, const std::string& labe
   if (text.find('\0') != std::string::npos) {
     throw InputError(label + ": not a YAML file (it contains binary data)");
   }
-  try {
-    d.root_ = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  d.root_ = parse_yaml(text, label);
   if (!d.root_.IsMap()) {
     throw InputError(label + ":" + std::to_string(d.root_.Mark().line + 1) +
                      ": expected a YAML mapping of keys at the top level, got " +
@@ -106,11 +240,7 @@ Document Document::parse_string(const std::string& text, const std::string& labe
 }
 
 Document Document::load_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot read the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  Document d = parse_string(ss.str(), path.string());
+  Document d = parse_string(read_input_file(path), path.string());
   d.path_ = path;
   return d;
 }
@@ -121,6 +251,43 @@ Document Document::clone() const {
   d.path_ = path_;
   d.text_ = text_;
   d.root_ = YAML::Load(text_);
+  d.path_keyed_ = path_keyed_;
+  for (const Override& o : overrides_)
+    d.set(o.key, o.text, o.origin);
+  return d;
+}
+
+Document Document::clone_without(std::string_view key) const {
+  // The lines from `key`'s own to the next top-level key's (or the end), in document order.
+  int first = -1, next = -1;
+  bool shares_line = false;  // another key on the key's line: a flow mapping, nothing to drop
+  std::vector<int> lines;
+  for (auto it = root_.begin(); it != root_.end(); ++it)
+    lines.push_back(it->first.Mark().line);
+  std::size_t i = 0;
+  for (auto it = root_.begin(); it != root_.end(); ++it, ++i) {
+    if (!(it->first.IsScalar() && it->first.Scalar() == key)) continue;
+    first = lines[i];
+    if (i + 1 < lines.size()) next = lines[i + 1];
+    for (std::size_t k = 0; k < lines.size(); ++k)
+      shares_line = shares_line || (k != i && lines[k] == first);
+  }
+  if (first < 0 || shares_line) return clone();
+  Document d = *this;
+  d.overrides_.clear();
+  d.origins_.clear();
+  std::string text;
+  text.reserve(text_.size());
+  int line = 0;
+  for (std::size_t at = 0; at < text_.size();) {
+    const std::size_t end = std::min(text_.find('\n', at), text_.size());
+    if (line < first || (next >= 0 && line >= next)) text.append(text_, at, end - at);
+    if (end < text_.size()) text += '\n';
+    at = end + 1;
+    ++line;
+  }
+  d.text_ = std::move(text);
+  d.root_ = YAML::Load(d.text_);
   for (const Override& o : overrides_)
     d.set(o.key, o.text, o.origin);
   return d;
@@ -135,6 +302,7 @@ void Document::set(std::string_view dotted_key, const std::string& yaml_text,
   } catch (const YAML::Exception&) {
     value = YAML::Node(yaml_text);
   }
+  check_unique_keys(value, origin, yaml_text.size(), std::string(dotted_key));
   if (!value.IsDefined() || value.IsNull()) value = YAML::Node(yaml_text);
 
   // Split into segments; at each map prefer the longest key that matches the remaining path.
@@ -174,13 +342,30 @@ void Document::set(std::string_view dotted_key, const std::string& yaml_text,
         break;
       }
     }
+    // Under a path-keyed top-level mapping the rest of the path is one key.
+    if (i == 1 && path_keyed_.count(parts[0])) take = parts.size() - i;
     std::string key = parts[i];
     for (std::size_t k = i + 1; k < i + take; ++k)
       key += "." + parts[k];
     i += take;
     if (i == parts.size()) {
       node[key] = value;
-      origins_.emplace_back(node[key], origin);
+      // The value and everything in it: an error inside a mapping given with --set names it.
+      std::vector<YAML::Node> todo{node[key]};
+      while (!todo.empty()) {
+        const YAML::Node n = todo.back();
+        todo.pop_back();
+        origins_.emplace_back(n, origin);
+        if (n.IsMap()) {
+          for (auto it = n.begin(); it != n.end(); ++it) {
+            todo.push_back(it->first);
+            todo.push_back(it->second);
+          }
+        } else if (n.IsSequence()) {
+          for (auto it = n.begin(); it != n.end(); ++it)
+            todo.push_back(*it);
+        }
+      }
       return;
     }
     YAML::Node child = node[key];
@@ -221,12 +406,14 @@ std::string MapReader::key_path(std::string_view key) const {
 
 bool MapReader::has(std::string_view key) const {
   const YAML::Node n = node_;
-  YAML::Node v = n[std::string(key)];
+  const YAML::Node v = n[std::string(key)];
   if (v.IsDefined() && v.IsScalar() && params_) {
     const std::string& text = v.Scalar();
     if (text.size() > 3 && text.rfind("${", 0) == 0 && text.back() == '}') {
       auto it = params_->find(std::string_view(text).substr(2, text.size() - 3));
-      if (it != params_->end()) v = it->second.value;
+      // Never `v = value`: assigning to a YAML::Node writes through to the document, which would
+      // replace the "${name}" reference by the value and lose where the value was given.
+      if (it != params_->end()) return it->second.value.IsDefined() && !it->second.value.IsNull();
     }
   }
   return v.IsDefined() && !v.IsNull();
@@ -254,15 +441,19 @@ YAML::Node MapReader::lookup(std::string_view key) {
         fail(key, "refers to an undeclared parameter ${" + name + "}" +
                       (guess.empty() ? "" : " (did you mean ${" + guess + "}?)"));
       }
-      substituted_where_[std::string(key)] = p->where;
+      substituted_[std::string(key)] = p;
       return p->value;
     }
   }
   return v;
 }
 
-MapReader MapReader::child(YAML::Node node, std::string path) const {
-  MapReader r(*doc_, node, std::move(path));
+MapReader MapReader::child(YAML::Node node, std::string path, std::string_view key) const {
+  const Document* doc = doc_;
+  if (auto it = substituted_.find(key); it != substituted_.end() && it->second->document) {
+    doc = it->second->document;
+  }
+  MapReader r(*doc, node, std::move(path));
   r.quantities_ = quantities_;
   r.params_ = params_;
   return r;
@@ -270,8 +461,8 @@ MapReader MapReader::child(YAML::Node node, std::string path) const {
 
 void MapReader::fail(std::string_view key, const std::string& message) const {
   std::string where;
-  if (auto it = substituted_where_.find(key); it != substituted_where_.end()) {
-    where = it->second;
+  if (auto it = substituted_.find(key); it != substituted_.end()) {
+    where = it->second->where;
   } else {
     const YAML::Node n = node_;
     const YAML::Node v = n[std::string(key)];
@@ -335,11 +526,15 @@ std::int64_t MapReader::integer(std::string_view key, std::int64_t min, std::int
 
 double MapReader::number(std::string_view key) {
   YAML::Node v = scalar(key, "a number");
+  double x = 0;
   try {
-    return v.as<double>();
+    x = v.as<double>();
   } catch (const YAML::Exception&) {
     fail(key, "expected a number, got " + describe(v));
   }
+  // YAML reads .nan and .inf as numbers; no input means either.
+  if (!std::isfinite(x)) fail(key, "expected a finite number, got " + describe(v));
+  return x;
 }
 
 bool MapReader::boolean(std::string_view key) {
@@ -356,7 +551,7 @@ std::string MapReader::read_quantity(std::string_view key,
                                      bool source_required) {
   YAML::Node v = required(key);
   if (v.IsMap()) {
-    MapReader q = child(v, key_path(key));
+    MapReader q = child(v, key_path(key), key);
     const std::string text = q.string("value");
     if (source_required && !q.has("source")) {
       q.fail("source", "missing required key (every number needs its source)");
@@ -411,7 +606,7 @@ double MapReader::percent(std::string_view key) {
 MapReader MapReader::map(std::string_view key) {
   YAML::Node v = required(key);
   if (!v.IsMap()) fail(key, "expected a mapping of keys, got " + describe(v));
-  return child(v, key_path(key));
+  return child(v, key_path(key), key);
 }
 
 std::optional<MapReader> MapReader::optional_map(std::string_view key) {
@@ -557,7 +752,7 @@ MapReader MapReader::item_map(const MapReader& parent, std::string_view key, std
     throw InputError(parent.doc_->where(item) + ": key '" + path +
                      "': expected a mapping of keys, got " + describe(item));
   }
-  return parent.child(item, path);
+  return parent.child(item, path, key);
 }
 
 }  // namespace adaptsim::io

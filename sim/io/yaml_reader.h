@@ -32,6 +32,13 @@
 
 namespace adaptsim::io {
 
+// Parses one YAML document strictly, so that nothing in the text is silently dropped: invalid
+// YAML, a second document (after "---"), a key given twice in one mapping (yaml-cpp keeps the
+// first and ignores the rest), and anchors and aliases that expand to far more values than the
+// text holds (a "billion laughs" file) are InputErrors at "label:line". An empty text is a null
+// node.
+YAML::Node parse_yaml(const std::string& text, const std::string& label);
+
 // A parsed YAML file plus the provenance of values that were substituted into it.
 class Document {
  public:
@@ -41,16 +48,25 @@ class Document {
 
   const std::string& label() const { return label_; }  // the file path as given
   const std::filesystem::path& path() const { return path_; }
+  const std::string& text() const { return text_; }  // the file's bytes as read
   YAML::Node root() const { return root_; }
   // A deep copy of the file as loaded, with the same set() overrides applied again (so their
   // origins stay known): each sweep point starts from one.
   Document clone() const;
+  // As clone(), from the text with the top-level `key`'s lines blanked (so every other line keeps
+  // its number) where that is possible (a block mapping at the top): a scenario's sweep points
+  // then do not parse the sweep's value lists again, each of them. Else a plain clone.
+  Document clone_without(std::string_view key) const;
 
   // Sets the value at a dotted key ("topology.params.servers") from YAML text ("16", "[1, 2]",
   // "10Gbps"), creating intermediate maps. A map key may itself contain dots: the longest key
   // that matches the rest of the path wins. `origin` labels the value in error messages
   // ("--set topology.params.servers=16").
   void set(std::string_view dotted_key, const std::string& yaml_text, const std::string& origin);
+  // Declares a top-level mapping whose keys are themselves dotted paths (a scenario's `sweep:`
+  // maps "topology.params.servers" to its values): set("sweep.a.b", ...) then sets the key "a.b"
+  // of that mapping, whether or not it is there yet. Kept by clone().
+  void set_path_keyed(std::string top_level_key) { path_keyed_.insert(std::move(top_level_key)); }
   // "file:line" for a node from the file, or the override's label.
   std::string where(const YAML::Node& node) const;
 
@@ -63,6 +79,7 @@ class Document {
     std::string key, text, origin;
   };
   std::vector<Override> overrides_;
+  std::set<std::string, std::less<>> path_keyed_;
   std::vector<std::pair<YAML::Node, std::string>> origins_;
 };
 
@@ -84,6 +101,9 @@ struct WithSource {
 struct Param {
   YAML::Node value;
   std::string where;
+  // The document the value belongs to, when it is not the one that refers to it (a scenario's
+  // topology.params): errors inside a mapping or list value are then located in that document.
+  const Document* document = nullptr;
 };
 using Params = std::map<std::string, Param, std::less<>>;
 
@@ -183,14 +203,17 @@ class MapReader {
 
   // The value at `key` after "${name}" substitution (undefined node if absent).
   YAML::Node lookup(std::string_view key);
-  MapReader child(YAML::Node node, std::string path) const;
+  // A reader of `node`, a value at `key` of this map (in the parameter's document if `key` was
+  // substituted).
+  MapReader child(YAML::Node node, std::string path, std::string_view key) const;
 
   const Document* doc_;
   YAML::Node node_;
   std::string path_;
   std::set<std::string, std::less<>> used_;
   std::shared_ptr<const Params> params_;
-  std::map<std::string, std::string, std::less<>> substituted_where_;
+  // Keys whose value came from a parameter (the parameter lives in params_).
+  std::map<std::string, const Param*, std::less<>> substituted_;
   std::shared_ptr<std::vector<SourcedQuantity>> quantities_;
 };
 

@@ -14,10 +14,12 @@
 //     socket_buffer: 0B         # serialized only: the sender's kernel socket buffer
 //     sharing: max-min          # or bottleneck (cheaper, for very large clusters)
 
+#include <algorithm>
 #include <memory>
 
 #include "sim/coll/collective.h"
 #include "sim/core/error.h"
+#include "sim/core/units.h"
 #include "sim/io/output.h"
 #include "sim/run/allreduce_sim.h"
 #include "sim/run/workload.h"
@@ -35,7 +37,7 @@ class AllReduceWorkload final : public Workload {
         options_(options) {
     // Validate the topology once here, so bad input (a disconnected topology, located at the
     // topology file's key that leaves the gap) fails before any task runs.
-    ranks_ = io::build_connected(topology).rank_count();
+    ranks_ = io::check_connected(topology);
   }
 
   std::vector<std::string> columns() const override {
@@ -105,6 +107,10 @@ std::vector<coll::StrategyKind> read_strategies(io::MapReader& w) {
                                (guess.empty() ? "" : " (did you mean " + guess + "?)") +
                                "; `simctl list strategies` shows all");
     }
+    // Rows are told apart by strategy and size: a strategy listed twice gives twin rows.
+    if (std::find(out.begin(), out.end(), *k) != out.end()) {
+      w.fail("strategies", "strategy " + name + " is listed twice; expected each strategy once");
+    }
     out.push_back(*k);
   }
   return out;
@@ -131,15 +137,45 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
   options.transport.endpoint = endpoint == "host" ? fabric::Endpoint::kHost : fabric::Endpoint::kGpu;
   options.algorithm.chunk_bytes = w.size_bytes_or("chunk_size", 1 << 20);
   if (options.algorithm.chunk_bytes == 0) w.fail("chunk_size", "must be > 0");
+  // KungFu's graph strategies run every chunk as its own collective, with state on every rank:
+  // memory grows as chunks x ranks (about 2 kB each; 64 MiB in 4 KiB chunks on 4 ranks took
+  // 125 MB; 65,536 on 8 ranks 936 MB). 16,384 chunks is a 16 GiB buffer at KungFu's 1 MiB chunks.
+  constexpr std::uint64_t kMaxChunks = 1 << 14;
+  const std::uint64_t chunks =
+      max_bytes / options.algorithm.chunk_bytes + (max_bytes % options.algorithm.chunk_bytes != 0);
+  if (chunks > kMaxChunks &&
+      std::any_of(strategies.begin(), strategies.end(), coll::is_graph_strategy)) {
+    w.fail("chunk_size", "a chunk size of " + format_size(options.algorithm.chunk_bytes) +
+                             " splits max_bytes (" + format_size(max_bytes) + ") into " +
+                             std::to_string(chunks) +
+                             " chunks; expected at most 16384 for the graph strategies (memory "
+                             "grows with chunks x ranks): a larger chunk_size");
+  }
   read_connection(w, options.transport);
   options.sharing = read_sharing(w);
+  check_message_time(w, "max_bytes", max_bytes, ctx.topology.spec);
+  if (const std::string host = io::shared_host_without_loopback(ctx.topology.spec);
+      !host.empty() && options.transport.endpoint == fabric::Endpoint::kHost) {
+    w.fail("endpoint", "ranks share host " + host + " of topology " +
+                           ctx.topology.path.filename().string() +
+                           ", which has no server.cpu.loopback_bandwidth for their host messages; "
+                           "expected a loopback bandwidth, or endpoint: gpu");
+  }
   w.finish();
 
+  // Whole elements, as nccl-tests: a size below one element, or two sizes that round down to
+  // the same count, gave rows of size 0 or twin rows no one could tell apart.
+  const std::uint64_t element_bytes = coll::dtype_size(options.dtype);
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t s = std::max<std::uint64_t>(min_bytes, 1); s <= max_bytes;
        s *= static_cast<std::uint64_t>(factor)) {
-    sizes.push_back(s);
+    const std::uint64_t whole = s / element_bytes * element_bytes;
+    if (whole > 0 && (sizes.empty() || sizes.back() != whole)) sizes.push_back(whole);
     if (s > max_bytes / static_cast<std::uint64_t>(factor)) break;
+  }
+  if (sizes.empty()) {
+    w.fail("max_bytes", "no size from min_bytes to max_bytes holds a whole " + dtype +
+                            " element (" + std::to_string(element_bytes) + " B)");
   }
   return std::make_unique<AllReduceWorkload>(ctx.topology, std::move(strategies), std::move(sizes),
                                              options);

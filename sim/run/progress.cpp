@@ -9,10 +9,12 @@ bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) == 1;
 }
 
-ProgressBar::ProgressBar(std::string label, std::size_t total, bool enabled)
+ProgressBar::ProgressBar(std::string label, std::size_t total, bool enabled,
+                         std::chrono::milliseconds show_after)
     : label_(std::move(label)),
       total_(total),
       enabled_(enabled),
+      show_after_(show_after),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
@@ -25,7 +27,7 @@ void ProgressBar::update(std::size_t done) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  if (elapsed < 1.0) return;  // quick runs print nothing
+  if (now - start_ < show_after_) return;  // quick runs print nothing
   if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100) && done < total_) return;
   last_draw_ = now;
   drawn_ = true;

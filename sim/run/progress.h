@@ -11,7 +11,9 @@ namespace adaptsim::run {
 
 class ProgressBar {
  public:
-  ProgressBar(std::string label, std::size_t total, bool enabled);
+  // Nothing is drawn before `show_after` has passed: quick commands print nothing extra.
+  ProgressBar(std::string label, std::size_t total, bool enabled,
+              std::chrono::milliseconds show_after = std::chrono::seconds(1));
   ~ProgressBar();
   void update(std::size_t done);  // thread-safe
   void finish();
@@ -21,6 +23,7 @@ class ProgressBar {
   std::size_t total_;
   bool enabled_;
   bool drawn_ = false;
+  std::chrono::milliseconds show_after_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
   std::mutex mutex_;

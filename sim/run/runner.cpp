@@ -1,6 +1,7 @@
 #include "sim/run/runner.h"
 
 #include <adaptsim/version.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -8,8 +9,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -37,24 +41,36 @@ std::string shell_quoted(const std::string& s) {
 // <name>.compare.png next to the CSV. The figure is a by-product: without python3, matplotlib or
 // the script, one line on stderr says it was skipped and how to draw it, and the comparison still
 // succeeds. plots/ is found as simctl finds the shipped data: $ADAPTSIM_DATA, else the source tree.
-// Returns the PNG's path, empty when skipped.
-std::filesystem::path render_compare_plot(const std::filesystem::path& csv) {
+// The figure is drawn from `csv_text` in a temporary file beside `csv` (the CSV is written with
+// the figure and the summary, all or none); returns the PNG's bytes, empty when skipped.
+std::string render_compare_plot(const std::filesystem::path& csv, const std::string& csv_text) {
   namespace fs = std::filesystem;
   const fs::path python = "/usr/bin/python3";
   const char* data = std::getenv("ADAPTSIM_DATA");
   const fs::path script =
       fs::path(data != nullptr ? data : ADAPTSIM_SOURCE_DIR) / "plots" / "compare.py";
-  const fs::path png = fs::path(csv).replace_extension(".png");  // NAME.compare.png
   const std::string draw = python.string() + " " + script.string() + " " + csv.string();
   auto skipped = [&](const std::string& why) {
     std::fprintf(stderr, "plot skipped (%s); draw it with: %s\n", why.c_str(), draw.c_str());
-    return fs::path();
+    return std::string();
   };
   std::error_code ec;
   if (!fs::exists(python, ec)) return skipped("no " + python.string());
   if (!fs::exists(script, ec)) return skipped("no " + script.string());
+  const std::string stem = "." + csv.filename().string() + ".plot." + std::to_string(::getpid());
+  const fs::path tmp_csv = csv.parent_path() / (stem + ".csv");
+  const fs::path png = csv.parent_path() / (stem + ".png");
+  struct Remove {  // the temporaries go on every path out
+    fs::path a, b;
+    ~Remove() {
+      std::error_code e;
+      fs::remove(a, e);
+      fs::remove(b, e);
+    }
+  } remove{tmp_csv, png};
+  io::write_file_atomic(tmp_csv, csv_text);
   const std::string command = shell_quoted(python.string()) + " " + shell_quoted(script.string()) +
-                              " " + shell_quoted(csv.string()) + " -o " +
+                              " " + shell_quoted(tmp_csv.string()) + " -o " +
                               shell_quoted(png.string()) + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return skipped("cannot start " + python.string());
@@ -67,14 +83,21 @@ std::filesystem::path render_compare_plot(const std::filesystem::path& csv) {
   const int status = ::pclose(pipe);
   const std::uintmax_t png_bytes = fs::file_size(png, ec);
   if (status == 0 && !ec && png_bytes > 0) {
-    std::printf("wrote %s\n", png.string().c_str());
-    return png;
+    std::ifstream in(png, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!bytes.empty()) return bytes;
   }
   while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
     output.pop_back();
   const std::size_t line = output.rfind('\n');
   const std::string last = line == std::string::npos ? output : output.substr(line + 1);
   return skipped(last.empty() ? "compare.py failed" : "compare.py: " + last);
+}
+
+// A manifest's text. Strings from the user (the scenario, the command line) may hold bytes that
+// are not UTF-8; they are written as U+FFFD rather than failing the run after it is done.
+std::string dump_json(const nlohmann::ordered_json& m) {
+  return m.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace
@@ -86,7 +109,8 @@ std::string steps_csv_name(const std::string& csv_name) {
   return stem + ".steps.csv";
 }
 
-Tables collect_rows(const Scenario& scenario, const RunOptions& options) {
+Tables collect_rows(const Scenario& scenario, const RunOptions& options,
+                    std::vector<io::OutputFile>* files) {
   // Flatten (point, task) in order.
   struct Item {
     const ScenarioPoint* point;
@@ -133,12 +157,6 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options) {
                          "': its workload writes no connection traces (training only)");
       }
     }
-    std::error_code ec;
-    std::filesystem::create_directories(options.trace_dir, ec);
-    if (ec) {
-      throw RuntimeFailure(options.trace_dir.string() +
-                           ": cannot create the trace folder: " + ec.message());
-    }
     for (std::size_t i = 0; i < items.size(); ++i) {
       contexts[i].trace_dir = options.trace_dir;
       // Appended, not "p" + ...: GCC 12's -Wrestrict false positive (bug 105651).
@@ -146,10 +164,17 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options) {
       contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
     }
   }
+  std::vector<std::vector<io::OutputFile>> task_files(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i)
+    contexts[i].files = &task_files[i];
   auto results = parallel_map<TaskRows>(
       items.size(), threads, [&](std::size_t i) { return items[i].task->run(contexts[i]); },
       [&](std::size_t done) { bar.update(done); });
   bar.finish();
+  if (files != nullptr) {
+    for (auto& f : task_files)
+      std::move(f.begin(), f.end(), std::back_inserter(*files));
+  }
 
   for (std::size_t i = 0; i < items.size(); ++i) {
     auto add = [&](io::CsvTable& to, Row& row) {
@@ -172,8 +197,10 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options) {
 RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const std::time_t started_at = std::time(nullptr);
-  const Tables tables = collect_rows(scenario, options);
+  std::vector<io::OutputFile> files;  // the tasks' traces; the CSVs and manifest join them below
+  const Tables tables = collect_rows(scenario, options, &files);
   const io::CsvTable& table = tables.summary;
+  check_results_finite(table, scenario.sweep_columns.size());
   const int threads = scenario.mode == Mode::kLive ? 1
                       : options.threads > 0
                           ? options.threads
@@ -235,10 +262,41 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
   m["points"] = points;
 
-  io::write_file_atomic(summary.csv_path, table.render());
-  if (tables.steps) io::write_file_atomic(summary.steps_path, tables.steps->render());
-  io::write_file_atomic(summary.manifest_path, m.dump(2) + "\n");
+  if (!options.trace_dir.empty()) {
+    std::filesystem::create_directories(options.trace_dir, ec);
+    if (ec) {
+      throw RuntimeFailure(options.trace_dir.string() +
+                           ": cannot create the trace folder: " + ec.message());
+    }
+  }
+  // All or none: the traces, the CSVs and the manifest go to temporary names first.
+  files.push_back({summary.csv_path, table.render()});
+  if (tables.steps) files.push_back({summary.steps_path, tables.steps->render()});
+  files.push_back({summary.manifest_path, dump_json(m)});
+  io::write_files_atomic(files);
   return summary;
+}
+
+// A result the model could not compute (inf, nan) is never written as if it were one: inputs are
+// range-checked so that none arises, and this is the last guard (bad input: exit 2, nothing
+// written). Text columns (names, labels, units) and the sweep's own values are not results.
+void check_results_finite(const io::CsvTable& table, std::size_t sweep_columns) {
+  static const std::set<std::string, std::less<>> kText = {
+      "mode", "topology", "model", "system", "strategy", "sample_unit", "dtype"};
+  for (std::size_t r = 0; r < table.size(); ++r) {
+    for (std::size_t c = sweep_columns; c < table.columns().size(); ++c) {
+      const std::string& cell = table.rows()[r][c];
+      if (kText.count(table.columns()[c]) || cell.empty()) continue;
+      char* end = nullptr;
+      const double v = std::strtod(cell.c_str(), &end);
+      if (end == cell.c_str() + cell.size() && !std::isfinite(v)) {
+        throw InputError("row " + std::to_string(r + 1) + ", column " + table.columns()[c] +
+                         ": the result is " + cell +
+                         ", not a number: the scenario's values are beyond what the model "
+                         "computes; nothing was written");
+      }
+    }
+  }
 }
 
 CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenario& live,
@@ -337,10 +395,17 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
   m["max_abs_rel_error"] = summary.max_abs_error;
   m["wall_time_s"] = summary.wall_seconds;
   m["command"] = options.command_line;
-  io::write_file_atomic(summary.csv_path, out.render());
-  const std::filesystem::path plot = render_compare_plot(summary.csv_path);
-  m["plot"] = plot.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plot.string());
-  io::write_file_atomic(options.out_dir / (sim.name + ".compare.json"), m.dump(2) + "\n");
+  const std::string csv_text = out.render();
+  std::string png = render_compare_plot(summary.csv_path, csv_text);
+  const std::filesystem::path png_path =
+      std::filesystem::path(summary.csv_path).replace_extension(".png");  // NAME.compare.png
+  m["plot"] = png.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(png_path.string());
+  // All or none: the CSV, the figure and the summary.
+  std::vector<io::OutputFile> files{{summary.csv_path, csv_text}};
+  if (!png.empty()) files.push_back({png_path, std::move(png)});
+  files.push_back({options.out_dir / (sim.name + ".compare.json"), dump_json(m)});
+  io::write_files_atomic(files);
+  if (files.size() == 3) std::printf("wrote %s\n", png_path.string().c_str());
   return summary;
 }
 

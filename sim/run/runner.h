@@ -39,10 +39,17 @@ struct Tables {
   io::CsvTable summary;
   std::optional<io::CsvTable> steps;
 };
-// Runs every task and returns its tables, without writing anything.
-Tables collect_rows(const Scenario& scenario, const RunOptions& options);
+// Runs every task and returns its tables, without writing anything; the files tasks produce
+// besides rows (traces) go to `files` when given.
+Tables collect_rows(const Scenario& scenario, const RunOptions& options,
+                    std::vector<io::OutputFile>* files = nullptr);
 // The steps CSV's name beside the summary CSV: fig9.csv -> fig9.steps.csv.
 std::string steps_csv_name(const std::string& csv_name);
+
+// Throws InputError when a result cell (a column after the `sweep_columns` first ones, other than
+// the text columns mode, topology, model, system, strategy, sample_unit, dtype) is inf or nan:
+// run_scenario's last guard before writing, so nonsense never leaves with exit code 0.
+void check_results_finite(const io::CsvTable& table, std::size_t sweep_columns);
 
 // simctl compare: the same scenario simulated and live, paired row by row (both have the same
 // points and tasks in the same order). Writes <name>.compare.csv (sweep columns, model, system,

@@ -2,21 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/io/input_file.h"
 #include "sim/io/output.h"
+#include "sim/run/progress.h"
 
 namespace adaptsim::run {
 namespace {
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct SweepAxis {
   std::string key;
@@ -44,11 +37,39 @@ std::vector<SweepAxis> read_sweep(io::MapReader& top) {
       e.SetMapFormat(YAML::Flow);
       e.SetSeqFormat(YAML::Flow);
       e << v;
+      // Rows are told apart by their sweep values: a value listed twice gives twin rows.
+      if (std::find(axis.values.begin(), axis.values.end(), e.c_str()) != axis.values.end()) {
+        sweep.fail(
+            key, std::string("value ") + e.c_str() + " is listed twice; expected each value once");
+      }
       axis.values.emplace_back(e.c_str());
     }
     axes.push_back(std::move(axis));
   }
   return axes;
+}
+
+// Output file names (the scenario's name, its CSV): not hidden, not "." or "..", no characters a
+// shell or another file system would trip on, and short enough that every file derived from them
+// (NAME.manifest.json, NAME.compare.json, their temporaries) stays within NAME_MAX (255 bytes).
+constexpr std::size_t kMaxOutputNameChars = 200;
+constexpr std::string_view kOutputNameRule =
+    "1 to 200 letters, digits, '-', '_' and '.', starting with a letter or digit";
+
+bool valid_output_name(const std::string& name) {
+  if (name.empty() || name.size() > kMaxOutputNameChars ||
+      !std::isalnum(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+// A value in a message, cut to a readable length.
+std::string shown(const std::string& value) {
+  return "\"" + (value.size() > 40 ? value.substr(0, 40) + "...\" (" +
+                                         std::to_string(value.size()) + " characters)"
+                                   : value + "\"");
 }
 
 std::string column_name(const std::string& key) {
@@ -105,7 +126,7 @@ runtime::LiveOptions read_live(io::MapReader& top) {
       live->fail("hosts", "hosts are only used with `placement: hosts`");
     }
     if (auto fault = live->optional_map("fault")) {
-      o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0));
+      o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0, 1 << 20));
       o.fault_after_sends = static_cast<std::uint64_t>(fault->integer("after_sends", 0));
       fault->finish();
     }
@@ -125,10 +146,20 @@ void check_live_hosts(io::MapReader& top, const runtime::LiveOptions& live, cons
   }
 }
 
-ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& dir,
-                         std::uint64_t seed, Mode mode, const io::CalibrationProfile* calibration,
-                         const runtime::LiveOptions& live, runtime::LiveBackend* backend,
+// What every sweep point is loaded with.
+struct PointInputs {
+  std::filesystem::path dir;  // the scenario's folder: relative paths resolve against it
+  std::uint64_t seed = 1;
+  Mode mode = Mode::kSim;
+  const io::CalibrationProfile* calibration = nullptr;
+  runtime::LiveOptions live;
+  runtime::LiveBackend* backend = nullptr;
+  LoadCache* cache = nullptr;
+};
+
+ScenarioPoint load_point(const io::Document& doc, const PointInputs& in,
                          std::vector<std::pair<std::string, std::string>> assignments) {
+  const std::filesystem::path& dir = in.dir;
   io::MapReader top(doc, doc.root(), "");
   top.accept("calibration");
   top.accept("live");
@@ -142,26 +173,28 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
   io::MapReader topo = top.map("topology");
   std::filesystem::path file = topo.string("file");
   if (file.is_relative()) file = dir / file;
-  if (!std::filesystem::exists(file)) {
-    topo.fail("file", "topology file " + file.string() + " does not exist");
+  try {
+    io::check_input_file(file);
+  } catch (const InputError& e) {
+    topo.fail("file", std::string("topology file ") + e.what());
   }
   io::Params overrides;
   if (auto params = topo.optional_map("params")) {
     for (auto it = params->node().begin(); it != params->node().end(); ++it) {
       const std::string name = it->first.Scalar();
       params->accept(name);
-      overrides[name] = io::Param{it->second, doc.where(it->second)};
+      overrides[name] = io::Param{it->second, doc.where(it->second), &doc};
     }
   }
   topo.finish();
 
   ScenarioPoint point;
   point.assignments = std::move(assignments);
-  point.topology = io::load_topology(file, overrides);
+  point.topology = io::load_topology(in.cache->topology(file), overrides);
   point.nominal = point.topology.spec;
-  if (mode == Mode::kLive) check_live_hosts(top, live, point.nominal);
-  if (calibration) {
-    point.calibrated = io::apply_calibration_with_report(point.topology.spec, *calibration);
+  if (in.mode == Mode::kLive) check_live_hosts(top, in.live, point.nominal);
+  if (in.calibration) {
+    point.calibrated = io::apply_calibration_with_report(point.topology.spec, *in.calibration);
   }
 
   io::MapReader w = top.map("workload");
@@ -169,7 +202,8 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
   for (const auto& k : workload_kinds())
     kinds.push_back(k.name);
   const std::string kind = w.choice("kind", kinds);
-  const PointContext ctx{point.topology, point.nominal, seed, mode, dir, live, backend};
+  const PointContext ctx{point.topology, point.nominal, in.seed, in.mode, dir,
+                         in.live,        in.backend,    in.cache};
   for (const auto& k : workload_kinds()) {
     if (k.name == kind) point.workload = k.parse(w, ctx);
   }
@@ -179,18 +213,35 @@ ScenarioPoint load_point(const io::Document& doc, const std::filesystem::path& d
 
 }  // namespace
 
+std::uint64_t parse_seed(const std::string& text, const std::string& origin) {
+  // Digits only: strtoull would wrap "-1" to 2^64 - 1, and a double parse would round "1e23".
+  const bool digits =
+      !text.empty() && text.size() <= 19 && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+      });
+  if (!digits || std::stoull(text) > static_cast<std::uint64_t>(INT64_MAX)) {
+    throw InputError(origin + ": expected a whole number from 0 to 9223372036854775807, got " +
+                     shown(text));
+  }
+  return std::stoull(text);
+}
+
 Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options) {
   const std::vector<std::string>& overrides = options.overrides;
   const std::optional<std::uint64_t>& seed = options.seed;
   const std::optional<std::filesystem::path>& calibration = options.calibration;
   io::Document base = io::Document::load_file(path);
+  // --set "sweep.topology.params.servers=[...]" names a sweep key, not a path under `sweep`.
+  base.set_path_keyed("sweep");
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw InputError("--set " + o +
                        ": expected key=value (e.g. --set topology.params.servers=16)");
     }
-    base.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
+    // Errors name the override; a very long one is cut so that the message stays one readable line.
+    base.set(o.substr(0, eq), o.substr(eq + 1),
+             "--set " + (o.size() > 120 ? o.substr(0, 120) + "..." : o));
   }
   // --seed goes into the document too, so the resolved scenario in the manifest shows the seed
   // the run used.
@@ -198,7 +249,7 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
 
   Scenario sc;
   sc.path = path;
-  sc.file_hash = io::fnv1a_hex(read_bytes(path));
+  sc.file_hash = io::fnv1a_hex(base.text());
   sc.overrides = overrides;
   {
     YAML::Emitter e;
@@ -207,10 +258,9 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   }
   io::MapReader top(base, base.root(), "");
   sc.name = top.string("name");
-  for (char c : sc.name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
-      top.fail("name", "use letters, digits, '-', '_' and '.' only (it names output files)");
-    }
+  if (!valid_output_name(sc.name)) {
+    top.fail("name", "expected " + std::string(kOutputNameRule) + " (it names output files), got " +
+                         shown(sc.name));
   }
   sc.description = top.string_or("description", "");
   sc.seed = seed ? *seed : static_cast<std::uint64_t>(top.integer_or("seed", 1, 0));
@@ -225,6 +275,12 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
     if (sc.csv_name.find('/') != std::string::npos) {
       out->fail("csv", "expected a file name, not a path (use simctl run -o DIR for the folder)");
     }
+    if (!valid_output_name(sc.csv_name)) {
+      out->fail("csv", "expected " + std::string(kOutputNameRule) + ", got " + shown(sc.csv_name));
+    }
+    if (sc.csv_name == sc.name + ".manifest.json") {
+      out->fail("csv", "expected a name other than the manifest's, " + sc.name + ".manifest.json");
+    }
     out->finish();
   } else {
     sc.csv_name = sc.name + ".csv";
@@ -237,8 +293,10 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   } else if (top.has("calibration")) {
     sc.calibration = top.string("calibration");
     if (sc.calibration.is_relative()) sc.calibration = path.parent_path() / sc.calibration;
-    if (!std::filesystem::exists(sc.calibration)) {
-      top.fail("calibration", "calibration profile " + sc.calibration.string() + " does not exist");
+    try {
+      io::check_input_file(sc.calibration);
+    } catch (const InputError& e) {
+      top.fail("calibration", std::string("calibration profile ") + e.what());
     }
   } else {
     top.accept("calibration");
@@ -246,14 +304,33 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   if (!sc.calibration.empty()) profile = io::load_calibration_profile(sc.calibration);
 
   const std::vector<SweepAxis> axes = read_sweep(top);
-  for (const auto& a : axes)
+  std::size_t total = 1;
+  for (const auto& a : axes) {
     sc.sweep_columns.push_back(column_name(a.key));
+    if (total > kMaxSweepPoints / a.values.size()) {
+      top.fail("sweep", "the sweep's axes multiply to more than " +
+                            std::to_string(kMaxSweepPoints) + " points; expected at most that");
+    }
+    total *= a.values.size();
+  }
 
+  LoadCache cache;
+  PointInputs in;
+  in.dir = path.parent_path();
+  in.seed = sc.seed;
+  in.mode = sc.mode;
+  in.calibration = profile ? &*profile : nullptr;
+  in.live = sc.live;
+  in.backend = options.backend;
+  in.cache = &cache;
+  // Each point starts from the file without its sweep: the value lists are not parsed again.
+  const io::Document point_base = base.clone_without("sweep");
+  ProgressBar bar("simctl: validating " + std::to_string(total) + " sweep points", total,
+                  options.progress && stderr_is_terminal(), options.progress_after);
   // Cartesian product, first axis outermost.
   std::vector<std::size_t> index(axes.size(), 0);
-  const std::filesystem::path dir = path.parent_path();
   while (true) {
-    io::Document doc = base.clone();
+    io::Document doc = point_base.clone();
     std::vector<std::pair<std::string, std::string>> assignments;
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const std::string& value = axes[a].values[index[a]];
@@ -261,8 +338,11 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
               "sweep " + axes[a].key + "=" + value + " (" + path.string() + ")");
       assignments.emplace_back(axes[a].key, value);
     }
-    sc.points.push_back(load_point(doc, dir, sc.seed, sc.mode, profile ? &*profile : nullptr,
-                                   sc.live, options.backend, std::move(assignments)));
+    ScenarioPoint point = load_point(doc, in, std::move(assignments));
+    sc.task_count += point.workload->tasks().size();
+    ++sc.point_count;
+    if (options.keep_points) sc.points.push_back(std::move(point));
+    bar.update(sc.point_count);
     if (axes.empty()) break;
     bool wrapped = true;  // the odometer rolled over: every combination is done
     for (std::size_t a = axes.size(); a-- > 0;) {
@@ -274,6 +354,7 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
     }
     if (wrapped) break;
   }
+  bar.finish();
   return sc;
 }
 

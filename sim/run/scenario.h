@@ -21,6 +21,7 @@
 // Command-line overrides (--set key=value) apply to the file before the sweep is expanded; each
 // sweep point is the file plus its assignments, parsed and validated on its own.
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -52,7 +53,9 @@ struct Scenario {
   std::filesystem::path calibration;  // the profile applied to every point's topology, if any
   runtime::LiveOptions live;
   std::vector<std::string> sweep_columns;  // one per sweep key
-  std::vector<ScenarioPoint> points;
+  std::vector<ScenarioPoint> points;       // empty when loaded with keep_points = false
+  std::size_t point_count = 0;             // sweep points validated
+  std::size_t task_count = 0;              // their tasks
 };
 
 // Loads and validates everything; throws InputError with file, line and key on any problem.
@@ -62,9 +65,23 @@ struct LoadOptions {
   std::optional<std::uint64_t> seed;                 // replaces the scenario's seed
   std::optional<std::filesystem::path> calibration;  // replaces the scenario's `calibration:`
   std::optional<Mode> mode;                          // replaces the scenario's `mode:` (--live)
-  runtime::LiveBackend* backend = nullptr;                    // required to load a live scenario
+  runtime::LiveBackend* backend = nullptr;           // required to load a live scenario
+  // false: validate every point, keep only the counts (simctl validate: memory stays flat
+  // however large the sweep).
+  bool keep_points = true;
+  // Show the points' validation on stderr, if it is a terminal and takes over `progress_after`.
+  bool progress = false;
+  std::chrono::milliseconds progress_after = std::chrono::seconds(1);
 };
 
+// The most sweep points a scenario may expand to: ten million points take about half an hour to
+// validate (~0.15 ms each) and far longer to run; a larger product is a typo or a runaway --set.
+inline constexpr std::size_t kMaxSweepPoints = 10'000'000;
+
 Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options = {});
+
+// A seed given on a command line ("--seed 7"): 0 to INT64_MAX, as a scenario's `seed:`; anything
+// else (a sign, an exponent, a fraction) is an InputError naming `origin`.
+std::uint64_t parse_seed(const std::string& text, const std::string& origin);
 
 }  // namespace adaptsim::run

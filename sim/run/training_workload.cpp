@@ -25,12 +25,14 @@
 //       - {label: horovod-nccl, kind: horovod-nccl}
 //       - {label: hierarchical, kind: hierarchical}
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
 #include <memory>
 
 #include "sim/core/error.h"
+#include "sim/core/units.h"
 #include "sim/io/output.h"
 #include "sim/run/workload.h"
 #include "sim/runtime/system_config.h"
@@ -41,15 +43,14 @@ namespace {
 
 // simctl run --trace-connections: one line per message on a host connection, in the order their
 // last bytes left (plots/port_spread.py reads it beside scripts/testbed-ss-trace.sh's polls).
-void write_connection_trace(const std::filesystem::path& path,
-                            const std::vector<fabric::Transmission>& transmissions) {
+std::string connection_trace(const std::vector<fabric::Transmission>& transmissions) {
   std::string text = "src_rank,dst_rank,start_s,end_s,bytes\n";
   for (const fabric::Transmission& t : transmissions) {
     text += std::to_string(t.src) + "," + std::to_string(t.dst) + "," +
             io::fmt_fixed(to_seconds(t.start), 9) + "," + io::fmt_fixed(to_seconds(t.end), 9) +
             "," + std::to_string(t.bytes) + "\n";
   }
-  io::write_file_atomic(path, text);
+  return text;
 }
 
 // The monitors' readings in one CSV cell: "name=value name=value" (%.6g; nan where the mode
@@ -93,7 +94,7 @@ class TrainingWorkload final : public Workload {
         options_(options),
         live_(std::move(live)) {
     // A disconnected topology fails here, located at the topology file's key that leaves the gap.
-    gpus_ = io::build_connected(topology).rank_count();
+    gpus_ = io::check_connected(topology);
   }
 
   std::vector<std::string> columns() const override {
@@ -166,11 +167,11 @@ class TrainingWorkload final : public Workload {
       options.host_transport.record_transmissions = !context.trace_dir.empty();
       simulate::SimulatedTraining sim =
           simulate::simulate_training(topology, model, device_, system, options);
-      if (!context.trace_dir.empty()) {
-        write_connection_trace(
-            context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
-                                 file_part(system.label) + ".connections.csv"),
-            sim.transmissions);
+      if (!context.trace_dir.empty() && context.files != nullptr) {
+        context.files->push_back(
+            {context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
+                                  file_part(system.label) + ".connections.csv"),
+             connection_trace(sim.transmissions)});
       }
       r = std::move(sim.result);
     }
@@ -215,6 +216,12 @@ class TrainingWorkload final : public Workload {
   int gpus_ = 0;
 };
 
+// KungFu's chunks of one step's gradients, over every tensor: each chunk is a collective on every
+// rank with its own messages and state (about 2 kB per chunk and rank, measured: 64 MiB in 4 KiB
+// chunks on 4 ranks took 125 MB; 65,536 chunks on 8 ranks 936 MB), so memory grows as chunks x
+// ranks. 16,384 chunks is 16 GiB of gradients at KungFu's 1 MiB chunks, 30x VGG-16's.
+constexpr std::uint64_t kMaxChunksPerStep = 1 << 14;
+
 // What the policy may change must be something the run can change.
 void check_seam(io::MapReader& w, const runtime::SeamSpec& seam,
                 const std::vector<runtime::SystemConfig>& systems) {
@@ -241,7 +248,8 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   if (device_path.is_relative()) device_path = ctx.scenario_dir / device_path;
   train::DeviceProfile device;
   try {
-    device = train::load_device_profile(device_path);
+    device = ctx.cache != nullptr ? ctx.cache->device(device_path)
+                                  : train::load_device_profile(device_path);
   } catch (const InputError& e) {
     w.fail("device", e.what());
   }
@@ -272,7 +280,12 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
 
   const std::vector<std::string> models = w.string_list("models");
   if (models.empty()) w.fail("models", "expected at least one model");
-  for (const std::string& m : models) {
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const std::string& m = models[i];
+    if (std::find(models.begin(), models.begin() + static_cast<long>(i), m) !=
+        models.begin() + static_cast<long>(i)) {
+      w.fail("models", "model \"" + m + "\" is listed twice; expected each model once");
+    }
     if (!train::find_model(m)) {
       std::string known;
       for (const auto& n : train::model_names())
@@ -284,6 +297,22 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
                            std::string(train::precision_name(options.compute.precision)) +
                            " throughput for model \"" + m + "\"");
     }
+    check_message_time(w, "models", train::model(m).totals().bytes(options.gradient_element_bytes),
+                       ctx.topology.spec);
+    // The compute step the run will use, at this batch and scale, in the device profile's range.
+    const double step_s =
+        device.step_compute_time_s(train::model(m), options.compute.batch_per_gpu,
+                                   options.compute.precision) *
+        options.compute.compute_scale;
+    if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g s", step_s);
+      w.fail(options.compute.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
+             "device profile " + device_path.filename().string() + " gives " + m +
+                 " a compute step of " + text + " at this batch" +
+                 (options.compute.compute_scale != 1.0 ? " and compute_scale" : "") +
+                 "; expected a step from 1 us to 1 h");
+    }
   }
   std::vector<runtime::SystemConfig> systems;
   const auto items = w.list("systems");
@@ -291,6 +320,42 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   for (std::size_t i = 0; i < items.size(); ++i) {
     io::MapReader s = io::MapReader::item_map(w, "systems", i, items[i]);
     systems.push_back(runtime::read_system(s));
+    const runtime::SystemConfig& c = systems.back();
+    // Systems whose host transport (KungFu's TCP, Horovod's MPI) carries messages between ranks.
+    const bool host_messages = c.kind == runtime::SystemKind::kKungFu ||
+                               c.kind == runtime::SystemKind::kHorovod ||
+                               c.kind == runtime::SystemKind::kHorovodNccl;
+    if (const std::string host = io::shared_host_without_loopback(ctx.topology.spec);
+        host_messages && !host.empty()) {
+      s.fail("kind", "ranks share host " + host + " of topology " +
+                         ctx.topology.path.filename().string() +
+                         ", which has no server.cpu.loopback_bandwidth for this system's host "
+                         "messages; expected a loopback bandwidth");
+    }
+    // Rows are told apart by the system's label (its kind when no label is given).
+    for (std::size_t j = 0; j < i; ++j) {
+      if (systems[j].label == c.label) {
+        s.fail("label", "systems[" + std::to_string(j) + "] has the label \"" + c.label +
+                            "\" too; expected a distinct label per system");
+      }
+    }
+    if (c.kind == runtime::SystemKind::kKungFu || c.kind == runtime::SystemKind::kHierarchical) {
+      for (const std::string& m : models) {
+        std::uint64_t chunks = 0, bytes = 0;
+        for (const train::Tensor& t : train::model(m).backward_order) {
+          const std::uint64_t b = t.elements * options.gradient_element_bytes;
+          chunks += (b + c.chunk_bytes - 1) / c.chunk_bytes;
+          bytes += b;
+        }
+        if (chunks > kMaxChunksPerStep) {
+          s.fail("chunk_size", "a chunk size of " + format_size(c.chunk_bytes) + " splits " + m +
+                                   "'s gradients (" + format_size(bytes) + ") into " +
+                                   std::to_string(chunks) +
+                                   " chunks a step; expected at most 16384 (memory grows with "
+                                   "chunks x ranks): a larger chunk_size");
+        }
+      }
+    }
   }
   options.seam = runtime::read_seam(w);
   check_seam(w, options.seam, systems);

@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/fabric/sim_fabric.h"
+#include "sim/io/output.h"
 #include "sim/io/topology_loader.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/net/flow_network.h"
@@ -18,6 +20,7 @@
 #include "sim/runtime/system.h"
 #include "sim/runtime/live_task.h"
 #include "sim/runtime/training_result.h"
+#include "sim/train/device_profile.h"
 
 namespace adaptsim::run {
 
@@ -30,6 +33,9 @@ struct TaskContext {
   // Where to write per-connection traces (simctl run --trace-connections); empty: none.
   std::filesystem::path trace_dir;
   std::string trace_name;  // unique per task within the run: a prefix for its trace files
+  // Where a task puts the files it produces besides its rows (traces): the runner writes them
+  // with the CSV and the manifest, all or none, once every task has run. Each task has its own.
+  std::vector<io::OutputFile>* files = nullptr;
 };
 
 // A task's rows: its summary rows, and (training) one row per step for the steps CSV.
@@ -54,6 +60,19 @@ class Workload {
   virtual bool traces_connections() const { return false; }
 };
 
+// Input files a scenario's sweep points share, each read and parsed once (a point only reads
+// them): without it every point parsed the topology and the device profile anew, most of a
+// point's validation time.
+class LoadCache {
+ public:
+  const io::Document& topology(const std::filesystem::path& path);
+  const train::DeviceProfile& device(const std::filesystem::path& path);
+
+ private:
+  std::map<std::filesystem::path, io::Document> topologies_;
+  std::map<std::filesystem::path, train::DeviceProfile> devices_;
+};
+
 // What a workload parser may look at besides its own section.
 struct PointContext {
   const io::LoadedTopology& topology;
@@ -63,6 +82,7 @@ struct PointContext {
   std::filesystem::path scenario_dir;  // relative paths in the workload resolve against it
   runtime::LiveOptions live;
   runtime::LiveBackend* backend = nullptr;  // set when mode is live
+  LoadCache* cache = nullptr;               // shared input files; null: read them here
 };
 
 struct WorkloadKind {
@@ -78,6 +98,12 @@ net::Sharing read_sharing(io::MapReader& w);
 // The host transport's keys, shared by the workload kinds: connection ("serialized", default, or
 // "parallel"), per_message_overhead and socket_buffer (serialized connections only).
 void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport);
+
+// Rejects, at `key`, a message of `bytes` (a workload's largest: an all-reduce buffer, a model's
+// gradients) that would take longer than kMaxDurationNs over the topology's slowest link: a run
+// of such messages would leave the simulator's integer time (kTimeHorizonNs).
+void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t bytes,
+                        const topo::ClusterSpec& spec);
 
 // The workload kinds this build knows.
 const std::vector<WorkloadKind>& workload_kinds();

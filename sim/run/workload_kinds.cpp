@@ -1,5 +1,9 @@
 #include "sim/run/workload.h"
 
+#include <cstdio>
+
+#include "sim/core/units.h"
+
 namespace adaptsim::run {
 
 net::Sharing read_sharing(io::MapReader& w) {
@@ -18,6 +22,32 @@ void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport) {
   if (transport.socket_buffer_bytes > 0 && !transport.serialize_per_peer) {
     w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
   }
+}
+
+void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t bytes,
+                        const topo::ClusterSpec& spec) {
+  const double bandwidth_Bps = io::slowest_bandwidth_Bps(spec);
+  const double seconds = static_cast<double>(bytes) / bandwidth_Bps;
+  if (!(seconds <= to_seconds(kMaxDurationNs))) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g s", seconds);
+    w.fail(key, format_size(bytes) + " take " + text + " over the topology's slowest link (" +
+                    format_bandwidth(bandwidth_Bps) +
+                    "); expected a message to take at most 1e6 s (integer time holds a run of "
+                    "them only then)");
+  }
+}
+
+const io::Document& LoadCache::topology(const std::filesystem::path& path) {
+  auto it = topologies_.find(path);
+  if (it == topologies_.end()) it = topologies_.emplace(path, io::Document::load_file(path)).first;
+  return it->second;
+}
+
+const train::DeviceProfile& LoadCache::device(const std::filesystem::path& path) {
+  auto it = devices_.find(path);
+  if (it == devices_.end()) it = devices_.emplace(path, train::load_device_profile(path)).first;
+  return it->second;
 }
 
 const std::vector<WorkloadKind>& workload_kinds() {

@@ -2,14 +2,17 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/units.h"
+
 namespace adaptsim::runtime {
 
 namespace {
-// Horovod's cycle must leave time to pass: a zero cycle is a busy loop that a discrete-event
-// model cannot advance, and a cycle far below one message's round trip (tens of us on the
-// fastest networks modelled) only multiplies events. Horovod's own knob (HOROVOD_CYCLE_TIME) is
-// given in ms; 10 us is well below any setting it documents (5 ms default in 0.16).
-constexpr TimeNs kMinCycleNs = 10 * kNsPerUs;
+// Horovod's cycle: a zero cycle is a busy loop (the background thread negotiates again at once,
+// without sleeping), which a discrete-event model cannot advance past, and each cycle is a round
+// of negotiation events, so a run's events grow as step time / cycle time. The minimum is a tenth
+// of the shortest cycle Horovod's autotuner tries: 1 ms (horovod/common/parameter_manager.cc
+// searches HOROVOD_CYCLE_TIME over {1, 2.5, 5, 7.5, 10, 20, 30, 50} ms; 0.16 defaults to 5 ms).
+constexpr TimeNs kMinCycleNs = 100 * kNsPerUs;
 }  // namespace
 
 SystemConfig read_system(io::MapReader& s) {
@@ -34,8 +37,10 @@ SystemConfig read_system(io::MapReader& s) {
   if (c.chunk_bytes == 0) s.fail("chunk_size", "must be > 0");
   c.cycle_time_ns = s.duration_ns_or("cycle_time", c.cycle_time_ns);
   if (c.cycle_time_ns < kMinCycleNs) {
-    s.fail("cycle_time", "must be at least 10us (a shorter cycle is a busy loop, not Horovod's "
-                         "timer; Horovod's default is 5ms)");
+    s.fail("cycle_time",
+           "expected at least 100 us (a tenth of the shortest cycle Horovod's autotuner tries; "
+           "a zero cycle is a busy loop), got " +
+               format_duration(c.cycle_time_ns));
   }
   c.fusion_bytes = s.size_bytes_or("fusion_threshold", c.fusion_bytes);
   c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);

@@ -25,7 +25,7 @@ struct Command {
 struct ScenarioOptions {
   std::string scenario;
   std::vector<std::string> sets;
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed;  // checked by run::parse_seed (CLI11 wraps "-1")
   std::string calibration;
   // The loader's options from these (mode sim; the caller sets live mode and the backend).
   run::LoadOptions load_options() const;

@@ -25,7 +25,7 @@ Command add_compare_command(CLI::App& app, int argc, char** argv) {
   add_scenario_options(*cmd, o->scenario, false);
   cmd->add_option("-o,--out", o->out_dir, "Output folder (default: out/<scenario name>)");
   cmd->add_option("--threads", o->threads, "Worker threads for the simulated runs")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--sim-seeds", o->sim_seeds,
                   "Simulate with N seeds (the scenario's seed, +1, ...) and compare their mean "
                   "step time (default 1)")

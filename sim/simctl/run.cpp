@@ -26,7 +26,7 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
   add_scenario_options(*cmd, o->scenario, true);
   cmd->add_option("-o,--out", o->out_dir, "Output folder (default: out/<scenario name>)");
   cmd->add_option("--threads", o->threads, "Worker threads for sweep points (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->add_flag("--no-progress", o->no_progress, "Never draw the progress bar");
   cmd->add_option("--trace-connections", o->trace_dir,
                   "Simulated training: write every task's per-connection messages (start, end, "
@@ -43,6 +43,7 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
               load.mode = run::Mode::kLive;
               load.backend = backend.get();
             }
+            load.progress = !o->no_progress;
             const run::Scenario scenario = run::load_scenario(o->scenario.scenario, load);
             run::RunOptions options;
             options.out_dir =

@@ -18,7 +18,7 @@ constexpr int kExitInput = 2;
 run::LoadOptions ScenarioOptions::load_options() const {
   run::LoadOptions load;
   load.overrides = sets;
-  load.seed = seed;
+  if (seed) load.seed = run::parse_seed(*seed, "--seed " + *seed);
   if (!calibration.empty()) load.calibration = std::filesystem::absolute(calibration);
   return load;
 }
@@ -58,8 +58,11 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kExitInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, as for every bad input (CLI11's own report adds a second).
+    print_error_line("simctl",
+                     std::string("error: ") + e.what() + " (simctl --help lists the options)");
+    return kExitInput;
   }
   try {
     for (const Command& c : commands) {
@@ -67,10 +70,10 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
     }
     return kExitInput;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "simctl: error: %s\n", e.what());
+    print_error_line("simctl", std::string("error: ") + e.what());
     return kExitInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "simctl: failed: %s\n", e.what());
+    print_error_line("simctl", std::string("failed: ") + e.what());
     return kExitRuntime;
   }
 }

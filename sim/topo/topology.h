@@ -106,9 +106,10 @@ class Topology {
   // Whether `dst` can be reached from `src` (GPUs never forward).
   bool reachable(NodeId src, NodeId dst) const;
   // Two endpoints of different ranks (GPUs, or host CPUs) with no path between them, if any.
+  // Two breadth-first searches, O(nodes + channels) time and memory, whatever the rank count.
   std::optional<std::pair<NodeId, NodeId>> disconnected_pair() const;
   // Throws InputError if there are no ranks or disconnected_pair() finds a gap; the message names
-  // both endpoints. Callers holding the topology file's location add it (io::build_connected).
+  // both endpoints. Callers holding the topology file's location add it (io::check_connected).
   void check_connected() const;
 
  private:
@@ -116,6 +117,8 @@ class Topology {
   // Shortest-path distances (latency + 1 per hop) of every node to `dst`, cached; unreachable
   // nodes hold INT64_MAX.
   const std::vector<std::int64_t>& distances_to(NodeId dst) const;
+  // Every node reachable from `src` (a GPU other than `src` is reached but never forwards).
+  std::vector<bool> reached_from(NodeId src) const;
   std::vector<Node> nodes_;
   std::vector<Channel> channels_;
   std::vector<std::vector<ChannelId>> out_;  // outgoing channels per node, in creation order

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
+#include <cstdio>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "sim/core/error.h"
 #include "sim/core/strings.h"
 #include "sim/core/units.h"
+#include "sim/io/input_file.h"
 #include "sim/io/yaml_reader.h"
 
 namespace adaptsim::train {
@@ -51,6 +51,13 @@ SourcedValue sourced(const io::WithSource<double>& q) {
   return {q.value, q.source};
 }
 
+// Seconds in a message: "3.2e-299 s".
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
 ThroughputPoint read_point(io::MapReader& r) {
   ThroughputPoint p;
   p.line = r.node().Mark().line + 1;
@@ -86,6 +93,14 @@ ThroughputPoint read_point(io::MapReader& r) {
     p.step_time_s = static_cast<double>(r.duration_ns("step_time")) * 1e-9;
     if (p.step_time_s <= 0) r.fail("step_time", "expected a positive duration");
     r.accept("rate");
+  }
+  // A step from 1 us to 1 h: a device faster than that would make throughput a division by
+  // (almost) zero, a slower one overflows the run's integer time within its steps (100,000 steps
+  // of 1 h are 3.6e17 ns, below 2^62).
+  if (!(p.step_time_s >= kMinStepTimeS && p.step_time_s <= kMaxStepTimeS)) {
+    const std::string key = r.has("rate") ? "rate" : "step_time";
+    r.fail(key, "gives a step of " + format_seconds(p.step_time_s) + " at batch " +
+                    std::to_string(p.batch) + "; expected a step time from 1 us to 1 h");
   }
   p.source = r.string("source");
   if (trim(p.source).empty()) r.fail("source", "expected a non-empty source string");
@@ -168,11 +183,7 @@ DeviceProfile parse_device_profile(const std::string& yaml_text, const std::stri
 }
 
 DeviceProfile load_device_profile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot read the device profile");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_device_profile(text.str(), path.string());
+  return parse_device_profile(io::read_input_file(path), path.string());
 }
 
 bool DeviceProfile::has_throughput(std::string_view model, Precision precision) const {

@@ -55,6 +55,12 @@ struct SourcedValue {
   std::string source;
 };
 
+// The range of a listed point's step time, and of the compute step a training workload derives
+// at its batch (run/training_workload.cpp): from 1 us (no GPU steps faster; a zero step would
+// divide throughput by zero) to 1 h (100,000 steps of 1 h stay far below the simulator's 2^62 ns).
+inline constexpr double kMinStepTimeS = 1e-6;
+inline constexpr double kMaxStepTimeS = 3600;
+
 // One measured (or estimated) training step: forward + backward + weight update, one GPU.
 struct ThroughputPoint {
   std::string model;  // zoo name

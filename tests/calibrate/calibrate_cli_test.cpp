@@ -264,3 +264,19 @@ TEST_CASE("calibrate: more GPUs than exist, nothing to measure, bad sizes: one l
   CHECK(missing.code == 2);
   CHECK(lines(missing.err) == 1);
 }
+
+TEST_CASE(
+    "calibrate import of a device or a directory: one line, exit 2, no read (issue 21 item 4)") {
+  // /dev/zero never ends: before io::read_input_file, the import read it until memory ran out.
+  const fs::path dir = scratch("import_device");
+  for (const std::string& path : {std::string("/dev/zero"), dir.string()}) {
+    const Result r = run("import " + path + " -o " + (dir / "out").string());
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(path + ": is a ") != std::string::npos);
+    CHECK(r.err.find(", not a regular file") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "out"));
+  }
+  fs::remove_all(dir);
+}

@@ -57,3 +57,8 @@ TEST_CASE("print_error_line: lines from processes sharing stderr never interleav
   CHECK(start == all.size());  // nothing after the last newline
   CHECK(lines == kWriters * kLines);
 }
+
+TEST_CASE("one_line escapes line breaks and control characters (issue 21)") {
+  CHECK(adaptsim::one_line("a\nb\r\tc\x1b") == "a\\nb\\r\\tc\\x1b");
+  CHECK(adaptsim::one_line("caf\xc3\xa9 ok") == "caf\xc3\xa9 ok");
+}

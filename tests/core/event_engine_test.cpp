@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include "sim/core/error.h"
+
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -91,4 +95,29 @@ TEST_CASE("stop() from a callback ends run() after that event") {
   CHECK(ran == 1);
   e.run();
   CHECK(ran == 2);
+}
+
+TEST_CASE("time beyond the horizon is TimeOverflow, bad input, never a wrapped time (issue 21)") {
+  // seconds_to_ns_ceil(1e30) was an undefined conversion (INT64_MIN on x86): "event scheduled in
+  // the past: at -9223372036854775808 ns".
+  CHECK_THROWS_AS(adaptsim::seconds_to_ns_ceil(1e30), adaptsim::TimeOverflow);
+  CHECK_THROWS_AS(adaptsim::seconds_to_ns_ceil(std::numeric_limits<double>::infinity()),
+                  adaptsim::TimeOverflow);
+  CHECK_THROWS_AS(adaptsim::seconds_to_ns_ceil(std::nan("")), adaptsim::TimeOverflow);
+  CHECK_THROWS_AS(adaptsim::seconds_to_ns_round(-1e30), adaptsim::TimeOverflow);
+  // 2^62 ns = 4.611686e9 s: just below converts, just above does not.
+  CHECK(adaptsim::seconds_to_ns_ceil(4.6e9) == 4'600'000'000'000'000'000);
+  CHECK_THROWS_AS(adaptsim::seconds_to_ns_ceil(4.62e9), adaptsim::TimeOverflow);
+  // A TimeOverflow is an InputError: simctl reports it as bad input (exit 2).
+  CHECK_THROWS_AS(adaptsim::seconds_to_ns_ceil(1e30), adaptsim::InputError);
+
+  EventEngine e;
+  CHECK_THROWS_AS(e.schedule_at(adaptsim::kTimeHorizonNs + 1, [] {}), adaptsim::TimeOverflow);
+  e.schedule_at(adaptsim::kTimeHorizonNs - 10, [] {});
+  e.run();
+  // now + delay would pass the horizon (and, for a delay near INT64_MAX, overflow).
+  CHECK_THROWS_AS(e.schedule_after(11, [] {}), adaptsim::TimeOverflow);
+  CHECK_THROWS_AS(e.schedule_after(std::numeric_limits<TimeNs>::max(), [] {}),
+                  adaptsim::TimeOverflow);
+  CHECK_NOTHROW(e.schedule_after(10, [] {}));
 }

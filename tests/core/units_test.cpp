@@ -73,3 +73,29 @@ TEST_CASE("formatting round-trips the common cases") {
   CHECK(format_bandwidth(1.25e9) == "10 Gbit/s");
   CHECK(format_duration(5000) == "5 us");
 }
+
+TEST_CASE("every quantity is range-checked: what integer nanoseconds hold (issue 21 item 5)") {
+  // Bandwidth from 1 Kbit/s to 1 PB/s.
+  CHECK(parse_bandwidth_Bps("1Kbps") == doctest::Approx(125));
+  CHECK(parse_bandwidth_Bps("1000TB/s") == doctest::Approx(1e15));
+  CHECK_THROWS_WITH_AS(parse_bandwidth_Bps("1e-30Gbps"),
+                       doctest::Contains("expected a bandwidth from 1 Kbit/s to 1 PB/s"),
+                       InputError);
+  CHECK_THROWS_AS(parse_bandwidth_Bps("999bps"), InputError);
+  CHECK_THROWS_AS(parse_bandwidth_Bps("1001TB/s"), InputError);
+  // Durations up to 1e6 s.
+  CHECK(parse_duration_ns("1000000s") == 1'000'000'000'000'000);
+  CHECK_THROWS_WITH_AS(parse_duration_ns("1e30s"),
+                       doctest::Contains("expected a duration of at most 1e6 s"), InputError);
+  CHECK_THROWS_AS(parse_duration_ns("1e308s"), InputError);
+  CHECK_THROWS_AS(parse_duration_ns("16667min"), InputError);  // 1,000,020 s
+  // Sizes up to 1 PiB.
+  CHECK(parse_size_bytes("1024TiB") == (1ull << 50));
+  CHECK_THROWS_WITH_AS(parse_size_bytes("1025TiB"),
+                       doctest::Contains("expected a size of at most 1 PiB"), InputError);
+  // Rates positive and at most 1e21 per second; NaN and infinities are never numbers.
+  CHECK_THROWS_AS(parse_rate_per_s("1e300 img/s", "img"), InputError);
+  CHECK_THROWS_AS(parse_rate_per_s("nan img/s", "img"), InputError);
+  CHECK_THROWS_AS(parse_bandwidth_Bps("inf Gbps"), InputError);
+  CHECK_THROWS_AS(parse_duration_ns("nan s"), InputError);
+}

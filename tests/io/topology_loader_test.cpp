@@ -96,7 +96,7 @@ TEST_CASE("bad topology files: negative and unit-less bandwidth, unknown link ke
   CHECK_THROWS_WITH_AS(load_topology(typo), doctest::Contains("instead of 'bandwith'"), InputError);
 }
 
-TEST_CASE("build_connected blames the topology key that leaves the gap, with file and line") {
+TEST_CASE("check_connected blames the topology key that leaves the gap, with file and line") {
   // Three 1-GPU servers, one per region (s0 eu, s1 us, s2 asia); the one WAN link joins eu and us,
   // so rank 0 (s0.gpu0) reaches rank 1 but not rank 2 (s2.gpu0), and the `links:` key (line 11)
   // is to blame.
@@ -117,7 +117,7 @@ TEST_CASE("build_connected blames the topology key that leaves the gap, with fil
   const std::string wan_error =
       w.string() +
       ":11: key 'fabric.links': no path from s0.gpu0 to s2.gpu0 (disconnected topology)";
-  CHECK_THROWS_WITH_AS(build_connected(load_topology(w)), doctest::Contains(wan_error.c_str()),
+  CHECK_THROWS_WITH_AS(check_connected(load_topology(w)), doctest::Contains(wan_error.c_str()),
                        InputError);
 
   // A link from a region to itself joins nothing: an error at its `between` (line 12).
@@ -128,7 +128,89 @@ TEST_CASE("build_connected blames the topology key that leaves the gap, with fil
       sl.string() + ":12: key 'fabric.links[0].between': a WAN link joins";
   CHECK_THROWS_WITH_AS(load_topology(sl), doctest::Contains(self_error.c_str()), InputError);
 
-  // A connected topology: build_connected returns the built cluster (2 + 2 + 2 VMs).
-  const topo::Topology ok = build_connected(load_topology(kTopologies / "wan-regions.yaml"));
-  CHECK(ok.rank_count() == 6);
+  // A connected topology: check_connected returns its ranks (2 + 2 + 2 VMs).
+  CHECK(check_connected(load_topology(kTopologies / "wan-regions.yaml")) == 6);
+}
+
+TEST_CASE(
+    "check_connected on a reduced cluster agrees with a search of the full one (issue 21 item 2)") {
+  // The full cluster's answer, from its own search: the gap's endpoints or none.
+  const auto full_gap = [](const topo::ClusterSpec& spec) -> std::string {
+    const topo::Topology t = topo::build_cluster(spec);
+    const auto gap = t.disconnected_pair();
+    return gap ? "no path from " + t.node(gap->first).name + " to " + t.node(gap->second).name : "";
+  };
+  const auto checked_gap = [](const topo::ClusterSpec& spec) -> std::string {
+    LoadedTopology loaded;
+    loaded.spec = spec;
+    try {
+      const int ranks = check_connected(loaded);
+      CHECK(ranks == spec.servers * spec.server.gpus);
+      return "";
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      const auto at = m.find("no path from");
+      return m.substr(at, m.find(" (disconnected") - at);
+    }
+  };
+  topo::ClusterSpec base;
+  base.name = "t";
+  base.server.gpus = 2;
+  base.server.pcie = {12e9, 1000, 0};
+  base.server.nic = {1.25e9, 1000, 0};
+  int cases = 0;
+  // WAN: three regions of 1 to 3 servers, every subset of the three possible links. Gaps are
+  // between regions; their first rank is a region's first server, wherever the region starts.
+  for (int mask = 0; mask < 8; ++mask) {
+    for (int a = 1; a <= 3; ++a) {
+      for (int b = 1; b <= 3; ++b) {
+        for (int c = 1; c <= 3; ++c) {
+          topo::ClusterSpec spec = base;
+          spec.fabric.kind = topo::FabricKind::kWan;
+          spec.fabric.regions = {{"x", a}, {"y", b}, {"z", c}};
+          spec.servers = a + b + c;
+          const std::pair<const char*, const char*> pairs[] = {{"x", "y"}, {"y", "z"}, {"x", "z"}};
+          for (int k = 0; k < 3; ++k) {
+            if (mask & (1 << k)) {
+              spec.fabric.wan_links.push_back({pairs[k].first, pairs[k].second, {1e9, 1000, 0}});
+            }
+          }
+          INFO("links " << mask << ", regions " << a << " " << b << " " << c);
+          CHECK(checked_gap(spec) == full_gap(spec));
+          ++cases;
+        }
+      }
+    }
+  }
+  // Switch and fat tree: always connected, at every size and leaf split.
+  for (int servers = 1; servers <= 7; ++servers) {
+    topo::ClusterSpec sw = base;
+    sw.servers = servers;
+    CHECK(checked_gap(sw) == full_gap(sw));
+    for (int per_leaf = 1; per_leaf <= 3; ++per_leaf) {
+      topo::ClusterSpec ft = base;
+      ft.servers = servers;
+      ft.fabric.kind = topo::FabricKind::kFatTree;
+      ft.fabric.servers_per_leaf = per_leaf;
+      ft.fabric.spines = 2;
+      ft.fabric.uplink = {1e9, 1000, 0};
+      CHECK(checked_gap(ft) == full_gap(ft));
+      cases += 2;
+    }
+  }
+  CHECK(cases == 8 * 27 + 7 * 3 * 2);
+}
+
+TEST_CASE("check_connected answers for 1,048,576 servers without building them (issue 21 item 2)") {
+  // The full cluster would be 3.1 M nodes; the reduced one is 2 servers. (A shortest-path tree per
+  // rank took 763 MB at 4096 servers and passed 9.7 GB at this size.)
+  const LoadedTopology t = load_topology(kTopologies / "cloud-vms.yaml",
+                                         {{"servers", Param{YAML::Node(1 << 20), "test"}}});
+  CHECK(check_connected(t) == 1 << 20);
+  // Beyond what a run could build: 16,777,216 nodes (a DGX-1 is 18 nodes per server).
+  CHECK_THROWS_WITH_AS(
+      load_topology(kTopologies / "dgx1.yaml", {{"servers", Param{YAML::Node(1 << 20), "test"}}}),
+      doctest::Contains("the cluster would have 18874369 nodes"), InputError);
+  CHECK_NOTHROW(
+      load_topology(kTopologies / "dgx1.yaml", {{"servers", Param{YAML::Node(1 << 16), "test"}}}));
 }

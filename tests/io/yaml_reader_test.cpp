@@ -158,3 +158,104 @@ TEST_CASE("edit distance and suggestions") {
   CHECK(closest("serevrs", {"servers", "spines"}) == "servers");
   CHECK(closest("zzz", {"servers", "spines"}).empty());
 }
+
+TEST_CASE("strict YAML: nothing in the text is silently dropped (issue 21 item 6)") {
+  CHECK_THROWS_WITH_AS(Document::parse_string("a: 1\nb: 2\na: 3\n", "d.yaml"),
+                       "d.yaml:3: key 'a' is given twice in one mapping (first at line 1); "
+                       "expected each key once (YAML would keep only the first)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Document::parse_string("top:\n  x: [{k: 1, k: 2}]\n", "n.yaml"),
+                       doctest::Contains("n.yaml:2: key 'top.x[0].k' is given twice"), InputError);
+  CHECK_THROWS_WITH_AS(Document::parse_string("a: 1\n---\nb: 2\n", "m.yaml"),
+                       "m.yaml:2: a second YAML document; expected one document per file",
+                       InputError);
+  // A leading "---" opens the one document; a lone trailing "..." ends it.
+  CHECK_NOTHROW(Document::parse_string("---\na: 1\n...\n", "ok.yaml"));
+  // Not UTF-8 (a Latin-1 byte on line 2), an overlong encoding, a truncated sequence.
+  CHECK_THROWS_WITH_AS(Document::parse_string("a: 1\nb: caf\xe9\n", "l.yaml"),
+                       doctest::Contains("l.yaml:2: expected UTF-8 text"), InputError);
+  CHECK_THROWS_AS(Document::parse_string("a: \xc0\xaf\n", "o.yaml"), InputError);
+  CHECK_THROWS_AS(Document::parse_string("a: x\xe2\x82", "t.yaml"), InputError);
+  CHECK_NOTHROW(Document::parse_string("a: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82\n", "u.yaml"));
+  // Aliases may share a value; they may not expand exponentially.
+  CHECK_NOTHROW(Document::parse_string("a: &x [1, 2]\nb: *x\n", "alias.yaml"));
+  std::string bomb = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict, bug 105651) on "l" + std::string.
+  for (int i = 1; i < 9; ++i) {
+    bomb.append("l").append(std::to_string(i)).append(": &l").append(std::to_string(i));
+    bomb.append(" [");
+    for (int k = 0; k < 10; ++k)
+      bomb.append(k ? ", *l" : "*l").append(std::to_string(i - 1));
+    bomb.append("]\n");
+  }
+  CHECK_THROWS_WITH_AS(Document::parse_string(bomb, "bomb.yaml"),
+                       doctest::Contains("anchors and aliases expand to more values"), InputError);
+}
+
+TEST_CASE("numbers are finite") {
+  Document d = Document::parse_string("a: .nan\nb: .inf\nc: -.inf\nd: 2.5\n", "f.yaml");
+  MapReader r(d, d.root(), "");
+  CHECK_THROWS_WITH_AS(r.number("a"), "f.yaml:1: key 'a': expected a finite number, got \".nan\"",
+                       InputError);
+  CHECK_THROWS_AS(r.number("b"), InputError);
+  CHECK_THROWS_AS(r.number("c"), InputError);
+  CHECK(r.number("d") == 2.5);
+}
+
+TEST_CASE("a path-keyed mapping takes a dotted key whole, present or not (issue 21 item 9)") {
+  // simctl validate scenarios/allreduce.yaml --set "sweep.topology.params.nic_bandwidth=[...]"
+  // made sweep: {topology: {params: {nic_bandwidth: [...]}}} ("key 'sweep.topology': expected a
+  // list"), in a file without a sweep and in one with another sweep key alike.
+  for (const std::string text :
+       {"name: x\n", "name: x\nsweep:\n  topology.params.servers: [1]\n"}) {
+    Document d = Document::parse_string(text, "s.yaml");
+    d.set_path_keyed("sweep");
+    d.set("sweep.topology.params.nic_bandwidth", "[1Gbps, 10Gbps]", "--set");
+    const YAML::Node sweep = d.root()["sweep"];
+    REQUIRE(sweep.IsMap());
+    CHECK(sweep["topology.params.nic_bandwidth"].IsSequence());
+    CHECK(sweep["topology.params.nic_bandwidth"].size() == 2);
+    CHECK_FALSE(sweep["topology"].IsDefined());
+    // Kept by clone(), which replays the override.
+    const Document c = d.clone();
+    CHECK(c.root()["sweep"]["topology.params.nic_bandwidth"].IsSequence());
+  }
+  // Elsewhere a dotted path still goes down, mapping by mapping.
+  Document d = Document::parse_string("name: x\n", "s.yaml");
+  d.set_path_keyed("sweep");
+  d.set("topology.params.servers", "4", "--set");
+  CHECK(d.root()["topology"]["params"]["servers"].as<int>() == 4);
+}
+
+TEST_CASE("clone_without drops a top-level key's lines and keeps every other line's number") {
+  const std::string text =
+      "name: x\n"
+      "sweep:\n"
+      "  a.b: [1, 2, 3]\n"
+      "  # a comment in the sweep\n"
+      "  c: [4]\n"
+      "workload:\n"
+      "  steps: many\n";
+  Document d = Document::parse_string(text, "s.yaml");
+  d.set("name", "y", "--set name=y");
+  const Document c = d.clone_without("sweep");
+  CHECK_FALSE(c.root()["sweep"].IsDefined());
+  CHECK(c.root()["name"].as<std::string>() == "y");  // overrides replayed
+  MapReader top(c, c.root(), "");
+  MapReader w = top.map("workload");
+  // `steps` is still reported at line 7.
+  CHECK_THROWS_WITH_AS(w.integer("steps"),
+                       "s.yaml:7: key 'workload.steps': expected an integer, got \"many\"",
+                       InputError);
+  // The key last, or absent: as well.
+  const Document last = Document::parse_string("name: x\nsweep: {a: [1]}\n", "l.yaml")
+                            .clone_without("sweep");
+  CHECK_FALSE(last.root()["sweep"].IsDefined());
+  CHECK(last.root()["name"].as<std::string>() == "x");
+  const Document none = Document::parse_string("name: x\n", "n.yaml").clone_without("sweep");
+  CHECK(none.root()["name"].as<std::string>() == "x");
+  // A flow mapping on one line cannot lose a line: a plain clone.
+  const Document flow =
+      Document::parse_string("{name: x, sweep: {a: [1]}}\n", "f.yaml").clone_without("sweep");
+  CHECK(flow.root()["sweep"].IsDefined());
+}

@@ -267,5 +267,5 @@ TEST_CASE("a file on disk is named by its path, and a missing file is an InputEr
   const std::string expected = bad.string() + ":4: key 'memory.value': expected a size";
   CHECK_THROWS_WITH_AS(load_device_profile(bad), doctest::Contains(expected.c_str()), InputError);
   CHECK_THROWS_WITH_AS(load_device_profile(dir / "no_such_device.yaml"),
-                       doctest::Contains("cannot read the device profile"), InputError);
+                       doctest::Contains("cannot read the file"), InputError);
 }

@@ -1,0 +1,142 @@
+// Loading a scenario's sweep: validation keeps counts only when asked (flat memory for huge
+// sweeps), and shows its progress on a terminal (issue 21 item 10).
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/core/error.h"
+#include "sim/run/runner.h"
+#include "sim/run/scenario.h"
+
+namespace fs = std::filesystem;
+using namespace adaptsim;
+
+namespace {
+
+// A 10 x 5 = 50-point sweep of a small all-reduce.
+fs::path write_sweep_scenario() {
+  const fs::path dir = fs::temp_directory_path() / "adaptsim_run_test";
+  fs::create_directories(dir);
+  const fs::path p = dir / "sweep.yaml";
+  std::ofstream(p) << "name: sweep\n"
+                      "topology:\n"
+                      "  file: "
+                   << (fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/cloud-vms.yaml").string()
+                   << "\n"
+                      "workload: {kind: allreduce, strategies: [STAR, RING], min_bytes: 8B, "
+                      "max_bytes: 64B, step_factor: 8}\n"
+                      "sweep:\n"
+                      "  topology.params.nic_latency: [1us, 2us, 3us, 4us, 5us, 6us, 7us, 8us, "
+                      "9us, 10us]\n"
+                      "  topology.params.servers: [1, 2, 3, 4, 5]\n";
+  return p;
+}
+
+// Everything readable on `fd` now.
+std::string drain(int fd) {
+  std::string out;
+  char buf[4096];
+  pollfd p{fd, POLLIN, 0};
+  while (::poll(&p, 1, 100) > 0 && (p.revents & POLLIN)) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("validation can keep only the counts of a sweep's points and tasks") {
+  const fs::path p = write_sweep_scenario();
+  run::LoadOptions keep;
+  const run::Scenario all = run::load_scenario(p, keep);
+  // 50 points; per point 2 strategies x sizes 8 B, 64 B = 4 tasks.
+  CHECK(all.points.size() == 50);
+  CHECK(all.point_count == 50);
+  CHECK(all.task_count == 200);
+  run::LoadOptions counts;
+  counts.keep_points = false;
+  const run::Scenario counted = run::load_scenario(p, counts);
+  CHECK(counted.points.empty());
+  CHECK(counted.point_count == 50);
+  CHECK(counted.task_count == 200);
+  CHECK(counted.sweep_columns == all.sweep_columns);
+}
+
+TEST_CASE("a sweep beyond the stated bound is refused before any point is loaded") {
+  // 4 axes of 60 values: 12,960,000 points, above kMaxSweepPoints (10,000,000).
+  const fs::path dir = fs::temp_directory_path() / "adaptsim_run_test";
+  fs::create_directories(dir);
+  std::string values;
+  for (int i = 1; i <= 60; ++i)
+    values += (i > 1 ? ", " : "") + std::to_string(i);
+  std::ofstream(dir / "huge.yaml")
+      << "name: huge\ntopology: {file: "
+      << (fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/cloud-vms.yaml").string()
+      << "}\nworkload: {kind: allreduce, strategies: [STAR], min_bytes: 8B, max_bytes: 8B}\n"
+         "sweep:\n  a.x: ["
+      << values << "]\n  a.y: [" << values << "]\n  a.z: [" << values << "]\n  a.w: [" << values
+      << "]\n";
+  CHECK_THROWS_WITH_AS(run::load_scenario(dir / "huge.yaml"),
+                       doctest::Contains("huge.yaml:5: key 'sweep': the sweep's axes multiply to "
+                                         "more than 10000000 points"),
+                       InputError);
+}
+
+TEST_CASE("validation shows its progress on a terminal, and nothing elsewhere") {
+  const fs::path p = write_sweep_scenario();
+  int master = -1, slave = -1;
+  REQUIRE(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
+  const int saved = ::dup(STDERR_FILENO);
+  run::LoadOptions o;
+  o.keep_points = false;
+  o.progress = true;
+  o.progress_after = std::chrono::milliseconds(0);  // draw from the first point
+  ::dup2(slave, STDERR_FILENO);
+  const run::Scenario sc = run::load_scenario(p, o);
+  ::dup2(saved, STDERR_FILENO);
+  const std::string shown = drain(master);
+  CHECK(sc.point_count == 50);
+  CHECK(shown.find("simctl: validating 50 sweep points [") != std::string::npos);
+  CHECK(shown.find("50/50") != std::string::npos);
+  // The bar is cleared at the end, so the line after it (ok, or one error line) stands alone.
+  CHECK(shown.size() >= 4);
+  CHECK(shown.substr(shown.size() - 4) == "\r\033[K");
+
+  // Not a terminal (a pipe): nothing, even with progress asked for.
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  ::fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  ::dup2(pipe_fds[1], STDERR_FILENO);
+  (void)run::load_scenario(p, o);
+  ::dup2(saved, STDERR_FILENO);
+  CHECK(drain(pipe_fds[0]).empty());
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  ::close(saved);
+  ::close(master);
+  ::close(slave);
+}
+
+TEST_CASE("a result that is not a number is bad input, never a CSV cell (issue 21 item 6)") {
+  // A device rate of 1e300 img/s wrote inf and -nan into the CSV with exit code 0. Inputs are
+  // range-checked so none arises; this is the runner's last guard.
+  io::CsvTable t({"servers", "model", "system", "step_time_ms_mean", "throughput_total"});
+  t.add_row({"inf", "resnet50", "nan", "12.5", "100"});  // a sweep value and text: not results
+  CHECK_NOTHROW(run::check_results_finite(t, 1));
+  for (const char* bad : {"inf", "-inf", "nan", "-nan"}) {
+    io::CsvTable u = t;
+    u.add_row({"1", "resnet50", "ideal", "1.0", bad});
+    CHECK_THROWS_WITH_AS(run::check_results_finite(u, 1),
+                         doctest::Contains("row 2, column throughput_total: the result is"),
+                         InputError);
+  }
+}

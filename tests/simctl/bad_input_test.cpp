@@ -1,0 +1,686 @@
+// Bad input, table-driven, through the simctl binary: every row is one input a user can write, and
+// simctl must answer it with exit code 2, exactly one line naming where the problem is and what
+// was expected, and no output files — at `validate` and at `run` alike (a row marked run_only
+// needs options only `run` has). Each table holds one class of defect of issue 21; a row names
+// the example that failed before its fix.
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
+
+struct Result {
+  int code;
+  std::string output;  // stdout and stderr together
+};
+
+Result run_simctl(const std::string& args) {
+  const std::string cmd = std::string(SIMCTL_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p))
+    out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// Small valid scenarios that rows break. {root} is the source tree, {dir} the row's scratch folder.
+const std::string kAllreduce =
+    "name: small\n"
+    "topology:\n"
+    "  file: {root}/topologies/cloud-vms.yaml\n"
+    "  params: {servers: 2}\n"
+    "workload:\n"
+    "  kind: allreduce\n"
+    "  strategies: [STAR]\n"
+    "  min_bytes: 1KiB\n"
+    "  max_bytes: 64KiB\n";
+const std::string kTraining =
+    "name: small\n"
+    "topology:\n"
+    "  file: {root}/topologies/cloud-vms.yaml\n"
+    "  params: {servers: 2}\n"
+    "workload:\n"
+    "  kind: training\n"
+    "  models: [mobilenetv2]\n"
+    "  batch_per_gpu: 8\n"
+    "  device: {root}/traces/devices/k80-half.yaml\n"
+    "  warmup_steps: 0\n"
+    "  steps: 1\n"
+    "  systems:\n"
+    "    - {kind: ideal}\n";
+
+struct Case {
+  std::string name;
+  // simctl arguments after the subcommand; "{dir}/s.yaml" is `scenario` written out.
+  std::string args;
+  std::string scenario;                                    // empty: none written
+  std::vector<std::pair<std::string, std::string>> files;  // more files for the scratch folder
+  std::string expected;  // must appear in the one error line ({root}, {dir} substituted)
+  bool run_only = false;
+};
+
+// Runs every row with `validate` (unless run_only) and `run`.
+void check_cases(const std::string& table, const std::vector<Case>& cases) {
+  int index = 0;
+  for (const Case& c : cases) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("simctl_bad_input_" + table) / std::to_string(index++);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const auto expand = [&](const std::string& s) {
+      return replace_all(replace_all(s, "{root}", kRoot.string()), "{dir}", dir.string());
+    };
+    if (!c.scenario.empty()) std::ofstream(dir / "s.yaml") << expand(c.scenario);
+    for (const auto& [name, text] : c.files)
+      std::ofstream(dir / name) << expand(text);
+    std::vector<std::string> commands;
+    if (!c.run_only) commands.push_back("validate " + expand(c.args));
+    commands.push_back("run --no-progress " + expand(c.args) + " -o " + (dir / "out").string());
+    for (const std::string& command : commands) {
+      INFO("case: " << c.name);
+      INFO("simctl " << command);
+      const Result r = run_simctl(command);
+      INFO("output: " << r.output);
+      CHECK(r.code == 2);
+      CHECK(r.output.find(expand(c.expected)) != std::string::npos);
+      CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+      CHECK((!fs::exists(dir / "out") || fs::is_empty(dir / "out")));
+    }
+  }
+}
+
+// The scenario with `from` replaced by `to` (which must be there once).
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("bad input: a file that is not a regular file or is too large is one error (item 4)") {
+  const std::string big = "{dir}/big.yaml";
+  {
+    // 65 MiB, sparse: over the 64 MiB limit without writing it.
+    const fs::path dir = fs::temp_directory_path() / "simctl_bad_input_files_big";
+    fs::create_directories(dir);
+    fs::resize_file((std::ofstream(dir / "big.yaml"), dir / "big.yaml"), 65ull << 20);
+  }
+  const std::string big_path =
+      (fs::temp_directory_path() / "simctl_bad_input_files_big" / "big.yaml").string();
+  check_cases(
+      "files",
+      {
+          {"scenario is a character device",
+           "/dev/zero",
+           "",
+           {},
+           "/dev/zero: is a character device, not a regular file"},
+          {"scenario is a directory", "{dir}", "", {}, "{dir}: is a directory, not a regular file"},
+          {"scenario is too large",
+           big_path,
+           "",
+           {},
+           big_path + ": larger than 64 MiB, the limit for an input file"},
+          {"topology.file is a character device",
+           "{dir}/s.yaml",
+           with(kAllreduce, "{root}/topologies/cloud-vms.yaml", "/dev/zero"),
+           {},
+           "s.yaml:3: key 'topology.file': topology file /dev/zero: is a character "
+           "device, not a regular file"},
+          {"calibration: is a character device",
+           "{dir}/s.yaml",
+           "calibration: /dev/zero\n" + kAllreduce,
+           {},
+           "s.yaml:1: key 'calibration': calibration profile /dev/zero: is a character "
+           "device"},
+          {"--calibration is a character device",
+           "{dir}/s.yaml --calibration /dev/zero",
+           kAllreduce,
+           {},
+           "/dev/zero: is a character device, not a regular file"},
+          {"workload.device is a character device",
+           "{dir}/s.yaml",
+           with(kTraining, "{root}/traces/devices/k80-half.yaml", "/dev/zero"),
+           {},
+           "s.yaml:9: key 'workload.device': /dev/zero: is a character device"},
+          {"workload.device is a FIFO-like directory",
+           "{dir}/s.yaml",
+           with(kTraining, "{root}/traces/devices/k80-half.yaml", "{dir}"),
+           {},
+           "key 'workload.device': {dir}: is a directory, not a regular file"},
+      });
+  (void)big;
+}
+
+TEST_CASE("bad input: nothing in a YAML file is silently ignored (item 6)") {
+  check_cases(
+      "yaml",
+      {
+          {"a duplicated key",
+           "{dir}/s.yaml",
+           with(kAllreduce, "  max_bytes: 64KiB\n", "  max_bytes: 64KiB\n  max_bytes: 1GiB\n"),
+           {},
+           "s.yaml:10: key 'workload.max_bytes' is given twice in one mapping (first at line 9)"},
+          {"a duplicated key in a flow mapping",
+           "{dir}/s.yaml",
+           with(kAllreduce, "{servers: 2}", "{servers: 2, servers: 4}"),
+           {},
+           "s.yaml:4: key 'topology.params.servers' is given twice"},
+          {"a duplicated key in a --set value",
+           "{dir}/s.yaml --set 'topology.params={servers: 2, servers: 3}'",
+           kAllreduce,
+           {},
+           "key 'topology.params.servers' is given twice"},
+          {"a second YAML document",
+           "{dir}/s.yaml",
+           kAllreduce + "---\nname: other\n",
+           {},
+           "s.yaml:10: a second YAML document; expected one document per file"},
+          {"a duplicated key in the topology file",
+           "{dir}/s.yaml",
+           with(kAllreduce, "{root}/topologies/cloud-vms.yaml", "{dir}/t.yaml"),
+           {{"t.yaml",
+             "name: t\nservers: 2\nservers: 3\nserver: {nic: {bandwidth: 1Gbps, "
+             "latency: 1us}, pcie: {bandwidth: 1GB/s, latency: 1us}}\nfabric: {kind: "
+             "switch}\n"}},
+           "t.yaml:3: key 'servers' is given twice"},
+          {"a duplicated key in the device profile",
+           "{dir}/s.yaml",
+           with(kTraining, "{root}/traces/devices/k80-half.yaml", "{dir}/d.yaml"),
+           {{"d.yaml", "name: a\nname: b\n"}},
+           "d.yaml:2: key 'name' is given twice"},
+          {"aliases that expand exponentially",
+           "{dir}/s.yaml",
+           kAllreduce + "description: &a [x, x, x, x, x, x, x, x]\n"
+                        "x1: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+                        "x2: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n"
+                        "x3: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n"
+                        "x4: &e [*d, *d, *d, *d, *d, *d, *d, *d]\n"
+                        "x5: &f [*e, *e, *e, *e, *e, *e, *e, *e]\n",
+           {},
+           "anchors and aliases expand to more values than the file could hold"},
+      });
+}
+
+TEST_CASE("bad input: a value given in the scenario is blamed on the scenario (item 8)") {
+  // Every parameter of every shipped topology, given a value no key accepts (a list where a
+  // scalar or a mapping is expected), is reported at the scenario's line, not the topology's.
+  std::vector<Case> cases;
+  for (const auto& entry : fs::directory_iterator(kRoot / "topologies")) {
+    std::ifstream in(entry.path());
+    std::string line;
+    bool in_params = false;
+    while (std::getline(in, line)) {
+      if (line.rfind("params:", 0) == 0) {
+        in_params = true;
+        continue;
+      }
+      if (!in_params) continue;
+      if (!line.empty() && line[0] != ' ' && line[0] != '#') break;
+      if (line.size() < 3 || line[2] == ' ' || line[2] == '#') continue;
+      const std::string name = line.substr(2, line.find(':') - 2);
+      cases.push_back({entry.path().filename().string() + " " + name,
+                       "{dir}/s.yaml",
+                       "name: small\ntopology:\n  file: " + entry.path().string() +
+                           "\n  params:\n    " + name +
+                           ": [1, 2]\nworkload: {kind: allreduce, strategies: [STAR], "
+                           "min_bytes: 1KiB, max_bytes: 1KiB}\n",
+                       {},
+                       "{dir}/s.yaml:5: key '"});
+    }
+  }
+  CHECK(cases.size() >= 20);  // 22 parameters across the six shipped topologies (2026-11)
+  // Inside a mapping given as a parameter's value: the value's own line in the scenario.
+  const std::string nic =
+      "name: small\ntopology:\n  file: {root}/topologies/cloud-vms.yaml\n  params:\n"
+      "    nic_bandwidth: VALUE\nworkload: {kind: allreduce, strategies: [STAR], min_bytes: 1KiB, "
+      "max_bytes: 1KiB}\n";
+  cases.push_back({"a list inside a parameter's mapping",
+                   "{dir}/s.yaml",
+                   with(nic, "VALUE", "{value: [1], source: x}"),
+                   {},
+                   "{dir}/s.yaml:5: key 'server.nic.bandwidth.value': expected a string"});
+  cases.push_back({"an unknown key inside a parameter's mapping",
+                   "{dir}/s.yaml",
+                   with(nic, "VALUE", "{value: 1Gbps, sorce: x}"),
+                   {},
+                   "{dir}/s.yaml:5: unknown key 'server.nic.bandwidth.sorce'"});
+  cases.push_back({"an unknown key inside a --set parameter's mapping",
+                   "{dir}/s.yaml --set 'topology.params.nic_bandwidth={value: 1Gbps, sorce: x}'",
+                   with(nic, "VALUE", "1Gbps"),
+                   {},
+                   "--set topology.params.nic_bandwidth={value: 1Gbps, sorce: x}: unknown key "
+                   "'server.nic.bandwidth.sorce'"});
+  check_cases("params", cases);
+}
+
+TEST_CASE("bad input: a Horovod cycle below its stated minimum (item 1)") {
+  // cycle_time 0 on one worker recursed between the cycle's start and its request handler until
+  // the stack was gone (SIGSEGV at run); 1e-30s rounds to 0 ns; 1 ns took hours.
+  const std::string one_server = with(kTraining, "{servers: 2}", "{servers: 1}");
+  const std::string horovod = with(one_server, "{kind: ideal}", "{kind: horovod, cycle_time: 0s}");
+  check_cases("cycle",
+              {
+                  {"horovod, cycle_time 0s",
+                   "{dir}/s.yaml",
+                   horovod,
+                   {},
+                   "s.yaml:13: key 'workload.systems[0].cycle_time': expected at least "
+                   "100 us"},
+                  {"horovod-nccl, cycle_time 1e-30s",
+                   "{dir}/s.yaml",
+                   with(one_server, "{kind: ideal}", "{kind: horovod-nccl, cycle_time: 1e-30s}"),
+                   {},
+                   "key 'workload.systems[0].cycle_time': expected at least 100 us"},
+                  {"horovod, cycle_time 1ns via --set",
+                   "{dir}/s.yaml --set 'workload.systems=[{kind: horovod, cycle_time: "
+                   "1ns}]'",
+                   one_server,
+                   {},
+                   "expected at least 100 us"},
+                  {"horovod, cycle_time 99us",
+                   "{dir}/s.yaml",
+                   with(horovod, "cycle_time: 0s", "cycle_time: 99us"),
+                   {},
+                   "expected at least 100 us (a tenth of the shortest cycle Horovod's "
+                   "autotuner tries; a zero cycle is a busy loop), got 99 us"},
+              });
+}
+
+TEST_CASE("bad input: chunks whose count would take memory without bound (item 3)") {
+  check_cases(
+      "chunks",
+      {
+          {"allreduce: 1 B chunks of 1 GiB",
+           "{dir}/s.yaml",
+           with(with(kAllreduce, "max_bytes: 64KiB", "max_bytes: 1GiB"), "strategies: [STAR]",
+                "strategies: [STAR]\n  chunk_size: 1B"),
+           {},
+           "key 'workload.chunk_size': a chunk size of 1 B splits max_bytes (1 GiB) into "
+           "1073741824 chunks; expected at most 16384"},
+          {"allreduce: 64 KiB chunks of 1 GiB + 1 B",
+           "{dir}/s.yaml",
+           with(with(kAllreduce, "max_bytes: 64KiB", "max_bytes: 1073741825B"),
+                "strategies: [STAR]", "strategies: [BINARY_TREE_STAR]\n  chunk_size: 64KiB"),
+           {},
+           "into 16385 chunks; expected at most 16384"},
+          {"training: kungfu with 1 B chunks",
+           "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: kungfu, chunk_size: 1B}"),
+           {},
+           "key 'workload.systems[0].chunk_size': a chunk size of 1 B splits mobilenetv2's "
+           "gradients"},
+          {"training: hierarchical with 64 B chunks",
+           "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: hierarchical, chunk_size: 64B}"),
+           {},
+           "chunks a step; expected at most 16384"},
+      });
+}
+
+TEST_CASE("bad input: every quantity within what integer nanoseconds hold (item 5)") {
+  std::string profile;
+  {
+    std::ifstream in(kRoot / "traces/calibration/loopback-tcp-4procs.yaml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    profile = with(ss.str(), "bandwidth: 2.53221GB/s", "bandwidth: 1e-30GB/s");
+  }
+  std::string device;
+  {
+    std::ifstream in(kRoot / "traces/devices/k80-half.yaml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    device = ss.str();
+  }
+  const std::string own_device =
+      with(kTraining, "{root}/traces/devices/k80-half.yaml", "{dir}/d.yaml");
+  check_cases(
+      "time",
+      {
+          {"nic_bandwidth 1e-30Gbps",
+           "{dir}/s.yaml",
+           with(kAllreduce, "{servers: 2}", "{servers: 2, nic_bandwidth: 1e-30Gbps}"),
+           {},
+           "s.yaml:4: key 'server.nic.bandwidth': expected a bandwidth from 1 Kbit/s to 1 PB/s"},
+          {"nic_latency 1e30s (a Boost negative-weight error at validate)",
+           "{dir}/s.yaml",
+           with(kAllreduce, "{servers: 2}", "{servers: 2, nic_latency: 1e30s}"),
+           {},
+           "s.yaml:4: key 'server.nic.latency': expected a duration of at most 1e6 s"},
+          {"per_message_overhead 1e308s",
+           "{dir}/s.yaml",
+           kAllreduce + "  per_message_overhead: 1e308s\n",
+           {},
+           "s.yaml:10: key 'workload.per_message_overhead': expected a duration of at most 1e6 s"},
+          {"a size of 2 PiB",
+           "{dir}/s.yaml",
+           with(kAllreduce, "64KiB", "2048TiB"),
+           {},
+           "s.yaml:9: key 'workload.max_bytes': expected a size of at most 1 PiB"},
+          {"a calibration profile bandwidth of 1e-30GB/s",
+           "{dir}/s.yaml",
+           "calibration: {dir}/p.yaml\n" + kAllreduce,
+           {{"p.yaml", profile}},
+           "p.yaml:42: key 'fits[0].bandwidth': expected a bandwidth from 1 Kbit/s to 1 PB/s"},
+          {"a device rate of 1e-9 img/s",
+           "{dir}/s.yaml",
+           own_device,
+           {{"d.yaml", with(device, "rate: 135 img/s", "rate: 1e-9 img/s")}},
+           "d.yaml:30: key 'throughput[2].rate': gives a step of 6.4e+10 s at batch 64; expected a "
+           "step time from 1 us to 1 h"},
+          {"a device rate of 1e300 img/s (inf and nan in the CSV)",
+           "{dir}/s.yaml",
+           own_device,
+           {{"d.yaml", with(device, "rate: 135 img/s", "rate: 1e300 img/s")}},
+           "d.yaml:30: key 'throughput[2].rate': expected a rate of at most 1e21 per second"},
+          {"a device rate of 1e20 img/s: a step below 1 us",
+           "{dir}/s.yaml",
+           own_device,
+           {{"d.yaml", with(device, "rate: 135 img/s", "rate: 1e20 img/s")}},
+           "expected a step time from 1 us to 1 h"},
+          {"a compute step beyond 1 h at the workload's batch",
+           "{dir}/s.yaml",
+           with(kTraining, "batch_per_gpu: 8", "batch_per_gpu: 1048576"),
+           {},
+           "s.yaml:8: key 'workload.batch_per_gpu': device profile k80-half.yaml gives "
+           "mobilenetv2 a compute step of"},
+          {"compute_scale 1e-300",
+           "{dir}/s.yaml",
+           kTraining + "  compute_scale: 1e-300\n",
+           {},
+           "key 'workload.compute_scale': device profile k80-half.yaml gives mobilenetv2 a "
+           "compute step of"},
+          {"a buffer whose message outlasts 1e6 s on the slowest link",
+           "{dir}/s.yaml",
+           with(with(kAllreduce, "{servers: 2}", "{servers: 2, nic_bandwidth: 1Kbps}"), "64KiB",
+                "1GiB"),
+           {},
+           "key 'workload.max_bytes': 1 GiB take 8.59e+06 s over the topology's slowest link "
+           "(1 Kbit/s); expected a message to take at most 1e6 s"},
+      });
+}
+
+TEST_CASE("bad input: no run writes nonsense or rows no one can tell apart (item 6)") {
+  check_cases(
+      "nonsense",
+      {
+          {"step_time_cv NaN%",
+           "{dir}/s.yaml",
+           with(kTraining, "{root}/traces/devices/k80-half.yaml", "{dir}/d.yaml"),
+           {{"d.yaml",
+             "name: d\ndescription: x\ndefault_precision: fp32\nmemory: {value: 1GiB, "
+             "source: x}\nmemory_bandwidth: {value: 1GB/s, source: x}\nstep_time_cv: "
+             "{value: NaN%, source: x}\nthroughput:\n  - {model: mobilenetv2, "
+             "precision: fp32, batch: 8, rate: 100 img/s, source: x}\n"}},
+           "d.yaml:6: key 'step_time_cv.value': expected a percentage such as 2%, got \"NaN%\""},
+          {"compute_scale .nan",
+           "{dir}/s.yaml",
+           kTraining + "  compute_scale: .nan\n",
+           {},
+           "key 'workload.compute_scale': expected a finite number, got \".nan\""},
+          {"share_cv .inf",
+           "{dir}/s.yaml",
+           kTraining + "  sharing: tcp\n  share_cv: .inf\n",
+           {},
+           "key 'workload.share_cv': expected a finite number"},
+          {"two systems with the same label",
+           "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: ideal}\n    - {label: ideal, kind: kungfu}"),
+           {},
+           "s.yaml:14: key 'workload.systems[1].label': systems[0] has the label \"ideal\" too"},
+          {"two unlabelled systems of one kind",
+           "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: kungfu}\n    - {kind: kungfu, strategy: STAR}"),
+           {},
+           "key 'workload.systems[1].label': systems[0] has the label \"kungfu\" too"},
+          {"a model listed twice",
+           "{dir}/s.yaml",
+           with(kTraining, "[mobilenetv2]", "[mobilenetv2, mobilenetv2]"),
+           {},
+           "key 'workload.models': model \"mobilenetv2\" is listed twice"},
+          {"a strategy listed twice",
+           "{dir}/s.yaml",
+           with(kAllreduce, "[STAR]", "[STAR, STAR]"),
+           {},
+           "key 'workload.strategies': strategy STAR is listed twice"},
+          {"a sweep value listed twice",
+           "{dir}/s.yaml",
+           kAllreduce + "sweep:\n  topology.params.servers: [2, 4, 2]\n",
+           {},
+           "key 'sweep.topology.params.servers': value 2 is listed twice"},
+          {"--seed -1",
+           "{dir}/s.yaml --seed -1",
+           kAllreduce,
+           {},
+           "--seed -1: expected a whole number from 0 to 9223372036854775807",
+           true},
+          {"--seed 1e23",
+           "{dir}/s.yaml --seed 1e23",
+           kAllreduce,
+           {},
+           "--seed 1e23: expected a whole number",
+           true},
+          {"--seed 9223372036854775808",
+           "{dir}/s.yaml --seed 9223372036854775808",
+           kAllreduce,
+           {},
+           "expected a whole number from 0 to 9223372036854775807",
+           true},
+          {"name \"\"",
+           "{dir}/s.yaml",
+           with(kAllreduce, "name: small", "name: \"\""),
+           {},
+           "s.yaml:1: key 'name': expected 1 to 200 letters, digits"},
+          {"name \".\"",
+           "{dir}/s.yaml",
+           with(kAllreduce, "name: small", "name: ."),
+           {},
+           "key 'name': expected 1 to 200 letters, digits, '-', '_' and '.', starting with a "
+           "letter or digit"},
+          {"name \".hidden\"",
+           "{dir}/s.yaml",
+           with(kAllreduce, "name: small", "name: .hidden"),
+           {},
+           "key 'name': expected 1 to 200"},
+          {"output.csv \"\"",
+           "{dir}/s.yaml",
+           kAllreduce + "output: {csv: \"\"}\n",
+           {},
+           "key 'output.csv': expected 1 to 200 letters"},
+          {"output.csv \".\" (\"cannot rename the temporary file: Success\")",
+           "{dir}/s.yaml",
+           kAllreduce + "output: {csv: .}\n",
+           {},
+           "key 'output.csv': expected 1 to 200 letters"},
+          {"output.csv the manifest's name",
+           "{dir}/s.yaml",
+           kAllreduce + "output: {csv: small.manifest.json}\n",
+           {},
+           "key 'output.csv': expected a name other than the manifest's"},
+          {"float64 sizes below one element (rows of size 0)",
+           "{dir}/s.yaml",
+           with(with(kAllreduce, "min_bytes: 1KiB", "min_bytes: 1B\n  dtype: float64"), "64KiB",
+                "4B"),
+           {},
+           "key 'workload.max_bytes': no size from min_bytes to max_bytes holds a whole float64 "
+           "element (8 B)"},
+          {"a description that is not UTF-8",
+           "{dir}/s.yaml",
+           kAllreduce + "description: \"\xff\xfe\"\n",
+           {},
+           "s.yaml:10: expected UTF-8 text, found a byte that is not"},
+      });
+}
+
+TEST_CASE("bad input: an over-long name is refused before anything is written (item 7)") {
+  // A 5,000-character name passed validate; run wrote the CSV, failed on the manifest (its name
+  // too long for the file system) and left the CSV behind.
+  const std::string long_name(5000, 'a');
+  check_cases("long_name", {
+                               {"a 5,000-character name",
+                                "{dir}/s.yaml",
+                                with(kAllreduce, "name: small", "name: " + long_name),
+                                {},
+                                "key 'name': expected 1 to 200 letters"},
+                               {"a 201-character CSV name",
+                                "{dir}/s.yaml",
+                                kAllreduce + "output: {csv: " + std::string(201, 'c') + "}\n",
+                                {},
+                                "(201 characters)"},
+                           });
+}
+
+TEST_CASE("a run whose last file cannot be written leaves none of its files (item 7)") {
+  // The manifest's name is taken by a folder, so renaming the manifest into place fails after
+  // the CSV is written: before, the CSV stayed behind; now the group is all or none.
+  const fs::path dir = fs::temp_directory_path() / "simctl_bad_input_partial";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out" / "small.manifest.json");
+  std::ofstream(dir / "s.yaml") << replace_all(kAllreduce, "{root}", kRoot.string());
+  const Result r = run_simctl("run --no-progress " + (dir / "s.yaml").string() + " -o " +
+                              (dir / "out").string());
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK(r.output.find("small.manifest.json: cannot rename the temporary file") !=
+        std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(dir / "out" / "small.csv"));
+  // Nothing else either: no temporaries.
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir / "out"))
+    ++entries;
+  CHECK(entries == 1);  // the folder that was in the way
+}
+
+TEST_CASE(
+    "bad input: a command-line error or a multi-line value is one line too (found by the mutation "
+    "loop)") {
+  // CLI11's own report was two lines ("Could not convert: --seed = x" and "Run with --help for
+  // more information.").
+  check_cases("cli", {
+                         {"--seed x",
+                          "{dir}/s.yaml --seed x",
+                          kAllreduce,
+                          {},
+                          "--seed x: expected a whole number",
+                          true},
+                         {"--threads x",
+                          "{dir}/s.yaml --threads x",
+                          kAllreduce,
+                          {},
+                          "--threads: Value x not in range 0 to 4096",
+                          true},
+                         {"an unknown option",
+                          "{dir}/s.yaml --frobnicate",
+                          kAllreduce,
+                          {},
+                          "simctl --help lists the options"},
+                         {"no scenario", "", "", {}, "scenario is required"},
+                         // A multi-line value quoted in a message: its line breaks are escaped.
+                         {"a block scalar where a name is expected",
+                          "{dir}/s.yaml",
+                          with(kAllreduce, "name: small", "name: |\n  a\n  b"),
+                          {},
+                          "key 'name': expected 1 to 200 letters, digits, '-', '_' and '.', "
+                          "starting with a letter or digit (it names output files), got "
+                          "\"a\\nb\\n\""},
+                         {"a list item where an integer is expected",
+                          "{dir}/s.yaml",
+                          kAllreduce + "  step_factor: \"4\\n- x\"\n",
+                          {},
+                          "key 'workload.step_factor': expected an integer, got \"4\\n- x\""},
+                     });
+}
+
+TEST_CASE("all-reduce sizes are whole elements, so no two rows are alike (item 6)") {
+  // float64 from 1 B to 64 B by 2: 1, 2 and 4 B hold no element (three rows of size 0 before);
+  // 8, 16, 32, 64 B remain.
+  const fs::path dir = fs::temp_directory_path() / "simctl_bad_input_whole";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "s.yaml") << replace_all(
+      with(with(kAllreduce, "min_bytes: 1KiB", "min_bytes: 1B\n  dtype: float64\n  step_factor: 2"),
+           "64KiB", "64B"),
+      "{root}", kRoot.string());
+  const Result r = run_simctl("run --no-progress " + (dir / "s.yaml").string() + " -o " +
+                              (dir / "out").string());
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  std::ifstream in(dir / "out" / "small.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> sizes;
+  while (std::getline(in, line)) {
+    // mode,topology,n_ranks,strategy,size_bytes,...
+    std::stringstream cells(line);
+    std::string cell;
+    for (int c = 0; c < 5; ++c)
+      std::getline(cells, cell, ',');
+    sizes.push_back(cell);
+  }
+  CHECK(sizes == std::vector<std::string>{"8", "16", "32", "64"});
+}
+
+TEST_CASE("bad input: ranks sharing a host without a loopback are refused when read (item 5)") {
+  // Two GPUs per server on one CPU, and the CPU's loopback_bandwidth taken out: the two ranks'
+  // host messages have nothing to cross. The run failed with exit 1 ("no loopback") after a valid
+  // `validate` (found by the mutation loop).
+  std::ifstream in(kRoot / "topologies/cloud-vms.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string topology = with(text.str(), "  gpus: 1\n", "  gpus: 2\n");
+  const auto from = topology.find("    loopback_bandwidth:");
+  const auto to = topology.find("    memory_bandwidth:");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  topology.erase(from, to - from);
+  const std::string scenario = with(kAllreduce, "{root}/topologies/cloud-vms.yaml", "{dir}/t.yaml");
+  const std::string training = with(kTraining, "{root}/topologies/cloud-vms.yaml", "{dir}/t.yaml");
+  check_cases("shared_host",
+              {{"all-reduce over host connections",
+                "{dir}/s.yaml",
+                scenario,
+                {{"t.yaml", topology}},
+                "s.yaml:6: key 'workload.endpoint': ranks share host s0.cpu0 of topology t.yaml, "
+                "which has no server.cpu.loopback_bandwidth"},
+               {"training with KungFu",
+                "{dir}/s.yaml",
+                with(training, "{kind: ideal}", "{kind: kungfu}"),
+                {{"t.yaml", topology}},
+                "s.yaml:13: key 'workload.systems[0].kind': ranks share host s0.cpu0 of topology "
+                "t.yaml"}});
+  // The same topology with GPU endpoints, or a system without host messages, still validates.
+  const fs::path dir = fs::temp_directory_path() / "simctl_bad_input_shared_host_ok";
+  fs::create_directories(dir);
+  std::ofstream(dir / "t.yaml") << topology;
+  std::ofstream(dir / "s.yaml") << replace_all(
+      replace_all(scenario, "{dir}", dir.string()) + "  endpoint: gpu\n", "{root}",
+      kRoot.string());
+  std::ofstream(dir / "i.yaml") << replace_all(replace_all(training, "{dir}", dir.string()),
+                                               "{root}", kRoot.string());
+  CHECK(run_simctl("validate " + (dir / "s.yaml").string()).code == 0);
+  CHECK(run_simctl("validate " + (dir / "i.yaml").string()).code == 0);
+}
