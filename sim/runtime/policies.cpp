@@ -11,6 +11,7 @@
 #include <deque>
 
 #include "sim/core/error.h"
+#include "sim/runtime/gradient_noise.h"
 #include "sim/runtime/policy.h"
 
 namespace adaptsim::runtime {
@@ -151,12 +152,43 @@ class WindowMeanMonitor final : public Monitor {
 class GradientNormsMonitor final : public Monitor {
  public:
   std::string_view name() const override { return "gradient-norms"; }
-  bool needs_gradient_norms() const override { return true; }
+  bool needs_gradient_norms(int) const override { return true; }
   void observe(StepObservation& latest) override {
     latest.readings["gradient-norms.local_sq"] = latest.grad_sq_local;
     latest.readings["gradient-norms.global_sq"] = latest.grad_sq_global;
   }
 };
+
+// KungFu's gradient noise scale monitor (KUNGFU.md 3.1; gradient_noise.h): every `interval`
+// steps, the norms of the local and the averaged gradient (a norm kernel on those steps), the
+// unbiased |G|^2 and tr(S), their EMAs, and B_simple. Readings "gradient-noise-scale.b_simple",
+// ".g_sq", ".trace" (NaN until a step with gradient values: simulated runs hold none). The local
+// norm is the mean over workers of each worker's own (KungFu lets each worker use its own, so
+// per-worker values differ; the mean is a better estimate of the same expectation).
+class NoiseScaleMonitor final : public Monitor {
+ public:
+  NoiseScaleMonitor(int interval, double alpha) : interval_(interval), estimator_(alpha) {}
+  std::string_view name() const override { return "gradient-noise-scale"; }
+  bool needs_gradient_norms(int step) const override { return step % interval_ == 0; }
+  void observe(StepObservation& latest) override {
+    if (latest.step % interval_ == 0) {
+      const double b_small = latest.batch_per_gpu;
+      estimator_.add(latest.grad_sq_local, latest.grad_sq_global, b_small,
+                     b_small * latest.workers);
+    }
+    latest.readings["gradient-noise-scale.b_simple"] = estimator_.b_simple();
+    latest.readings["gradient-noise-scale.g_sq"] = estimator_.g_sq();
+    latest.readings["gradient-noise-scale.trace"] = estimator_.trace();
+  }
+
+ private:
+  int interval_;
+  NoiseScaleEstimator estimator_;
+};
+
+int read_interval(io::MapReader& r) {
+  return static_cast<int>(r.integer_or("interval", 1, 1, 1 << 20));
+}
 
 std::size_t read_window(io::MapReader& r) {
   return static_cast<std::size_t>(r.integer_or("window", 1, 1, 1 << 20));
@@ -202,13 +234,23 @@ const std::vector<MonitorKind>& monitor_kinds() {
          r.finish();
          return std::make_unique<GradientNormsMonitor>();
        }},
+      {"gradient-noise-scale",
+       "KungFu's GNS every `interval` steps (default 1): B_simple = EMA(tr S) / EMA(|G|^2) from "
+       "the local and averaged gradients' norms, EMA `alpha` (default 0.6); NaN simulated",
+       [](io::MapReader& r) -> std::unique_ptr<Monitor> {
+         const int interval = read_interval(r);
+         const double alpha = r.number_or("alpha", 0.6);
+         if (!(alpha >= 0 && alpha < 1)) r.fail("alpha", "expected a number in [0, 1)");
+         r.finish();
+         return std::make_unique<NoiseScaleMonitor>(interval, alpha);
+       }},
   };
   return kinds;
 }
 
-bool Seam::needs_gradient_norms() const {
+bool Seam::needs_gradient_norms(int step) const {
   for (const auto& m : monitors) {
-    if (m->needs_gradient_norms()) return true;
+    if (m->needs_gradient_norms(step)) return true;
   }
   return false;
 }

@@ -87,9 +87,13 @@ class Monitor {
  public:
   virtual ~Monitor() = default;
   virtual std::string_view name() const = 0;
-  // Whether the observations must carry the gradients' squared norms: every worker then runs a
-  // norm kernel over its local and reduced gradients before its update, and the step pays for it.
-  virtual bool needs_gradient_norms() const { return false; }
+  // Whether step `step`'s observation must carry the gradients' squared norms: every worker then
+  // runs a norm kernel over its local and reduced gradients before its update, and that step pays
+  // for it (a monitor with an interval asks on its steps only).
+  virtual bool needs_gradient_norms(int step) const {
+    (void)step;
+    return false;
+  }
   virtual void observe(StepObservation& latest) = 0;
 };
 
@@ -122,7 +126,7 @@ struct Seam {
   std::unique_ptr<Policy> policy;  // null: no policy
   std::vector<std::unique_ptr<Monitor>> monitors;
   bool empty() const { return !policy && monitors.empty(); }
-  bool needs_gradient_norms() const;
+  bool needs_gradient_norms(int step) const;  // does any monitor ask at this step
 };
 
 // Reads `policy:` and `monitors:` of `r` (a scenario's workload, or a live task); throws

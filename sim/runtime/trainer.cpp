@@ -37,7 +37,6 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
   if (!seam_.empty()) {
     agreement_ = coll::make_allreduce(coll::StrategyKind::kStar, env.host_of_worker());
   }
-  needs_norms_ = seam_.needs_gradient_norms();
 }
 
 const train::ComputeProfile& Trainer::profile_for(int batch) {
@@ -154,7 +153,7 @@ void Trainer::maybe_finish(int w) {
   if (s.backward_end < 0 || s.updating || s.reduced < tensor_bytes_.size()) return;
   account(s);
   s.updating = true;
-  if (needs_norms_) {
+  if (!seam_.empty() && seam_.needs_gradient_norms(s.step)) {
     // The monitors' norm kernel runs on the device before the update, as a monitoring op in the
     // training graph does: compute time of this step.
     env_.gradient_norms(w, [this, w](double local_sq, double reduced_sq) {
@@ -193,7 +192,10 @@ void Trainer::end_step(int w) {
         std::accumulate(tensor_bytes_.begin(), tensor_bytes_.end(), std::uint64_t{0}));
     // What this worker contributes to the agreement: [duration, comm time, bytes, workers,
     // |g_w|^2, |sum_w g_w|^2].
-    s.agree_in = {step_s, to_seconds(s.comm_ns), bytes, 1.0, s.grad_sq_local, s.grad_sq_reduced};
+    // The norms only where a monitor asked for them at this step (0 elsewhere).
+    const bool norms = seam_.needs_gradient_norms(step);
+    s.agree_in = {step_s, to_seconds(s.comm_ns), bytes, 1.0, norms ? s.grad_sq_local : 0.0,
+                  norms ? s.grad_sq_reduced : 0.0};
   }
   env_.between_steps(w, step, [this, w, step] { after_step(w, step); });
 }

@@ -144,7 +144,6 @@ class Trainer final : public StepSink {
   std::vector<Decision> decisions_;
   std::unique_ptr<coll::AllReduce> agreement_;  // a STAR rooted at rank 0
   Callback progress_;
-  bool needs_norms_ = false;
 };
 
 // What both modes build over their environment: the system, the policy and monitors, and the

@@ -109,3 +109,12 @@ TEST_CASE("every policy and monitor kind has a name and a summary") {
   const SeamSpec resize = read("policy: {name: resize, step: 2, workers: 4}\n");
   CHECK(resize.changes.workers);
 }
+
+TEST_CASE("bad noise scale monitor input: an interval of 0, an alpha outside [0, 1)") {
+  CHECK(error_of("monitors:\n  - {name: gradient-noise-scale, interval: 0}\n")
+            .starts_with("s.yaml:2: key 'monitors[0].interval'"));
+  CHECK(error_of("monitors:\n  - {name: gradient-noise-scale, alpha: 1}\n")
+            .starts_with("s.yaml:2: key 'monitors[0].alpha': expected a number in [0, 1)"));
+  CHECK(error_of("monitors:\n  - {name: gradient-noise-scale, interval: 4, alpha: 0.6}\n") ==
+        "(no error)");
+}

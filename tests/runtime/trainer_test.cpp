@@ -195,3 +195,31 @@ TEST_CASE("gradient norms: a norm kernel over the local and reduced gradients, p
     CHECK(std::isnan(normed.steps[k].readings.at("gradient-norms.global_sq")));
   }
 }
+
+TEST_CASE("the noise scale monitor's interval: the norm kernel is paid on its steps only") {
+  // As above with gradient-noise-scale, interval 2: steps 0, 2 (of 0..3) are longer by the
+  // kernel, steps 1, 3 are not; readings are NaN throughout (no gradient values simulated).
+  const train::DeviceProfile device =
+      train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) + "/traces/devices/k80-half.yaml");
+  const train::Model& m = train::model("resnet50");
+  const topo::Topology t = cluster(2);
+  SystemConfig ideal;
+  ideal.kind = SystemKind::kIdeal;
+  simulate::TrainingOptions o = options(1, 3, "", "[{name: throughput}]");
+  const TrainingResult plain = simulate::simulate_training(t, m, device, ideal, o).result;
+  o.seam.monitors_yaml = "[{name: throughput}, {name: gradient-noise-scale, interval: 2}]";
+  const TrainingResult gns = simulate::simulate_training(t, m, device, ideal, o).result;
+  const double kernel_s =
+      to_seconds(seconds_to_ns_ceil(2 * 25'557'032.0 * 4 / device.memory_bandwidth_Bps().value));
+  REQUIRE(gns.steps.size() == 4);
+  for (std::size_t k = 0; k < plain.steps.size(); ++k) {
+    CAPTURE(k);
+    const double extra = gns.steps[k].time_s - plain.steps[k].time_s;
+    if (k % 2 == 0) {
+      CHECK(extra == doctest::Approx(kernel_s).epsilon(1e-9));
+    } else {
+      CHECK(extra == doctest::Approx(0).epsilon(1e-12));
+    }
+    CHECK(std::isnan(gns.steps[k].readings.at("gradient-noise-scale.b_simple")));
+  }
+}
