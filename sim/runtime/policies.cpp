@@ -9,9 +9,10 @@
 
 #include <cmath>
 #include <deque>
+#include <limits>
 
 #include "sim/core/error.h"
-#include "sim/runtime/gradient_noise.h"
+#include "sim/runtime/noise_scale.h"
 #include "sim/runtime/policy.h"
 
 namespace adaptsim::runtime {
@@ -167,18 +168,21 @@ class GradientNormsMonitor final : public Monitor {
 // per-worker values differ; the mean is a better estimate of the same expectation).
 class NoiseScaleMonitor final : public Monitor {
  public:
-  NoiseScaleMonitor(int interval, double alpha) : interval_(interval), estimator_(alpha) {}
+  NoiseScaleMonitor(int interval, double alpha) : interval_(interval), estimator_({alpha}) {}
   std::string_view name() const override { return "gradient-noise-scale"; }
   bool needs_gradient_norms(int step) const override { return step % interval_ == 0; }
   void observe(StepObservation& latest) override {
-    if (latest.step % interval_ == 0) {
-      const double b_small = latest.batch_per_gpu;
-      estimator_.add(latest.grad_sq_local, latest.grad_sq_global, b_small,
-                     b_small * latest.workers);
+    const double b_small = latest.batch_per_gpu, b_big = b_small * latest.workers;
+    // A step with values (live) and two batch sizes (two workers or more) adds to the averages.
+    if (latest.step % interval_ == 0 && std::isfinite(latest.grad_sq_local) &&
+        std::isfinite(latest.grad_sq_global) && b_big > b_small) {
+      estimator_.update(latest.grad_sq_local, latest.grad_sq_global, b_small, b_big);
     }
-    latest.readings["gradient-noise-scale.b_simple"] = estimator_.b_simple();
-    latest.readings["gradient-noise-scale.g_sq"] = estimator_.g_sq();
-    latest.readings["gradient-noise-scale.trace"] = estimator_.trace();
+    const bool any = estimator_.steps() > 0;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    latest.readings["gradient-noise-scale.b_simple"] = estimator_.noise_scale();
+    latest.readings["gradient-noise-scale.g_sq"] = any ? estimator_.grad_sq_norm_ema() : nan;
+    latest.readings["gradient-noise-scale.trace"] = any ? estimator_.trace_sigma_ema() : nan;
   }
 
  private:

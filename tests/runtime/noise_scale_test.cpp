@@ -1,14 +1,16 @@
-#include "hw/cuda/noise_scale.h"
+#include "sim/runtime/noise_scale.h"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "sim/core/rng.h"
 
-using namespace adaptsim::hw;
+using namespace adaptsim::runtime;
 
 TEST_CASE("exact expectations give back |G|^2 and tr(Sigma)") {
   // E|G_B|^2 = |G|^2 + tr(Sigma)/B (McCandlish et al. eq. A.1). With |G|^2 = 4, tr(Sigma) = 1000,
@@ -91,4 +93,80 @@ TEST_CASE("batch sizes must satisfy 0 < small < big") {
   CHECK_THROWS_AS(estimate_two_batch(1, 1, 32, 32), std::invalid_argument);
   CHECK_THROWS_AS(estimate_two_batch(1, 1, 0, 32), std::invalid_argument);
   CHECK_THROWS_AS(estimate_two_batch(1, 1, 64, 32), std::invalid_argument);
+}
+
+TEST_CASE("the monitor's estimate (mean local norm over workers) meets a known noise scale") {
+  // Per-sample gradients G + e, e ~ N(0, diag(var)): tr(S) = sum(var), B_simple = tr(S) / |G|^2
+  // exactly. The small batch's norm is the mean over workers of each worker's own (as the
+  // gradient-noise-scale monitor takes it), and the tolerance comes from the samples' spread.
+  // 4 workers x 8 samples a step, 32 dimensions. True G and per-dimension variances chosen so
+  // that B_simple = tr(S) / |G|^2 = 40 / 2 = 20, inside the batch range a step sees (8 .. 32).
+  constexpr int kDims = 32, kWorkers = 4, kBatch = 8, kSteps = 20000;
+  std::vector<double> g(kDims), sd(kDims);
+  double g_sq = 0, trace = 0;
+  for (int d = 0; d < kDims; ++d) {
+    g[d] = (d % 2 ? 1.0 : -1.0) * std::sqrt(2.0 / kDims);
+    const double var = 40.0 / kDims * (d % 4 + 1) / 2.5;  // mean 1.25, sum 40
+    sd[d] = std::sqrt(var);
+    g_sq += g[d] * g[d];
+    trace += var;
+  }
+  REQUIRE(g_sq == doctest::Approx(2));
+  REQUIRE(trace == doctest::Approx(40));
+  const double truth = trace / g_sq;
+
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0, 1);
+  // The EMA's alpha makes its effective sample count (1 + alpha) / (1 - alpha) = 3999.
+  const double alpha = 0.9995;
+  NoiseScaleEstimator ema({alpha});
+  // The per-step estimates' spread, to derive the tolerance from the number of samples.
+  double sum_g = 0, sum_g2 = 0, sum_s = 0, sum_s2 = 0;
+  std::vector<double> big(kDims), local(kDims);
+  for (int step = 0; step < kSteps; ++step) {
+    std::fill(big.begin(), big.end(), 0.0);
+    double small_sq = 0;
+    for (int w = 0; w < kWorkers; ++w) {
+      std::fill(local.begin(), local.end(), 0.0);
+      for (int b = 0; b < kBatch; ++b) {
+        for (int d = 0; d < kDims; ++d)
+          local[d] += g[d] + sd[d] * normal(rng);
+      }
+      double sq = 0;
+      for (int d = 0; d < kDims; ++d) {
+        local[d] /= kBatch;
+        sq += local[d] * local[d];
+        big[d] += local[d] / kWorkers;
+      }
+      small_sq += sq / kWorkers;  // the mean over workers, as the monitor takes it
+    }
+    double big_sq = 0;
+    for (double v : big)
+      big_sq += v * v;
+    const TwoBatchEstimate x = estimate_two_batch(small_sq, big_sq, kBatch, kBatch * kWorkers);
+    ema.update(x);
+    sum_g += x.grad_sq_norm;
+    sum_g2 += x.grad_sq_norm * x.grad_sq_norm;
+    sum_s += x.trace_sigma;
+    sum_s2 += x.trace_sigma * x.trace_sigma;
+  }
+  const double n = kSteps;
+  const double mean_g = sum_g / n, mean_s = sum_s / n;
+  const double cv_g = std::sqrt(sum_g2 / n - mean_g * mean_g) / mean_g;
+  const double cv_s = std::sqrt(sum_s2 / n - mean_s * mean_s) / mean_s;
+  // Relative standard error of a ratio of two averages of n samples (delta method, the two taken
+  // as independent: an upper bound here, as they are positively correlated), times 4.
+  const auto tolerance = [&](double samples) {
+    return 4 * std::sqrt((cv_g * cv_g + cv_s * cv_s) / samples);
+  };
+  INFO("per-step cv of |G|^2 " << cv_g << ", of tr(S) " << cv_s);
+  // Unbiased per step: the plain means over every step.
+  CHECK(std::abs(mean_s / mean_g / truth - 1) <= tolerance(n));
+  CHECK(tolerance(n) < 0.05);
+  // The EMA after far more steps than its memory: as good as its effective sample count allows.
+  const double effective = (1 + alpha) / (1 - alpha);
+  INFO("EMA estimate " << ema.noise_scale() << ", truth " << truth << ", tolerance "
+                       << tolerance(effective));
+  CHECK(tolerance(effective) < 0.05);
+  CHECK(std::abs(ema.noise_scale() / truth - 1) <= tolerance(effective));
 }

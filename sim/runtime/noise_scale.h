@@ -11,11 +11,12 @@
 // EMA(S_biased) / EMA(G_biased): numerator and denominator are smoothed separately, because
 // single-step estimates are noisy and can be negative (the EMA of a ratio would be dominated by
 // steps where G_biased is near zero). The squared norms come from squared_l2_norm (CPU) or
-// gpu_squared_l2_norm (CUDA).
+// gpu_squared_l2_norm (CUDA) live, and reach the monitor gradient-noise-scale (policies.cpp)
+// through the step loop in both modes.
 
 #include <cstdint>
 
-namespace adaptsim::hw {
+namespace adaptsim::runtime {
 
 struct TwoBatchEstimate {
   double grad_sq_norm = 0;  // G_biased, estimate of |G|^2 (units of the gradient, squared)
@@ -70,4 +71,4 @@ class NoiseScaleEstimator {
   ExponentialMovingAverage trace_sigma_ema_;
 };
 
-}  // namespace adaptsim::hw
+}  // namespace adaptsim::runtime

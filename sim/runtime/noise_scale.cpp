@@ -1,11 +1,11 @@
-#include "hw/cuda/noise_scale.h"
+#include "sim/runtime/noise_scale.h"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-namespace adaptsim::hw {
+namespace adaptsim::runtime {
 
 TwoBatchEstimate estimate_two_batch(double small_sq_norm, double big_sq_norm, double batch_small,
                                     double batch_big) {
@@ -52,4 +52,4 @@ double NoiseScaleEstimator::noise_scale() const {
   return trace_sigma_ema_.value() / grad_sq_ema_.value();
 }
 
-}  // namespace adaptsim::hw
+}  // namespace adaptsim::runtime
