@@ -4,7 +4,10 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <vector>
 
+#include "hw/cuda/reference_kernels.h"
 #include "sim/core/error.h"
 
 namespace adaptsim::live {
@@ -54,6 +57,49 @@ coll::Workspace GradientBuffers::workspace(std::size_t tensor) {
   w.send = {reinterpret_cast<const std::byte*>(send(tensor)), w.count * sizeof(float)};
   w.recv = {reinterpret_cast<std::byte*>(recv(tensor)), w.count * sizeof(float)};
   return w;
+}
+
+void GradientBuffers::square() {
+  if (!sq_send_) {
+    sq_send_ = std::make_unique<float[]>(total_);
+    sq_recv_ = std::make_unique<float[]>(total_);
+  }
+  for (std::size_t i = 0; i < total_; ++i)
+    sq_send_[i] = send_[i] * send_[i];
+}
+
+coll::Workspace GradientBuffers::squared_workspace(std::size_t tensor) {
+  if (!sq_send_) throw std::logic_error("GradientBuffers: squared_workspace before square()");
+  coll::Workspace w;
+  w.name = names_[tensor] + "/sq";
+  w.count = count_[tensor];
+  w.dtype = coll::DType::kF32;
+  w.op = coll::ReduceOp::kSum;
+  w.send = {reinterpret_cast<const std::byte*>(sq_send_.get() + offset_[tensor]),
+            w.count * sizeof(float)};
+  w.recv = {reinterpret_cast<std::byte*>(sq_recv_.get() + offset_[tensor]),
+            w.count * sizeof(float)};
+  return w;
+}
+
+double GradientBuffers::variance_norm_sum() {
+  if (!sq_recv_) throw std::logic_error("GradientBuffers: variance_norm_sum before square()");
+  const float k = static_cast<float>(size_);
+  double sum = 0;
+  std::vector<float> mean, var;
+  for (std::size_t t = 0; t < tensors(); ++t) {
+    const std::size_t n = count_[t];
+    float* mean_sq = sq_recv_.get() + offset_[t];
+    const float* reduced = recv(t);
+    mean.resize(n);
+    var.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      mean_sq[i] /= k;
+      mean[i] = reduced[i] / k;
+    }
+    sum += hw::gradient_variance_from_moments(var, {mean_sq, n}, mean);
+  }
+  return sum;
 }
 
 void GradientBuffers::verify_and_poison(int step) {

@@ -37,6 +37,15 @@ class GradientBuffers {
   // float32 sum, send -> recv.
   coll::Workspace workspace(std::size_t tensor);
 
+  // The variance monitor's second all-reduce (KUNGFU.md 3.2): square() writes every element's
+  // square (buffers allocated on first use); squared_workspace(t) all-reduces tensor t's squares
+  // (named "<parameter>/sq", float32 sum); variance_norm_sum() then gives the sum over tensors of
+  // ||Var||_2 with Var = E[g^2] - E[g]^2 over the ranks (hw::gradient_variance_from_moments, from
+  // the reduced squares and the reduced gradient, each divided by the rank count).
+  void square();
+  coll::Workspace squared_workspace(std::size_t tensor);
+  double variance_norm_sum();
+
   // Compares every received gradient with the exact sum over ranks, then poisons it. Throws
   // RuntimeFailure naming the rank, step, tensor and element of the first mismatch.
   void verify_and_poison(int step);
@@ -51,6 +60,7 @@ class GradientBuffers {
   std::vector<std::size_t> offset_, count_;
   std::size_t total_ = 0;
   std::unique_ptr<float[]> send_, recv_;
+  std::unique_ptr<float[]> sq_send_, sq_recv_;  // the variance monitor's, once asked for
 };
 
 }  // namespace adaptsim::live

@@ -16,7 +16,9 @@ namespace {
 
 // The compute thread's waits end at absolute deadlines; a smaller timer slack than Linux's 50 us
 // default keeps sleep overshoot near the wake-up latency.
-void tighten_timer_slack() { ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
+void tighten_timer_slack() {
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
 
 }  // namespace
 
@@ -34,7 +36,9 @@ LiveEnv::LiveEnv(tcp::Runtime& runtime, GradientBuffers* buffers, bool verify,
   if (compute_note) *compute_note = compute_note_;
 }
 
-LiveEnv::~LiveEnv() { stop(); }
+LiveEnv::~LiveEnv() {
+  stop();
+}
 
 void LiveEnv::stop() {
   {
@@ -202,8 +206,9 @@ void LiveEnv::unfuse(int, const std::vector<std::size_t>& tensors) {
 }
 
 std::unique_ptr<runtime::GpuCollectives> LiveEnv::gpu_collectives(const std::vector<int>&) {
-  throw InputError("this system needs GPUs and NCCL; live training over TCP runs ideal, kungfu "
-                   "and horovod");
+  throw InputError(
+      "this system needs GPUs and NCCL; live training over TCP runs ideal, kungfu "
+      "and horovod");
 }
 
 void LiveEnv::gradient_norms(int, std::function<void(double, double)> done) {
@@ -221,6 +226,35 @@ void LiveEnv::gradient_norms(int, std::function<void(double, double)> done) {
       reduced += hw::squared_l2_norm({b.recv(t), b.elements(t)});
     }
     post([done, local, reduced] { done(local, reduced); });
+  });
+}
+
+void LiveEnv::square_gradients(int, runtime::Callback done) {
+  if (buffers_ == nullptr) {  // ideal: no gradient buffers
+    post(std::move(done));
+    return;
+  }
+  submit([this, done = std::move(done)](ComputeEmulator&) {
+    buffers_->square();
+    post(done);
+  });
+}
+
+coll::Workspace LiveEnv::squared_gradient(int, std::size_t tensor) {
+  if (buffers_ == nullptr) {
+    throw std::logic_error("LiveEnv: the ideal system has no gradients to square");
+  }
+  return buffers_->squared_workspace(tensor);
+}
+
+void LiveEnv::gradient_variance(int, std::function<void(double)> done) {
+  if (buffers_ == nullptr) {
+    post([done = std::move(done)] { done(std::numeric_limits<double>::quiet_NaN()); });
+    return;
+  }
+  submit([this, done = std::move(done)](ComputeEmulator&) {
+    const double v = buffers_->variance_norm_sum();
+    post([done, v] { done(v); });
   });
 }
 

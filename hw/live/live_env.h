@@ -70,6 +70,9 @@ class LiveEnv final : public runtime::TrainingEnv {
       const std::vector<int>& members) override;
   void gradient_norms(int worker,
                       std::function<void(double local_sq, double reduced_sq)> done) override;
+  void square_gradients(int worker, runtime::Callback done) override;
+  coll::Workspace squared_gradient(int worker, std::size_t tensor) override;
+  void gradient_variance(int worker, std::function<void(double)> done) override;
   void between_steps(int worker, int step, runtime::Callback done) override;
 
   // Set by the caller on the loop thread before the run starts: the transport the rank uses.
@@ -91,7 +94,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   // Loop thread: cleared by stop(); every callback the environment runs checks it first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool detached_ = false;
-  int verified_steps_ = 0;     // compute thread, read after stop()
+  int verified_steps_ = 0;  // compute thread, read after stop()
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -118,9 +118,11 @@ class TrainingWorkload final : public Workload {
   }
 
   std::vector<std::string> step_columns() const override {
-    return {"mode",         "topology",      "n_gpus",   "model",    "system",
-            "step",         "measured",      "step_time_ms", "throughput_total_samples_per_s",
-            "batch_per_gpu", "workers",      "strategy", "decision", "readings"};
+    return {"mode",          "topology",     "n_gpus",
+            "model",         "system",       "step",
+            "measured",      "step_time_ms", "throughput_total_samples_per_s",
+            "batch_per_gpu", "workers",      "allreduce_bytes",
+            "strategy",      "decision",     "readings"};
   }
 
   std::vector<Task> tasks() const override {
@@ -184,26 +186,19 @@ class TrainingWorkload final : public Workload {
           {mode, spec_.name, std::to_string(gpus_), model_name, system.label,
            std::to_string(st.step), st.measured ? "1" : "0", io::fmt_fixed(st.time_s * 1e3, 3),
            io::fmt_fixed(st.time_s > 0 ? st.workers * st.batch_per_gpu / st.time_s : 0, 2),
-           std::to_string(st.batch_per_gpu), std::to_string(st.workers), st.strategy,
-           st.decision, readings_cell(st.readings)});
+           std::to_string(st.batch_per_gpu), std::to_string(st.workers),
+           io::fmt_fixed(st.allreduce_bytes, 0), st.strategy, st.decision,
+           readings_cell(st.readings)});
     }
-    out.rows.push_back({mode,
-            spec_.name,
-            std::to_string(gpus_),
-            model_name,
-            std::to_string(options_.compute.batch_per_gpu),
-            system.label,
-            has_strategy ? std::string(coll::strategy_name(system.strategy)) : "",
-            std::to_string(options_.measured_steps),
-            io::fmt_fixed(r.step_mean_s * 1e3, 3),
-            io::fmt_fixed(r.step_std_s * 1e3, 3),
-            io::fmt_fixed(r.samples_per_s_per_gpu, 3),
-            io::fmt_fixed(r.samples_per_s_per_gpu_std, 3),
-            io::fmt_fixed(r.samples_per_s_total, 2),
-            model.sample_unit,
-            io::fmt_fixed(r.compute_s * 1e3, 3),
-            io::fmt_fixed(r.exposed_link_s * 1e3, 3),
-            io::fmt_fixed(r.exposed_wait_s * 1e3, 3)});
+    out.rows.push_back(
+        {mode, spec_.name, std::to_string(gpus_), model_name,
+         std::to_string(options_.compute.batch_per_gpu), system.label,
+         has_strategy ? std::string(coll::strategy_name(system.strategy)) : "",
+         std::to_string(options_.measured_steps), io::fmt_fixed(r.step_mean_s * 1e3, 3),
+         io::fmt_fixed(r.step_std_s * 1e3, 3), io::fmt_fixed(r.samples_per_s_per_gpu, 3),
+         io::fmt_fixed(r.samples_per_s_per_gpu_std, 3), io::fmt_fixed(r.samples_per_s_total, 2),
+         model.sample_unit, io::fmt_fixed(r.compute_s * 1e3, 3),
+         io::fmt_fixed(r.exposed_link_s * 1e3, 3), io::fmt_fixed(r.exposed_wait_s * 1e3, 3)});
     return out;
   }
 
@@ -229,6 +224,17 @@ void check_seam(io::MapReader& w, const runtime::SeamSpec& seam,
     w.fail("policy",
            "changing the worker set while a job runs is not yet supported (the elasticity "
            "issue implements it)");
+  }
+  if (seam.squares_allreduce) {
+    for (const runtime::SystemConfig& s : systems) {
+      if (!runtime::has_squares_allreduce(s.kind)) {
+        w.fail("monitors",
+               "the gradient-variance monitor all-reduces the squared gradients, "
+               "which system '" +
+                   s.label + "' (" + std::string(runtime::system_kind_name(s.kind)) +
+                   ") does not run; it applies to ideal and kungfu");
+      }
+    }
   }
   if (seam.changes.strategy) {
     for (const runtime::SystemConfig& s : systems) {
@@ -300,10 +306,9 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     check_message_time(w, "models", train::model(m).totals().bytes(options.gradient_element_bytes),
                        ctx.topology.spec);
     // The compute step the run will use, at this batch and scale, in the device profile's range.
-    const double step_s =
-        device.step_compute_time_s(train::model(m), options.compute.batch_per_gpu,
-                                   options.compute.precision) *
-        options.compute.compute_scale;
+    const double step_s = device.step_compute_time_s(train::model(m), options.compute.batch_per_gpu,
+                                                     options.compute.precision) *
+                          options.compute.compute_scale;
     if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
       char text[32];
       std::snprintf(text, sizeof text, "%.3g s", step_s);

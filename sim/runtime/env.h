@@ -101,6 +101,19 @@ class TrainingEnv {
   virtual void gradient_norms(int worker,
                               std::function<void(double local_sq, double reduced_sq)> done) = 0;
 
+  // KungFu's gradient variance (KUNGFU.md 3.2: every tensor's g^2 all-reduced beside g, then
+  // Var = E[g^2] - E[g]^2 and its L2 norm), around the system's second all-reduce:
+  // square_gradients squares `worker`'s gradients element-wise, on the device (a read and a
+  // write of every element, whose time the step pays); squared_gradient(worker, t) is then the
+  // all-reduce of tensor t's squares (named "<parameter>/sq", float32 sum; size-only when
+  // simulated); gradient_variance, once those are reduced, computes per tensor Var over the run's
+  // workers from the reduced squares and the reduced gradient (two reads and a write of every
+  // element on the device) and gives the sum over tensors of ||Var||_2 (NaN where the environment
+  // holds no values).
+  virtual void square_gradients(int worker, Callback done) = 0;
+  virtual coll::Workspace squared_gradient(int worker, std::size_t tensor) = 0;
+  virtual void gradient_variance(int worker, std::function<void(double norm_sum)> done) = 0;
+
   // Between two steps of `worker` (after `step` ended, before the next begins): whatever the
   // environment checks there (live: every reduced gradient against the exact sum). `done` may
   // run inside the call when there is nothing to check.

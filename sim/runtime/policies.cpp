@@ -190,6 +190,25 @@ class NoiseScaleMonitor final : public Monitor {
   NoiseScaleEstimator estimator_;
 };
 
+// KungFu's gradient variance monitor (KUNGFU.md 3.2, MonitorGradientVarianceOptimizer): every
+// `interval` steps, g^2 of every tensor all-reduced beside g, Var = E[g^2] - E[g]^2 and the sum
+// over tensors of ||Var||_2, as reading "gradient-variance.norm_sum" (NaN simulated, and between
+// its steps the last value).
+class VarianceMonitor final : public Monitor {
+ public:
+  explicit VarianceMonitor(int interval) : interval_(interval) {}
+  std::string_view name() const override { return "gradient-variance"; }
+  bool needs_gradient_variance(int step) const override { return step % interval_ == 0; }
+  void observe(StepObservation& latest) override {
+    if (latest.step % interval_ == 0) last_ = latest.grad_variance;
+    latest.readings["gradient-variance.norm_sum"] = last_;
+  }
+
+ private:
+  int interval_;
+  double last_ = std::numeric_limits<double>::quiet_NaN();
+};
+
 int read_interval(io::MapReader& r) {
   return static_cast<int>(r.integer_or("interval", 1, 1, 1 << 20));
 }
@@ -238,6 +257,14 @@ const std::vector<MonitorKind>& monitor_kinds() {
          r.finish();
          return std::make_unique<GradientNormsMonitor>();
        }},
+      {"gradient-variance",
+       "KungFu's gradient variance every `interval` steps (default 1): g^2 all-reduced beside g "
+       "(a second all-reduce), the sum over tensors of ||E[g^2] - E[g]^2||; NaN simulated",
+       [](io::MapReader& r) -> std::unique_ptr<Monitor> {
+         const int interval = read_interval(r);
+         r.finish();
+         return std::make_unique<VarianceMonitor>(interval);
+       }},
       {"gradient-noise-scale",
        "KungFu's GNS every `interval` steps (default 1): B_simple = EMA(tr S) / EMA(|G|^2) from "
        "the local and averaged gradients' norms, EMA `alpha` (default 0.6); NaN simulated",
@@ -250,6 +277,13 @@ const std::vector<MonitorKind>& monitor_kinds() {
        }},
   };
   return kinds;
+}
+
+bool Seam::needs_gradient_variance(int step) const {
+  for (const auto& m : monitors) {
+    if (m->needs_gradient_variance(step)) return true;
+  }
+  return false;
 }
 
 bool Seam::needs_gradient_norms(int step) const {
@@ -311,6 +345,7 @@ SeamSpec read_seam(io::MapReader& r) {
   Parsed p = parse_seam(r);
   SeamSpec spec;
   spec.changes = p.changes;
+  spec.squares_allreduce = p.seam.needs_gradient_variance(0);
   if (r.has("policy")) spec.policy_yaml = flow_yaml(r.node()["policy"]);
   if (r.has("monitors")) spec.monitors_yaml = flow_yaml(r.node()["monitors"]);
   return spec;

@@ -49,6 +49,10 @@ struct StepObservation {
   // NaN where the environment holds no gradient values (simulated runs), 0 when not asked for.
   double grad_sq_local = 0;
   double grad_sq_global = 0;
+  // With a monitor that asks (Monitor::needs_gradient_variance), KungFu's gradient variance:
+  // the sum over tensors of ||E[g^2] - E[g]^2||_2 over the workers (a second all-reduce, of the
+  // squared gradients). NaN where the environment holds no values, 0 when not asked for.
+  double grad_variance = 0;
   // Monitors' readings after this step, by name ("throughput.window_mean").
   std::map<std::string, double> readings;
 };
@@ -94,6 +98,14 @@ class Monitor {
     (void)step;
     return false;
   }
+  // Whether step `step` must run KungFu's gradient variance: squares of the gradients, a second
+  // all-reduce of them (StepObservation::comm_bytes doubles) and a variance kernel, all paid by
+  // the step. Monitors with an interval ask at step 0, which is how a run learns it needs the
+  // second all-reduce (SeamSpec::squares_allreduce).
+  virtual bool needs_gradient_variance(int step) const {
+    (void)step;
+    return false;
+  }
   virtual void observe(StepObservation& latest) = 0;
 };
 
@@ -120,13 +132,15 @@ struct SeamSpec {
   std::string policy_yaml;
   std::string monitors_yaml;
   PolicyChanges changes;
+  bool squares_allreduce = false;  // a monitor runs the second all-reduce (the system must have it)
   bool empty() const { return policy_yaml.empty() && monitors_yaml.empty(); }
 };
 struct Seam {
   std::unique_ptr<Policy> policy;  // null: no policy
   std::vector<std::unique_ptr<Monitor>> monitors;
   bool empty() const { return !policy && monitors.empty(); }
-  bool needs_gradient_norms(int step) const;  // does any monitor ask at this step
+  bool needs_gradient_norms(int step) const;     // does any monitor ask at this step
+  bool needs_gradient_variance(int step) const;  // the same, for the gradient variance
 };
 
 // Reads `policy:` and `monitors:` of `r` (a scenario's workload, or a live task); throws

@@ -63,6 +63,9 @@ std::optional<SystemKind> parse_system_kind(std::string_view name);
 const std::vector<SystemKind>& all_system_kinds();
 // Whether a kind runs without GPUs and NCCL (live training over TCP): ideal, kungfu, horovod.
 bool runs_on_host_transport(SystemKind kind);
+// Whether the kind runs a monitor's second all-reduce (System::reduce_squares): ideal (free) and
+// kungfu (KungFu's gradient variance monitor).
+bool has_squares_allreduce(SystemKind kind);
 // Whether a policy may change the kind's all-reduce strategy (kungfu; hierarchical's cross-host
 // part).
 bool has_strategy(SystemKind kind);
@@ -96,6 +99,10 @@ class System {
   // A policy's decision, applied at a step boundary of `worker`: its collectives from the next
   // step on use `choice`. Only for kinds with has_strategy(); others throw std::logic_error.
   virtual void set_strategy(int worker, const StrategyChoice& choice);
+  // A monitor's second all-reduce on `worker`: every tensor's squared gradient
+  // (TrainingEnv::squared_gradient), run as the system runs its gradients'; `done` once all are
+  // reduced. Only for kinds with has_squares_allreduce(); others throw std::logic_error.
+  virtual void reduce_squares(int worker, Callback done);
   // The strategy `worker` uses now (what the per-step rows show); nullopt: the kind has none.
   virtual std::optional<StrategyChoice> strategy(int /*worker*/) const { return std::nullopt; }
 };

@@ -30,12 +30,18 @@ namespace adaptsim::runtime {
 
 std::string strategy_label(const StrategyChoice& c) {
   std::string s(coll::strategy_name(c.kind));
-  if (c.kind == coll::StrategyKind::kStar && c.root != 0) s += "@" + std::to_string(c.root);
+  // Appended piecewise: GCC 12 warns falsely (-Wrestrict, bug 105651) on "@" + std::string.
+  if (c.kind == coll::StrategyKind::kStar && c.root != 0)
+    s.append("@").append(std::to_string(c.root));
   return s;
 }
 
 void System::set_strategy(int, const StrategyChoice&) {
   throw std::logic_error("this system has no all-reduce strategy to change");
+}
+
+void System::reduce_squares(int, Callback) {
+  throw std::logic_error("this system runs no monitor's second all-reduce");
 }
 
 namespace {
@@ -46,8 +52,11 @@ class IdealSystem final : public System {
  public:
   void attach(const SystemContext& c) override { c_ = c; }
   void gradient_ready(int worker, int, std::size_t tensor) override {
-    c_.env->at(c_.env->now(), [this, worker, tensor] { c_.sink->gradient_reduced(worker, tensor); });
+    c_.env->at(c_.env->now(),
+               [this, worker, tensor] { c_.sink->gradient_reduced(worker, tensor); });
   }
+  // Communication is free: the squares are reduced at once.
+  void reduce_squares(int, Callback done) override { c_.env->at(c_.env->now(), std::move(done)); }
 
  private:
   SystemContext c_;
@@ -84,6 +93,27 @@ class KungFuSystem final : public System {
     });
   }
 
+  // KungFu's variance monitor all-reduces every tensor's g^2 as it does g (group_all_reduce,
+  // KUNGFU.md 3.2): staged through the host, the worker's strategy, chunked and named, all
+  // tensors launched together.
+  void reduce_squares(int w, Callback done) override {
+    TrainingEnv& env = *c_.env;
+    auto left = std::make_shared<std::size_t>(c_.tensor_bytes.size());
+    c_.sink->activity(w, +1);
+    for (std::size_t t = 0; t < c_.tensor_bytes.size(); ++t) {
+      const std::uint64_t bytes = c_.tensor_bytes[t];
+      env.copy_to_host(w, bytes, [=, this] {
+        algo_of_[w]->run(c_.env->transport(w), c_.env->squared_gradient(w, t), [=, this] {
+          c_.env->copy_to_device(w, bytes, [=, this] {
+            if (--*left > 0) return;
+            c_.sink->activity(w, -1);
+            done();
+          });
+        });
+      });
+    }
+  }
+
   void set_strategy(int w, const StrategyChoice& choice) override {
     algo_of_[w] = &algo(choice);
     choice_of_[w] = choice;
@@ -96,10 +126,9 @@ class KungFuSystem final : public System {
   const coll::AllReduce& algo(const StrategyChoice& choice) {
     auto& slot = algos_[choice];
     if (!slot) {
-      slot = coll::make_allreduce(choice.kind, c_.env->host_of_worker(),
-                                  {.chunk_bytes = config_.chunk_bytes,
-                                   .hash_by_name = true,
-                                   .star_root = choice.root});
+      slot = coll::make_allreduce(
+          choice.kind, c_.env->host_of_worker(),
+          {.chunk_bytes = config_.chunk_bytes, .hash_by_name = true, .star_root = choice.root});
     }
     return *slot;
   }
@@ -231,12 +260,11 @@ class HorovodSystem : public System {
         throw RuntimeFailure("horovod: response of " + std::to_string(size) + " bytes from rank 0");
       }
       s2.response = words_for(size);
-      c_.env->transport(w).recv(0, "hvd:resp:" + suffix, bytes_of(s2.response, size),
-                                [this, w, c] {
-                                  auto groups = std::make_shared<std::vector<std::vector<std::size_t>>>(
-                                      decode_response(workers_[w].response));
-                                  execute(w, c, groups);
-                                });
+      c_.env->transport(w).recv(0, "hvd:resp:" + suffix, bytes_of(s2.response, size), [this, w, c] {
+        auto groups = std::make_shared<std::vector<std::vector<std::size_t>>>(
+            decode_response(workers_[w].response));
+        execute(w, c, groups);
+      });
     });
   }
 
@@ -258,10 +286,9 @@ class HorovodSystem : public System {
                                std::to_string(r));
         }
         cy2.lists[r] = words_for(size);
-        c_.env->transport(0).recv(r, "hvd:req:" + suffix, bytes_of(cy2.lists[r], size),
-                                  [this, c, r] {
-                                    on_request(c, r, decode_request(cycles_.at(c).lists[r], r));
-                                  });
+        c_.env->transport(0).recv(
+            r, "hvd:req:" + suffix, bytes_of(cy2.lists[r], size),
+            [this, c, r] { on_request(c, r, decode_request(cycles_.at(c).lists[r], r)); });
       });
     }
   }
@@ -600,9 +627,9 @@ class HierarchicalSystem final : public System {
   std::vector<int> step_;
 };
 
-constexpr SystemKind kAllKinds[] = {SystemKind::kIdeal,         SystemKind::kKungFu,
-                                    SystemKind::kHorovod,       SystemKind::kNcclScheduled,
-                                    SystemKind::kHorovodNccl,   SystemKind::kHierarchical};
+constexpr SystemKind kAllKinds[] = {SystemKind::kIdeal,       SystemKind::kKungFu,
+                                    SystemKind::kHorovod,     SystemKind::kNcclScheduled,
+                                    SystemKind::kHorovodNccl, SystemKind::kHierarchical};
 
 }  // namespace
 
@@ -637,12 +664,15 @@ std::optional<SystemKind> parse_system_kind(std::string_view name) {
 }
 
 bool runs_on_host_transport(SystemKind kind) {
-  return kind == SystemKind::kIdeal || kind == SystemKind::kKungFu ||
-         kind == SystemKind::kHorovod;
+  return kind == SystemKind::kIdeal || kind == SystemKind::kKungFu || kind == SystemKind::kHorovod;
 }
 
 bool has_strategy(SystemKind kind) {
   return kind == SystemKind::kKungFu;
+}
+
+bool has_squares_allreduce(SystemKind kind) {
+  return kind == SystemKind::kIdeal || kind == SystemKind::kKungFu;
 }
 
 std::unique_ptr<System> make_system(const SystemConfig& c) {

@@ -33,6 +33,7 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
   step_batch_.assign(static_cast<std::size_t>(total_steps_), 0);
   step_strategy_.assign(static_cast<std::size_t>(total_steps_), "");
   step_decision_.assign(static_cast<std::size_t>(total_steps_), "");
+  step_bytes_.assign(static_cast<std::size_t>(total_steps_), 0.0);
   step_readings_.resize(static_cast<std::size_t>(total_steps_));
   if (!seam_.empty()) {
     agreement_ = coll::make_allreduce(coll::StrategyKind::kStar, env.host_of_worker());
@@ -96,6 +97,7 @@ void Trainer::start_step(int w) {
   s.comm_ns = 0;
   s.comm_since = now;
   s.updating = false;
+  s.finishing = false;
   const std::size_t k = static_cast<std::size_t>(s.step);
   step_batch_[k] = s.batch;
   if (auto c = system_.strategy(w)) step_strategy_[k] = strategy_label(*c);
@@ -128,8 +130,7 @@ void Trainer::start_step(int w) {
 void Trainer::gradient_reduced(int w, std::size_t tensor) {
   Worker& s = state_[w];
   if (tensor >= s.reduced_tensor.size() || s.reduced_tensor[tensor]) {
-    throw std::logic_error("worker " + std::to_string(w) + ": gradient " +
-                           std::to_string(tensor) +
+    throw std::logic_error("worker " + std::to_string(w) + ": gradient " + std::to_string(tensor) +
                            " reported reduced twice (or out of range) in step " +
                            std::to_string(s.step));
   }
@@ -150,9 +151,15 @@ void Trainer::activity(int w, int delta) {
 
 void Trainer::maybe_finish(int w) {
   Worker& s = state_[w];
-  if (s.backward_end < 0 || s.updating || s.reduced < tensor_bytes_.size()) return;
+  if (s.backward_end < 0 || s.finishing || s.reduced < tensor_bytes_.size()) return;
   account(s);
+  s.finishing = true;
   s.updating = true;
+  monitor_norms(w);
+}
+
+void Trainer::monitor_norms(int w) {
+  Worker& s = state_[w];
   if (!seam_.empty() && seam_.needs_gradient_norms(s.step)) {
     // The monitors' norm kernel runs on the device before the update, as a monitoring op in the
     // training graph does: compute time of this step.
@@ -160,11 +167,35 @@ void Trainer::maybe_finish(int w) {
       Worker& s2 = state_[w];
       s2.grad_sq_local = local_sq;
       s2.grad_sq_reduced = reduced_sq;
-      update(w);
+      monitor_variance(w);
     });
     return;
   }
-  update(w);
+  monitor_variance(w);
+}
+
+void Trainer::monitor_variance(int w) {
+  Worker& s = state_[w];
+  if (seam_.empty() || !seam_.needs_gradient_variance(s.step)) {
+    update(w);
+    return;
+  }
+  // KungFu's variance monitor: square the gradients (a kernel: compute time), all-reduce the
+  // squares as the gradients were (exposed communication), then the variance kernel (compute).
+  env_.square_gradients(w, [this, w] {
+    Worker& s2 = state_[w];
+    s2.updating = false;
+    s2.accounted_until = env_.now();
+    system_.reduce_squares(w, [this, w] {
+      Worker& s3 = state_[w];
+      account(s3);
+      s3.updating = true;
+      env_.gradient_variance(w, [this, w](double norm_sum) {
+        state_[w].grad_variance = norm_sum;
+        update(w);
+      });
+    });
+  });
 }
 
 void Trainer::update(int w) {
@@ -187,15 +218,23 @@ void Trainer::end_step(int w) {
     s.step_sum_s += step_s;
     ++s.measured;
   }
+  const bool squares = !seam_.empty() && seam_.needs_gradient_variance(step);
+  const double bytes = static_cast<double>(std::accumulate(tensor_bytes_.begin(),
+                                                           tensor_bytes_.end(), std::uint64_t{0})) *
+                       (squares ? 2 : 1);
+  step_bytes_[static_cast<std::size_t>(step)] = bytes;
   if (!seam_.empty()) {
-    const double bytes = static_cast<double>(
-        std::accumulate(tensor_bytes_.begin(), tensor_bytes_.end(), std::uint64_t{0}));
     // What this worker contributes to the agreement: [duration, comm time, bytes, workers,
-    // |g_w|^2, |sum_w g_w|^2].
+    // |g_w|^2, |sum_w g_w|^2, the gradient variance].
     // The norms only where a monitor asked for them at this step (0 elsewhere).
     const bool norms = seam_.needs_gradient_norms(step);
-    s.agree_in = {step_s, to_seconds(s.comm_ns), bytes, 1.0, norms ? s.grad_sq_local : 0.0,
-                  norms ? s.grad_sq_reduced : 0.0};
+    s.agree_in = {step_s,
+                  to_seconds(s.comm_ns),
+                  bytes,
+                  1.0,
+                  norms ? s.grad_sq_local : 0.0,
+                  norms ? s.grad_sq_reduced : 0.0,
+                  squares ? s.grad_variance : 0.0};
   }
   env_.between_steps(w, step, [this, w, step] { after_step(w, step); });
 }
@@ -253,6 +292,7 @@ void Trainer::on_agreed(int w, int step) {
     // Every worker's reduced buffer holds the same sum; the averaged gradient is sum / workers.
     o.grad_sq_local = sum[4] / sum[3];
     o.grad_sq_global = sum[5] / sum[3] / (sum[3] * sum[3]);
+    o.grad_variance = sum[6] / sum[3];  // every worker computed it from the same reduced sums
     for (auto& m : seam_.monitors)
       m->observe(o);
     step_readings_[k] = o.readings;
@@ -331,7 +371,7 @@ TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
   r.worker_step_mean_s.assign(sum.begin() + static_cast<std::ptrdiff_t>(base + 4), sum.end());
   for (int k = 0; k < total_steps_; ++k) {
     const std::size_t i = static_cast<std::size_t>(k);
-    r.steps.push_back({k, k >= options_.warmup_steps, sum[i] / n, step_batch_[i], n,
+    r.steps.push_back({k, k >= options_.warmup_steps, sum[i] / n, step_batch_[i], n, step_bytes_[i],
                        step_strategy_[i], step_decision_[i], step_readings_[i]});
   }
   return r;

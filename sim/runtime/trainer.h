@@ -86,8 +86,8 @@ class Trainer final : public StepSink {
   struct Worker {
     int step = 0;
     int batch = 0;
-    TimeNs start = 0;        // the step's clock: the end of the previous step's boundary checks
-    TimeNs checked_at = 0;   // when between_steps finished (live checks are not step time)
+    TimeNs start = 0;       // the step's clock: the end of the previous step's boundary checks
+    TimeNs checked_at = 0;  // when between_steps finished (live checks are not step time)
     TimeNs backward_end = -1;
     std::size_t reduced = 0;
     std::vector<bool> reduced_tensor;
@@ -98,18 +98,22 @@ class Trainer final : public StepSink {
     TimeNs accounted_until = 0;
     TimeNs exposed_link = 0;
     TimeNs exposed_wait = 0;
-    TimeNs comm_since = 0;  // start of the current interval with communication in flight
-    TimeNs comm_ns = 0;     // this step's time with communication in flight
-    bool updating = false;
+    TimeNs comm_since = 0;   // start of the current interval with communication in flight
+    TimeNs comm_ns = 0;      // this step's time with communication in flight
+    bool updating = false;   // in the update or a monitor's kernel: compute time, not exposed
+    bool finishing = false;  // every gradient reduced and backward done: the step is finishing
     // Sums over measured steps.
     double compute_s = 0, link_s = 0, wait_s = 0, step_sum_s = 0;
     int measured = 0;
-    std::vector<double> agree_in, agree_out;  // the step agreement's buffers
+    std::vector<double> agree_in, agree_out;        // the step agreement's buffers
     double grad_sq_local = 0, grad_sq_reduced = 0;  // this step's norms, when monitors ask
+    double grad_variance = 0;                       // and its gradient variance
   };
 
   void start_step(int w);
   void maybe_finish(int w);
+  void monitor_norms(int w);
+  void monitor_variance(int w);
   void update(int w);
   void end_step(int w);
   void after_step(int w, int step);
@@ -138,6 +142,7 @@ class Trainer final : public StepSink {
   std::vector<int> step_batch_;
   std::vector<std::string> step_strategy_;
   std::vector<std::string> step_decision_;
+  std::vector<double> step_bytes_;  // per worker, all-reduced in the step
   std::vector<std::map<std::string, double>> step_readings_;
   // The agreed history (every worker's copy is the same) and the decision after each step.
   std::vector<StepObservation> history_;

@@ -15,9 +15,11 @@ void to_json(nlohmann::json& j, const StepRow& r) {
   nlohmann::json readings = nlohmann::json::object();
   for (const auto& [name, value] : r.readings)
     readings[name] = std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
-  j = {{"step", r.step},         {"measured", r.measured}, {"time_s", r.time_s},
-       {"batch_per_gpu", r.batch_per_gpu}, {"workers", r.workers}, {"strategy", r.strategy},
-       {"decision", r.decision}, {"readings", readings}};
+  j = {{"step", r.step},         {"measured", r.measured},
+       {"time_s", r.time_s},     {"batch_per_gpu", r.batch_per_gpu},
+       {"workers", r.workers},   {"allreduce_bytes", r.allreduce_bytes},
+       {"strategy", r.strategy}, {"decision", r.decision},
+       {"readings", readings}};
 }
 
 void from_json(const nlohmann::json& j, StepRow& r) {
@@ -26,12 +28,13 @@ void from_json(const nlohmann::json& j, StepRow& r) {
   j.at("time_s").get_to(r.time_s);
   j.at("batch_per_gpu").get_to(r.batch_per_gpu);
   j.at("workers").get_to(r.workers);
+  j.at("allreduce_bytes").get_to(r.allreduce_bytes);
   j.at("strategy").get_to(r.strategy);
   j.at("decision").get_to(r.decision);
   r.readings.clear();
   for (const auto& [name, value] : j.at("readings").items())
-    r.readings[name] = value.is_null() ? std::numeric_limits<double>::quiet_NaN()
-                                       : value.get<double>();
+    r.readings[name] =
+        value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>();
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, step_s, step_mean_s, step_std_s, compute_s,
                                    exposed_link_s, exposed_wait_s, samples_per_s_per_gpu,

@@ -16,6 +16,9 @@ struct StepRow {
   double time_s = 0;      // mean over workers of the step's duration
   int batch_per_gpu = 0;
   int workers = 0;
+  // Per worker: bytes the step all-reduced (the gradients; twice that with a monitor's second
+  // all-reduce of their squares).
+  double allreduce_bytes = 0;
   std::string strategy;  // the system's all-reduce strategy in this step; empty if it has none
   std::string decision;  // what the policy changed after this step; empty: nothing
   std::map<std::string, double> readings;  // the monitors' readings after this step

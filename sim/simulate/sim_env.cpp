@@ -101,6 +101,26 @@ void SimEnv::gradient_norms(int, std::function<void(double, double)> done) {
   });
 }
 
+// The variance monitor's kernels, memory-bound as the norms: squaring reads and writes every
+// element (2 passes), the variance reads the reduced squares and gradient and writes Var (3).
+void SimEnv::square_gradients(int, runtime::Callback done) {
+  const double elements = static_cast<double>(model_.totals().parameters);
+  engine_.schedule_after(seconds_to_ns_ceil(2 * elements * options_.norm_ns_per_element * 1e-9),
+                         std::move(done));
+}
+
+coll::Workspace SimEnv::squared_gradient(int, std::size_t tensor) {
+  const train::Tensor& t = model_.backward_order[tensor];
+  return size_only(t.name + "/sq", t.elements * options_.gradient_element_bytes);
+}
+
+void SimEnv::gradient_variance(int, std::function<void(double)> done) {
+  const double elements = static_cast<double>(model_.totals().parameters);
+  const TimeNs t = seconds_to_ns_ceil(3 * elements * options_.norm_ns_per_element * 1e-9);
+  engine_.schedule_after(
+      t, [done = std::move(done)] { done(std::numeric_limits<double>::quiet_NaN()); });
+}
+
 std::unique_ptr<runtime::GpuCollectives> SimEnv::gpu_collectives(const std::vector<int>& members) {
   return std::make_unique<SimGpuCollectives>(
       engine_, train::nccl_params_from_topology(topology_, members, options_.arch));

@@ -62,6 +62,9 @@ class SimEnv final : public runtime::TrainingEnv {
       const std::vector<int>& members) override;
   void gradient_norms(int worker,
                       std::function<void(double local_sq, double reduced_sq)> done) override;
+  void square_gradients(int worker, runtime::Callback done) override;
+  coll::Workspace squared_gradient(int worker, std::size_t tensor) override;
+  void gradient_variance(int worker, std::function<void(double)> done) override;
   void between_steps(int, int, runtime::Callback done) override { done(); }
 
  private:

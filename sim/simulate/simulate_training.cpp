@@ -51,8 +51,8 @@ SimulatedTraining simulate_training(const topo::Topology& topology, const train:
     return train::compute_profile(model, device, c);
   };
   // A norm kernel is memory-bound: each element read once at the device's memory bandwidth.
-  const double norm_ns =
-      static_cast<double>(options.gradient_element_bytes) / device.memory_bandwidth_Bps().value * 1e9;
+  const double norm_ns = static_cast<double>(options.gradient_element_bytes) /
+                         device.memory_bandwidth_Bps().value * 1e9;
   return run(topology, model, compute, device.step_time_cv().value,
              train::gpu_arch_of(device.name() + " " + device.description()), norm_ns, system,
              options);
@@ -64,7 +64,8 @@ SimulatedTraining simulate_training(const topo::Topology& topology, const train:
                                     const TrainingOptions& options) {
   const int batch = options.compute.batch_per_gpu;
   auto scaled = [compute, batch](int b) { return train::scale_compute(compute, batch, b); };
-  return run(topology, model, scaled, step_time_cv, arch, 0.0, system, options);
+  return run(topology, model, scaled, step_time_cv, arch, options.kernel_ns_per_element, system,
+             options);
 }
 
 }  // namespace adaptsim::simulate

@@ -31,6 +31,10 @@ struct TrainingOptions {
   // (net::Network::set_share_dispersion), seeded by `seed`.
   double share_cv = 0;
   runtime::SeamSpec seam;  // policy and monitors; empty: none
+  // The monitors' kernels (norms, squares, variance: memory-bound passes), ns per element and
+  // pass, for the explicit-compute overload below; the device-profile overload derives it from
+  // the profile's memory bandwidth.
+  double kernel_ns_per_element = 0;
 };
 
 struct SimulatedTraining {
@@ -47,8 +51,8 @@ SimulatedTraining simulate_training(const topo::Topology& topology, const train:
                                     const TrainingOptions& options);
 
 // The same with an explicit compute split (tests, toy models), whose forward and backward a batch
-// change scales linearly: `step_time_cv` is the jitter's coefficient of variation, `arch` the GPUs' generation
-// for NCCL's constants.
+// change scales linearly: `step_time_cv` is the jitter's coefficient of variation, `arch` the GPUs'
+// generation for NCCL's constants.
 SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,
                                     const train::ComputeProfile& compute, double step_time_cv,
                                     train::GpuArch arch, const runtime::SystemConfig& system,

@@ -58,7 +58,7 @@ TEST_CASE("a row is written in the format's columns, time to the ns, bandwidths 
         "strategy,n_ranks,busbw_GBps\nnccl,16,0.124\nnccl,16,0.124\n");
 }
 
-TEST_CASE("the reader gives the rows back; fields without a column keep their defaults") {
+TEST_CASE("the reader gives the rows back: fields without a column keep their defaults") {
   const std::string text = coll::sweep_csv_text({gather_row(), SweepRow{}}, kAll) + "\n";
   const std::vector<SweepRow> back = coll::parse_sweep_csv(text, "t.csv", kAll);
   REQUIRE(back.size() == 2);

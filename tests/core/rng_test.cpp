@@ -6,7 +6,7 @@
 
 using adaptsim::Rng;
 
-TEST_CASE("the same seed gives the same sequence; derived streams differ") {
+TEST_CASE("the same seed gives the same sequence: derived streams differ") {
   Rng a(42), b(42);
   for (int i = 0; i < 100; ++i)
     CHECK(a.next_u64() == b.next_u64());

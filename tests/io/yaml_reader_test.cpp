@@ -137,7 +137,7 @@ TEST_CASE("a dotted key may itself contain dots (sweep keys)") {
   CHECK(c.root()["sweep"]["topology.params.servers"].size() == 3);
 }
 
-TEST_CASE("${name} refers to a parameter; an undeclared one is an error") {
+TEST_CASE("${name} refers to a parameter: an undeclared one is an error") {
   Document d = Document::parse_string(
       "params:\n  bw: 10Gbps\nlink:\n  bandwidth: ${bw}\n  latency: ${lat}\n", "p.yaml");
   auto params = std::make_shared<Params>();

@@ -110,7 +110,7 @@ TEST_CASE("every policy and monitor kind has a name and a summary") {
   CHECK(resize.changes.workers);
 }
 
-TEST_CASE("bad noise scale monitor input: an interval of 0, an alpha outside [0, 1)") {
+TEST_CASE("bad noise scale monitor input: an interval of 0, an alpha of 1 or more") {
   CHECK(error_of("monitors:\n  - {name: gradient-noise-scale, interval: 0}\n")
             .starts_with("s.yaml:2: key 'monitors[0].interval'"));
   CHECK(error_of("monitors:\n  - {name: gradient-noise-scale, alpha: 1}\n")

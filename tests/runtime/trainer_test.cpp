@@ -57,9 +57,8 @@ SystemConfig kungfu(coll::StrategyKind strategy) {
   return s;
 }
 
-TrainingResult run(const topo::Topology& t, const train::Model& m,
-                   const train::ComputeProfile& p, const SystemConfig& s,
-                   const simulate::TrainingOptions& o) {
+TrainingResult run(const topo::Topology& t, const train::Model& m, const train::ComputeProfile& p,
+                   const SystemConfig& s, const simulate::TrainingOptions& o) {
   return simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, s, o).result;
 }
 
@@ -89,10 +88,11 @@ TEST_CASE("switch-strategy after step 5: STAR up to step 5, MULTI_BINARY_TREE_ST
 TEST_CASE("a star rooted elsewhere: STAR@2 after the switch") {
   const topo::Topology t = cluster(4);
   const train::Model m = toy_model({1 << 18});
-  const TrainingResult r = run(t, m, profile(0.001, {0.002}, 0.0),
-                               kungfu(coll::StrategyKind::kBinaryTreeStar),
-                               options(0, 4, "{name: switch-strategy, step: 1, strategy: STAR, "
-                                             "root: 2}"));
+  const TrainingResult r =
+      run(t, m, profile(0.001, {0.002}, 0.0), kungfu(coll::StrategyKind::kBinaryTreeStar),
+          options(0, 4,
+                  "{name: switch-strategy, step: 1, strategy: STAR, "
+                  "root: 2}"));
   CHECK(r.steps[1].strategy == "BINARY_TREE_STAR");
   CHECK(r.steps[1].decision == "strategy STAR@2");
   CHECK(r.steps[2].strategy == "STAR@2");
@@ -106,9 +106,8 @@ TEST_CASE("scale-batch doubles the batch after step 5: the compute doubles from 
   const train::Model m = toy_model({1000});
   SystemConfig ideal;
   ideal.kind = SystemKind::kIdeal;
-  const TrainingResult r =
-      run(t, m, profile(0.010, {0.020}, 0.005), ideal,
-          options(1, 8, "{name: scale-batch, step: 5, factor: 2}"));
+  const TrainingResult r = run(t, m, profile(0.010, {0.020}, 0.005), ideal,
+                               options(1, 8, "{name: scale-batch, step: 5, factor: 2}"));
   REQUIRE(r.steps.size() == 9);
   CHECK(r.steps[5].decision == "batch 64");
   for (const StepRow& row : r.steps)
@@ -122,26 +121,25 @@ TEST_CASE("scale-batch doubles the batch after step 5: the compute doubles from 
   CHECK(r.samples_per_s_per_gpu == doctest::Approx(mean_batch / r.step_mean_s));
 }
 
-TEST_CASE("the agreement on a step is one STAR all-reduce of 48 bytes, charged to the next step") {
+TEST_CASE("the agreement on a step is one STAR all-reduce of 56 bytes, charged to the next step") {
   // Two workers, ideal (no gradient traffic), no jitter: both end step 0 at T. The agreement
-  // (6 doubles = 48 B, a STAR rooted at rank 0): rank 1 sends to the root, alpha + 48 / B; the
-  // root adds and sends the sum back, alpha + 48 / B. The root is done when its send's last byte
-  // left (T + alpha + 2 x 48 / B), rank 1 when the sum arrived (T + 2 alpha + 2 x 48 / B), and
+  // (7 doubles = 56 B, a STAR rooted at rank 0): rank 1 sends to the root, alpha + 56 / B; the
+  // root adds and sends the sum back, alpha + 56 / B. The root is done when its send's last byte
+  // left (T + alpha + 2 x 56 / B), rank 1 when the sum arrived (T + 2 alpha + 2 x 56 / B), and
   // each starts step 1's compute then; the step's clock started at T. So step 1 = compute + the
-  // mean of the two, 1.5 alpha + 96 / B. From then on rank 1 ends its steps alpha later than the
-  // root, and the root's agreement waits for rank 1's message: both spend 2 alpha + 96 / B, and
-  // steps 2, 3 = compute + 2 alpha + 96 / B. The agreement is exposed link time; step 0 has none.
+  // mean of the two, 1.5 alpha + 112 / B. From then on rank 1 ends its steps alpha later than the
+  // root, and the root's agreement waits for rank 1's message: both spend 2 alpha + 112 / B, and
+  // steps 2, 3 = compute + 2 alpha + 112 / B. The agreement is exposed link time; step 0 has none.
   const topo::Topology t = cluster(2);
   const train::Model m = toy_model({1000});
   SystemConfig ideal;
   ideal.kind = SystemKind::kIdeal;
   const double alpha = 20e-6, B = 1e9, tol = 1e-11;  // 10 ps: exact up to ns rounding of 35 ms
-  const TrainingResult r =
-      run(t, m, profile(0.010, {0.020}, 0.005), ideal,
-          options(1, 3, "", "[{name: throughput, window: 2}]"));
+  const TrainingResult r = run(t, m, profile(0.010, {0.020}, 0.005), ideal,
+                               options(1, 3, "", "[{name: throughput, window: 2}]"));
   REQUIRE(r.steps.size() == 4);
   CHECK(r.steps[0].time_s == doctest::Approx(0.035).epsilon(tol));
-  const double first = 1.5 * alpha + 96 / B, later = 2 * alpha + 96 / B;
+  const double first = 1.5 * alpha + 112 / B, later = 2 * alpha + 112 / B;
   CHECK(r.steps[1].time_s == doctest::Approx(0.035 + first).epsilon(tol));
   CHECK(r.steps[2].time_s == doctest::Approx(0.035 + later).epsilon(tol));
   CHECK(r.steps[3].time_s == doctest::Approx(0.035 + later).epsilon(tol));
@@ -156,9 +154,8 @@ TEST_CASE("a policy run is deterministic: the same rows twice") {
   const topo::Topology t = cluster(4);
   const train::Model m = toy_model({1 << 20, 1 << 10});
   const train::ComputeProfile p = profile(0.002, {0.004, 0.001}, 0.001);
-  simulate::TrainingOptions o =
-      options(1, 6, "{name: switch-strategy, step: 2, strategy: CLIQUE}",
-              "[{name: allreduce-throughput, window: 3}]");
+  simulate::TrainingOptions o = options(1, 6, "{name: switch-strategy, step: 2, strategy: CLIQUE}",
+                                        "[{name: allreduce-throughput, window: 3}]");
   const auto a = simulate::simulate_training(t, m, p, 0.05, train::GpuArch::kVolta,
                                              kungfu(coll::StrategyKind::kStar), o);
   const auto b = simulate::simulate_training(t, m, p, 0.05, train::GpuArch::kVolta,
@@ -174,8 +171,8 @@ TEST_CASE("gradient norms: a norm kernel over the local and reduced gradients, p
   // ceil(2 x 25,557,032 x 4 / BW) ns. Jitter moves every worker's compute, but the kernel adds
   // the same time to every worker and step, so each step is longer by exactly that; the values
   // are unknown simulated (NaN).
-  const train::DeviceProfile device =
-      train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) + "/traces/devices/k80-half.yaml");
+  const train::DeviceProfile device = train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) +
+                                                                 "/traces/devices/k80-half.yaml");
   const train::Model& m = train::model("resnet50");
   const topo::Topology t = cluster(2);
   SystemConfig ideal;
@@ -190,7 +187,8 @@ TEST_CASE("gradient norms: a norm kernel over the local and reduced gradients, p
   REQUIRE(normed.steps.size() == plain.steps.size());
   for (std::size_t k = 0; k < plain.steps.size(); ++k) {
     CAPTURE(k);
-    CHECK(normed.steps[k].time_s - plain.steps[k].time_s == doctest::Approx(kernel_s).epsilon(1e-9));
+    CHECK(normed.steps[k].time_s - plain.steps[k].time_s ==
+          doctest::Approx(kernel_s).epsilon(1e-9));
     CHECK(std::isnan(normed.steps[k].readings.at("gradient-norms.local_sq")));
     CHECK(std::isnan(normed.steps[k].readings.at("gradient-norms.global_sq")));
   }
@@ -199,8 +197,8 @@ TEST_CASE("gradient norms: a norm kernel over the local and reduced gradients, p
 TEST_CASE("the noise scale monitor's interval: the norm kernel is paid on its steps only") {
   // As above with gradient-noise-scale, interval 2: steps 0, 2 (of 0..3) are longer by the
   // kernel, steps 1, 3 are not; readings are NaN throughout (no gradient values simulated).
-  const train::DeviceProfile device =
-      train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) + "/traces/devices/k80-half.yaml");
+  const train::DeviceProfile device = train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) +
+                                                                 "/traces/devices/k80-half.yaml");
   const train::Model& m = train::model("resnet50");
   const topo::Topology t = cluster(2);
   SystemConfig ideal;
@@ -222,4 +220,63 @@ TEST_CASE("the noise scale monitor's interval: the norm kernel is paid on its st
     }
     CHECK(std::isnan(gns.steps[k].readings.at("gradient-noise-scale.b_simple")));
   }
+}
+
+TEST_CASE(
+    "the variance monitor: squares, a second all-reduce (bytes doubled) and a variance kernel") {
+  // Two workers, one tensor of 2^20 float32 (4 MiB), no jitter; kernels at c = 0.05 ns per
+  // element and pass: squaring reads and writes every element (2 passes), the variance reads two
+  // and writes one (3). Ideal: communication is free, so each step is longer by exactly
+  // ceil(2 P c) + ceil(3 P c) ns. Simulated values are unknown (NaN); bytes double on its steps.
+  const topo::Topology t = cluster(2);
+  const std::uint64_t P = 1 << 20;
+  const train::Model m = toy_model({P});
+  const train::ComputeProfile p = profile(0.002, {0.004}, 0.001);
+  const double c = 0.05;
+  const auto run_c = [&](const SystemConfig& s, const std::string& monitors) {
+    simulate::TrainingOptions o = options(1, 3, "", monitors);
+    o.kernel_ns_per_element = c;
+    return simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, s, o).result;
+  };
+  SystemConfig ideal;
+  ideal.kind = SystemKind::kIdeal;
+  const TrainingResult plain = run_c(ideal, "[{name: throughput}]");
+  const TrainingResult var = run_c(ideal, "[{name: throughput}, {name: gradient-variance}]");
+  const double kernels = to_seconds(seconds_to_ns_ceil(2 * P * c * 1e-9)) +
+                         to_seconds(seconds_to_ns_ceil(3 * P * c * 1e-9));
+  REQUIRE(var.steps.size() == 4);
+  for (std::size_t k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    CHECK(var.steps[k].time_s - plain.steps[k].time_s == doctest::Approx(kernels).epsilon(1e-9));
+    CHECK(plain.steps[k].allreduce_bytes == 4.0 * P);
+    CHECK(var.steps[k].allreduce_bytes == 8.0 * P);
+    CHECK(std::isnan(var.steps[k].readings.at("gradient-variance.norm_sum")));
+  }
+  // KungFu, STAR: the squares' all-reduce runs alone after the gradients', on an idle network,
+  // so it costs what the gradients' all-reduce costs on its own; every step is longer by the
+  // kernels plus that. The gradients' all-reduce alone: a step without a seam less its compute
+  // (7 ms), the same in every step.
+  const SystemConfig star = kungfu(coll::StrategyKind::kStar);
+  const TrainingResult bare =
+      simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, star, options(1, 3, ""))
+          .result;
+  const double allreduce = bare.steps[1].time_s - 0.007;
+  CHECK(allreduce > 0.004);  // 4 MiB through a 1 GB/s NIC each way
+  const TrainingResult kf_plain = run_c(star, "[{name: throughput}]");
+  const TrainingResult kf_var = run_c(star, "[{name: gradient-variance, interval: 2}]");
+  for (std::size_t k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    const double extra = kf_var.steps[k].time_s - kf_plain.steps[k].time_s;
+    CHECK(kf_var.steps[k].allreduce_bytes == (k % 2 == 0 ? 8.0 : 4.0) * P);
+    if (k % 2 == 0) {
+      CHECK(extra == doctest::Approx(kernels + allreduce).epsilon(1e-6));
+    } else {
+      CHECK(extra == doctest::Approx(0).epsilon(1e-9));
+    }
+  }
+  // The second all-reduce is communication: exposed link time, not compute.
+  // (Measured steps 1-3; the monitor ran in step 2 only: a third of its all-reduce per step.)
+  CHECK(kf_var.exposed_link_s - kf_plain.exposed_link_s ==
+        doctest::Approx(allreduce / 3).epsilon(1e-6));
+  CHECK(kf_var.compute_s - kf_plain.compute_s == doctest::Approx(kernels / 3).epsilon(1e-6));
 }

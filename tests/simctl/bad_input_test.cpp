@@ -677,10 +677,27 @@ TEST_CASE("bad input: ranks sharing a host without a loopback are refused when r
   fs::create_directories(dir);
   std::ofstream(dir / "t.yaml") << topology;
   std::ofstream(dir / "s.yaml") << replace_all(
-      replace_all(scenario, "{dir}", dir.string()) + "  endpoint: gpu\n", "{root}",
-      kRoot.string());
+      replace_all(scenario, "{dir}", dir.string()) + "  endpoint: gpu\n", "{root}", kRoot.string());
   std::ofstream(dir / "i.yaml") << replace_all(replace_all(training, "{dir}", dir.string()),
                                                "{root}", kRoot.string());
   CHECK(run_simctl("validate " + (dir / "s.yaml").string()).code == 0);
   CHECK(run_simctl("validate " + (dir / "i.yaml").string()).code == 0);
+}
+
+TEST_CASE("bad input: a monitor the run's systems cannot serve, an interval of 0") {
+  check_cases(
+      "monitors",
+      {{"gradient-variance with horovod",
+        "{dir}/s.yaml",
+        with(kTraining, "{kind: ideal}\n",
+             "{kind: horovod}\n  monitors: [{name: gradient-variance}]\n"),
+        {},
+        "s.yaml:14: key 'workload.monitors': the gradient-variance monitor all-reduces the squared "
+        "gradients, which system 'horovod' (horovod) does not run"},
+       {"gradient-noise-scale interval 0",
+        "{dir}/s.yaml",
+        with(kTraining, "{kind: ideal}\n",
+             "{kind: kungfu}\n  monitors: [{name: gradient-noise-scale, interval: 0}]\n"),
+        {},
+        "s.yaml:14: key 'workload.monitors[0].interval'"}});
 }

@@ -123,7 +123,7 @@ TEST_CASE("an unphysical fit (negative overhead) extrapolates at constant time p
   CHECK_THROWS_AS(d.step_compute_time_s("resnet50", 0), InputError);
 }
 
-TEST_CASE("v100: precision selects the measurement; missing models are an error") {
+TEST_CASE("v100: precision selects the measurement: missing models are an error") {
   const DeviceProfile d = shipped("v100");
   CHECK(d.step_compute_time_s("resnet50", 112) == doctest::Approx(112 / 367.0));
   CHECK(d.step_compute_time_s("resnet50", 256, Precision::kAmp) == doctest::Approx(256 / 1200.0));

@@ -217,7 +217,7 @@ TEST_CASE("Hopper single node uses the Hopper LL cap and per-channel LL128 cap")
   CHECK(e[4].algbw_GBps == doctest::Approx(std::min(450 * 0.92, 18 * 36.7) * 8 / 14));
 }
 
-TEST_CASE("a single rank costs nothing; zero bytes cost the latency only") {
+TEST_CASE("a single rank costs nothing: zero bytes cost the latency only") {
   NcclCommParams solo;
   const NcclEstimate e = nccl_predict(NcclColl::kAllReduce, 256 * kMiB, solo);
   CHECK(e.time_us == 0.0);
@@ -270,7 +270,7 @@ TEST_CASE("ring packing: edge-disjoint directed Hamiltonian cycles") {
   CHECK_THROWS_AS(pack_directed_rings(Cap{{0, 1}}), InputError);
 }
 
-TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s; half a DGX-1 packs 4; 2 servers share 4 NICs") {
+TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s: half a DGX-1 packs 4: 2 servers share 4 NICs") {
   io::LoadedTopology t = io::load_topology(kTopologies / "dgx1.yaml");
   {
     const topo::Topology topo = topo::build_cluster(t.spec);

@@ -41,7 +41,7 @@ TEST_CASE("per-rank counts: the size is the whole array and pieces align to 4 el
   CHECK(collective_counts(Collective::kBroadcast, 8, 4, 8).param_count == 2);
 }
 
-TEST_CASE("--collective names the sweep's collectives; all is every one of them") {
+TEST_CASE("--collective names the sweep's collectives: all is every one of them") {
   CHECK(parse_sweep_collectives("all", "--collective") ==
         std::vector<Collective>(std::begin(kSweepCollectives), std::end(kSweepCollectives)));
   CHECK(parse_sweep_collectives("broadcast,all_reduce", "--collective") ==

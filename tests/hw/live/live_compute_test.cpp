@@ -39,7 +39,7 @@ LiveRunSpec parse(const std::string& compute_mode) {
 
 }  // namespace
 
-TEST_CASE("compute_mode: sleep (default), spin, gpu and auto; anything else names the choices") {
+TEST_CASE("compute_mode: sleep (default), spin, gpu and auto: anything else names the choices") {
   CHECK(parse("sleep").live.compute_device == ComputeDevice::kCpu);
   CHECK(parse("sleep").live.compute_mode == hw::CpuComputeMode::kSleep);
   CHECK(parse("spin").live.compute_device == ComputeDevice::kCpu);
@@ -57,7 +57,8 @@ TEST_CASE("compute_mode: sleep (default), spin, gpu and auto; anything else name
                          InputError);
   }
   CHECK_THROWS_WITH_AS(parse("cuda"),
-                       doctest::Contains("expected sleep, spin, gpu or auto, got \"cuda\""),
+                       doctest::Contains("cfg.json:4: key 'compute_mode': expected one of sleep, spin, gpu, "
+                                         "auto, got \"cuda\""),
                        InputError);
 }
 

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
+#include <vector>
 
+#include "hw/cuda/reference_kernels.h"
 #include "hw/live/gradient_buffers.h"
 #include "hw/live/live_training.h"
 #include "sim/core/error.h"
@@ -223,7 +226,8 @@ TEST_CASE("live policy: switch-strategy after step 5 runs MULTI_BINARY_TREE_STAR
     CHECK(row.decision == (row.step == 5 ? "strategy MULTI_BINARY_TREE_STAR" : ""));
     CHECK(row.workers == 4);
   }
-  for (int k = 1; k < 4; ++k) CHECK(run.results[static_cast<std::size_t>(k)].training.steps == rows);
+  for (int k = 1; k < 4; ++k)
+    CHECK(run.results[static_cast<std::size_t>(k)].training.steps == rows);
 }
 
 TEST_CASE("live policy: scale-batch doubles the batch after step 5, the compute follows") {
@@ -280,5 +284,40 @@ TEST_CASE("live gradient norms: the monitor's readings are the real gradients' s
     CAPTURE(row.step);
     CHECK(row.readings.at("gradient-norms.local_sq") == doctest::Approx(local).epsilon(1e-12));
     CHECK(row.readings.at("gradient-norms.global_sq") == doctest::Approx(global).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("live gradient variance: a second all-reduce of the squares, and KungFu's variance") {
+  // Every rank squares its real gradients, all-reduces the squares over TCP as it does the
+  // gradients, and computes, per tensor, Var = E[g^2] - E[g]^2 over the ranks and its L2 norm;
+  // the reading is the sum over tensors. Expected here straight from the ranks' values
+  // (hw::gradient_variance, in double); the run's float means round, hence the tolerance. The
+  // gradients are still checked after every step, and the step rows show the doubled bytes.
+  const train::Model model = synthetic_model();
+  const int n = 3;
+  LiveConfig c = small_config(runtime::SystemKind::kKungFu);
+  c.seam.monitors_yaml = "[{name: gradient-variance, interval: 2}]";
+  const ClusterRun run = run_cluster(n, {0, 1, 2}, model, c);
+  check_run(run, c, n);
+  double expected = 0;
+  std::uint64_t bytes = 0;
+  for (std::size_t t = 0; t < model.backward_order.size(); ++t) {
+    const std::size_t count = model.backward_order[t].elements;
+    bytes += count * 4;
+    std::vector<std::vector<float>> g(n, std::vector<float>(count));
+    std::vector<std::span<const float>> spans;
+    for (int r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < count; ++i)
+        g[r][i] = GradientBuffers::value(r, t, i);
+      spans.emplace_back(g[r]);
+    }
+    std::vector<float> var(count);
+    expected += hw::gradient_variance(var, spans);
+  }
+  REQUIRE(expected > 0);
+  for (const runtime::StepRow& row : run.results[0].training.steps) {
+    CAPTURE(row.step);
+    CHECK(row.readings.at("gradient-variance.norm_sum") == doctest::Approx(expected).epsilon(1e-5));
+    CHECK(row.allreduce_bytes == static_cast<double>(bytes) * (row.step % 2 == 0 ? 2 : 1));
   }
 }

@@ -164,7 +164,7 @@ TEST_CASE("a state file's records are read back, unknown lines ignored") {
   CHECK(state_path("tb") == std::filesystem::path("/run/adaptsim-testbed/tb.state"));
 }
 
-TEST_CASE("a process's start time identifies it; a missing process has none") {
+TEST_CASE("a process's start time identifies it: a missing process has none") {
   CHECK(process_start_ticks(static_cast<int>(::getpid())).has_value());
   CHECK_FALSE(process_start_ticks(0x3fffffff).has_value());
 }

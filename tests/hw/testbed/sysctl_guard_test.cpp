@@ -42,7 +42,7 @@ const std::vector<std::pair<std::string, std::uint64_t>> kWanted = {
 
 }  // namespace
 
-TEST_CASE("only lower values are raised; the original is saved before the write") {
+TEST_CASE("only lower values are raised: the original is saved before the write") {
   FakeMachine m;
   std::vector<std::string> notes;
   const std::vector<SysctlChange> changes = raise_sysctls(kWanted, &notes, m.paths);
@@ -62,7 +62,7 @@ TEST_CASE("only lower values are raised; the original is saved before the write"
   CHECK(value == "212992");
 }
 
-TEST_CASE("the last testbed to go restores the original; earlier ones leave it raised") {
+TEST_CASE("the last testbed to go restores the original: earlier ones leave it raised") {
   FakeMachine m;
   raise_sysctls(kWanted, nullptr, m.paths);
   // A second testbed finds the value raised already: no change, and the saved original stays.

@@ -279,7 +279,7 @@ TEST_CASE("install_signal_teardown: SIGTERM removes the testbed, then ends the p
   check_no_leftovers(prefix);
 }
 
-TEST_CASE("adaptsim-testbed up: SIGINT tears the testbed down; so does `down` from elsewhere") {
+TEST_CASE("adaptsim-testbed up: SIGINT tears the testbed down: so does `down` from elsewhere") {
   const std::string topo = std::string(ADAPTSIM_SOURCE_DIR) + "/topologies/cloud-vms.yaml";
   for (const bool by_down : {false, true}) {
     CAPTURE(by_down);
