@@ -1,7 +1,7 @@
 #pragma once
 // CPU reference implementations of the gradient kernels that hw/cuda also runs on GPUs:
 //   - element-wise sums (the reduction step of an all-reduce),
-//   - the squared L2 norm (the input of the gradient-noise-scale estimators, sim/runtime/noise_scale.h),
+//   - the squared L2 norm (the input of the gradient noise scale, sim/runtime/noise_scale.h),
 //   - element-wise gradient variance E[g^2] - E[g]^2 and its L2 norm (KungFu's
 //     MonitorGradientVarianceOptimizer).
 // They are the ground truth of the CUDA kernels' tests and the live path on machines without a GPU.

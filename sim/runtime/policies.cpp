@@ -160,7 +160,7 @@ class GradientNormsMonitor final : public Monitor {
   }
 };
 
-// KungFu's gradient noise scale monitor (KUNGFU.md 3.1; gradient_noise.h): every `interval`
+// KungFu's gradient noise scale monitor (KUNGFU.md 3.1; noise_scale.h): every `interval`
 // steps, the norms of the local and the averaged gradient (a norm kernel on those steps), the
 // unbiased |G|^2 and tr(S), their EMAs, and B_simple. Readings "gradient-noise-scale.b_simple",
 // ".g_sq", ".trace" (NaN until a step with gradient values: simulated runs hold none). The local

@@ -16,27 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/run_command.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
 
-struct Result {
-  int code;
-  std::string output;  // stdout and stderr together
-};
+using Result = adaptsim::testing::CommandResult;
 
 Result run_simctl(const std::string& args) {
-  const std::string cmd = std::string(SIMCTL_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p))
-    out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+  return adaptsim::testing::run_command(std::string(SIMCTL_PATH) + " " + args);
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {

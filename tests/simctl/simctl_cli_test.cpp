@@ -14,25 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/run_command.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string output;  // stdout and stderr together
-};
+using Result = adaptsim::testing::CommandResult;
 
 Result run(const std::string& args) {
-  const std::string cmd = std::string(SIMCTL_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p))
-    out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return adaptsim::testing::run_command(std::string(SIMCTL_PATH) + " " + args);
 }
 
 const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
@@ -354,7 +345,8 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
   const std::string training =
       "name: small\nseed: 3\ntopology:\n  file: " + (kRoot / "topologies/cloud-vms.yaml").string() +
       "\n  params: {servers: 4}\nworkload:\n  kind: training\n  models: [mobilenetv2]\n"
-      "  batch_per_gpu: 32\n  device: " + (kRoot / "traces/devices/k80-half.yaml").string() +
+      "  batch_per_gpu: 32\n  device: " +
+      (kRoot / "traces/devices/k80-half.yaml").string() +
       "\n  steps: 3\n  systems:\n    - {label: kf, kind: kungfu}\n";
   struct Case {
     std::string policy;
@@ -398,14 +390,18 @@ TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision,
   std::getline(in, line);
   CHECK(line ==
         "mode,topology,n_gpus,model,system,step,measured,step_time_ms,"
-        "throughput_total_samples_per_s,batch_per_gpu,workers,strategy,decision,readings");
+        "throughput_total_samples_per_s,batch_per_gpu,workers,allreduce_bytes,strategy,decision,"
+        "readings");
   int step = 0;
   while (std::getline(in, line)) {
     CAPTURE(line);
     CHECK(line.rfind("sim,cloud-vms,4,mobilenetv2,kungfu," + std::to_string(step) + ",", 0) == 0);
-    // ...,batch,workers,strategy,decision,readings (the two monitors' window means).
+    // ...,batch,workers,allreduce_bytes,strategy,decision,readings (the two monitors' window
+    // means); the bytes are MobileNetV2's 3,504,872 float32 gradients.
     const std::string tail = line.substr(line.rfind(",32,4,") + 6);
-    const std::string strategy_and_decision = tail.substr(0, tail.rfind(','));
+    CHECK(tail.rfind("14019488,", 0) == 0);
+    const std::string rest = tail.substr(tail.find(',') + 1);
+    const std::string strategy_and_decision = rest.substr(0, rest.rfind(','));
     if (step <= 4) CHECK(strategy_and_decision == "STAR,");
     if (step == 5) CHECK(strategy_and_decision == "STAR,strategy MULTI_BINARY_TREE_STAR");
     if (step >= 6) CHECK(strategy_and_decision == "MULTI_BINARY_TREE_STAR,");
@@ -421,7 +417,7 @@ TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision,
 TEST_CASE("list policies: every policy and monitor with its summary") {
   const Result r = run("list policies");
   CHECK(r.code == 0);
-  for (const char* name : {"switch-strategy", "scale-batch", "resize", "throughput",
-                           "allreduce-throughput"})
+  for (const char* name :
+       {"switch-strategy", "scale-batch", "resize", "throughput", "allreduce-throughput"})
     CHECK_MESSAGE(r.output.find(name) != std::string::npos, name);
 }

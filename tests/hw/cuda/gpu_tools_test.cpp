@@ -17,28 +17,21 @@
 #include "calibrate/measurement.h"
 #include "hw/cuda/cuda_device.h"
 #include "sim/io/calibration_profile.h"
+#include "tests/support/run_command.h"
 
 namespace fs = std::filesystem;
 using namespace adaptsim;
 
 namespace {
 
+// A shell command line with stderr joined to stdout.
 struct Result {
   int code = -1;
-  std::string out;  // stdout and stderr together
+  std::string out;
 };
-
-// Runs a shell command line with stderr joined to stdout.
 Result run(const std::string& command) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  Result r;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p))
-    r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const adaptsim::testing::CommandResult r = adaptsim::testing::run_command(command);
+  return {r.code, r.output};
 }
 
 fs::path scratch(const std::string& name) {
