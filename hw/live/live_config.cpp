@@ -219,6 +219,7 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
                         "horovod");
   }
   c.seam = runtime::read_seam(r);
+  runtime::check_seam(r, c.seam, {c.system});
   c.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", c.warmup_steps, 0, 1 << 20));
   c.measured_steps = static_cast<int>(r.integer_or("steps", c.measured_steps, 1, 1 << 20));
   c.seed = static_cast<std::uint64_t>(
@@ -229,8 +230,7 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
   c.verify = r.boolean_or("verify", c.verify);
   // sleep and spin wait on the CPU; gpu runs the CUDA emulation kernel; auto is gpu where this
   // build has CUDA and a device is visible, else sleep (decided by each rank at run time).
-  const std::string mode =
-      r.choice_or("compute_mode", {"sleep", "spin", "gpu", "auto"}, "sleep");
+  const std::string mode = r.choice_or("compute_mode", {"sleep", "spin", "gpu", "auto"}, "sleep");
   c.compute_device = ComputeDevice::kCpu;
   c.compute_mode = hw::CpuComputeMode::kSleep;
   if (mode == "spin") {

@@ -29,10 +29,11 @@ int local_rank(const tcp::Runtime& rt) {
 void abort_cluster(tcp::Runtime& runtime, const std::string& reason) {
   if (runtime.failed()) return;
   try {
-    runtime.run("abort", 5 * kNsPerSecond, [&runtime, reason](coll::Transport&, coll::Callback done) {
-      runtime.fail_from_loop(reason);
-      done();  // dropped when the transport failed; the caller sees the failure instead
-    });
+    runtime.run("abort", 5 * kNsPerSecond,
+                [&runtime, reason](coll::Transport&, coll::Callback done) {
+                  runtime.fail_from_loop(reason);
+                  done();  // dropped when the transport failed; the caller sees the failure instead
+                });
   } catch (...) {
     // Expected: the run reports the failure it just caused.
   }
@@ -66,12 +67,8 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
         "system kind '" + std::string(runtime::system_kind_name(c.system.kind)) +
         "' needs GPUs and NCCL; live training over TCP runs ideal, kungfu and horovod");
   }
-  if (c.seam.changes.workers) {
-    throw InputError("changing the worker set while a job runs is not yet supported");
-  }
-  if (c.seam.changes.strategy && !runtime::has_strategy(c.system.kind)) {
-    throw InputError("the policy changes the all-reduce strategy, which system '" +
-                     c.system.label + "' does not have");
+  if (const auto problem = runtime::seam_problem(c.seam, c.system)) {
+    throw InputError(problem->message);
   }
   if (model.backward_order.empty()) throw InputError("model '" + model.name + "' has no tensors");
 }
@@ -93,7 +90,8 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
         ComputeEmulatorOptions{
             .device = c.compute_device, .cpu_mode = c.compute_mode, .local_rank = local_rank(rt)},
         &note);
-    if (!note.empty() && local_rank(rt) == 0) std::fprintf(stderr, "rank %d: %s\n", rank, note.c_str());
+    if (!note.empty() && local_rank(rt) == 0)
+      std::fprintf(stderr, "rank %d: %s\n", rank, note.c_str());
   } catch (const std::exception& e) {
     const std::string reason = "rank " + std::to_string(rank) + ": " + e.what();
     abort_cluster(rt, reason);

@@ -217,36 +217,6 @@ class TrainingWorkload final : public Workload {
 // ranks. 16,384 chunks is 16 GiB of gradients at KungFu's 1 MiB chunks, 30x VGG-16's.
 constexpr std::uint64_t kMaxChunksPerStep = 1 << 14;
 
-// What the policy may change must be something the run can change.
-void check_seam(io::MapReader& w, const runtime::SeamSpec& seam,
-                const std::vector<runtime::SystemConfig>& systems) {
-  if (seam.changes.workers) {
-    w.fail("policy",
-           "changing the worker set while a job runs is not yet supported (the elasticity "
-           "issue implements it)");
-  }
-  if (seam.squares_allreduce) {
-    for (const runtime::SystemConfig& s : systems) {
-      if (!runtime::has_squares_allreduce(s.kind)) {
-        w.fail("monitors",
-               "the gradient-variance monitor all-reduces the squared gradients, "
-               "which system '" +
-                   s.label + "' (" + std::string(runtime::system_kind_name(s.kind)) +
-                   ") does not run; it applies to ideal and kungfu");
-      }
-    }
-  }
-  if (seam.changes.strategy) {
-    for (const runtime::SystemConfig& s : systems) {
-      if (!runtime::has_strategy(s.kind)) {
-        w.fail("policy", "the policy changes the all-reduce strategy, which system '" + s.label +
-                             "' (" + std::string(runtime::system_kind_name(s.kind)) +
-                             ") does not have; strategy changes apply to kungfu");
-      }
-    }
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointContext& ctx) {
@@ -363,7 +333,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   options.seam = runtime::read_seam(w);
-  check_seam(w, options.seam, systems);
+  runtime::check_seam(w, options.seam, systems);
   w.finish();
   LiveSetup live;
   if (ctx.mode == Mode::kLive) {

@@ -341,6 +341,33 @@ Parsed parse_seam(io::MapReader& r) {
 
 }  // namespace
 
+std::optional<SeamProblem> seam_problem(const SeamSpec& seam, const SystemConfig& system) {
+  const std::string which =
+      "system '" + system.label + "' (" + std::string(system_kind_name(system.kind)) + ")";
+  if (seam.changes.workers) {
+    return SeamProblem{"policy",
+                       "changing the worker set while a job runs is not yet supported (the "
+                       "elasticity issue implements it)"};
+  }
+  if (seam.squares_allreduce && !has_squares_allreduce(system.kind)) {
+    return SeamProblem{"monitors",
+                       "the gradient-variance monitor all-reduces the squared "
+                       "gradients, which " +
+                           which + " does not run; it applies to ideal and kungfu"};
+  }
+  if (seam.changes.strategy && !has_strategy(system.kind)) {
+    return SeamProblem{"policy", "the policy changes the all-reduce strategy, which " + which +
+                                     " does not have; strategy changes apply to kungfu"};
+  }
+  return std::nullopt;
+}
+
+void check_seam(io::MapReader& r, const SeamSpec& seam, const std::vector<SystemConfig>& systems) {
+  for (const SystemConfig& s : systems) {
+    if (const auto p = seam_problem(seam, s)) r.fail(p->key, p->message);
+  }
+}
+
 SeamSpec read_seam(io::MapReader& r) {
   Parsed p = parse_seam(r);
   SeamSpec spec;

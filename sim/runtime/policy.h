@@ -147,6 +147,17 @@ struct Seam {
 // InputError naming the file, line and key (unknown name, wrong parameter type or unit, a
 // strategy that does not exist).
 SeamSpec read_seam(io::MapReader& r);
+// What the seam asks of the run must be something its system can do: a worker-set change (not
+// yet supported), a strategy change (kungfu only), the variance monitor's second all-reduce
+// (ideal and kungfu). seam_problem gives the first thing it cannot, with the key it concerns
+// ("policy" or "monitors"); check_seam fails at that key of `r` for any of `systems` (scenarios
+// and live configurations), and the live runtime refuses a LiveConfig built in code with it.
+struct SeamProblem {
+  std::string key;
+  std::string message;
+};
+std::optional<SeamProblem> seam_problem(const SeamSpec& seam, const SystemConfig& system);
+void check_seam(io::MapReader& r, const SeamSpec& seam, const std::vector<SystemConfig>& systems);
 // Instantiates a spec (its YAML parses, since read_seam accepted it).
 Seam make_seam(const SeamSpec& spec);
 

@@ -120,7 +120,12 @@ TEST_CASE("config: bad input names the file and the key") {
       {R"({"model": "resnet50", )" + tail +
            R"(, "system": {"kind": "horovod"}, "policy": {"name": "switch-strategy", "step": 1,
               "strategy": "STAR"}})",
-       "changes the all-reduce strategy, which system 'horovod' does not have"},
+       "key 'policy': the policy changes the all-reduce strategy, which system 'horovod' "
+       "(horovod) does not have"},
+      {R"({"model": "resnet50", )" + tail +
+           R"(, "system": {"kind": "horovod"}, "monitors": [{"name": "gradient-variance"}]})",
+       "key 'monitors': the gradient-variance monitor all-reduces the squared gradients, which "
+       "system 'horovod' (horovod) does not run"},
       {R"({"model": "resnet50", "system": {"kind": "ideal"}})",
        "give exactly one of 'compute' (explicit times) and 'device'"},
       {R"({"model": "resnet50", "compute": {"forward": "1", "backward": "1ms"},
