@@ -62,6 +62,26 @@ TrainingResult run(const topo::Topology& t, const train::Model& m, const train::
   return simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, s, o).result;
 }
 
+// Two half-K80 workers training ResNet-50 (25,557,032 parameters), ideal, with `monitors`; and
+// one norm kernel's time there: two passes over its 4-byte gradients at the device's memory
+// bandwidth.
+const train::DeviceProfile& k80_half() {
+  static const train::DeviceProfile device = train::load_device_profile(
+      std::string(ADAPTSIM_SOURCE_DIR) + "/traces/devices/k80-half.yaml");
+  return device;
+}
+TrainingResult resnet50_ideal(const std::string& monitors) {
+  SystemConfig ideal;
+  ideal.kind = SystemKind::kIdeal;
+  return simulate::simulate_training(cluster(2), train::model("resnet50"), k80_half(), ideal,
+                                     options(1, 3, "", monitors))
+      .result;
+}
+double resnet50_norm_kernel_s() {
+  return to_seconds(
+      seconds_to_ns_ceil(2 * 25'557'032.0 * 4 / k80_half().memory_bandwidth_Bps().value));
+}
+
 }  // namespace
 
 TEST_CASE("switch-strategy after step 5: STAR up to step 5, MULTI_BINARY_TREE_STAR from step 6") {
@@ -171,18 +191,9 @@ TEST_CASE("gradient norms: a norm kernel over the local and reduced gradients, p
   // ceil(2 x 25,557,032 x 4 / BW) ns. Jitter moves every worker's compute, but the kernel adds
   // the same time to every worker and step, so each step is longer by exactly that; the values
   // are unknown simulated (NaN).
-  const train::DeviceProfile device = train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) +
-                                                                 "/traces/devices/k80-half.yaml");
-  const train::Model& m = train::model("resnet50");
-  const topo::Topology t = cluster(2);
-  SystemConfig ideal;
-  ideal.kind = SystemKind::kIdeal;
-  simulate::TrainingOptions o = options(1, 3, "", "[{name: throughput}]");
-  const TrainingResult plain = simulate::simulate_training(t, m, device, ideal, o).result;
-  o.seam.monitors_yaml = "[{name: throughput}, {name: gradient-norms}]";
-  const TrainingResult normed = simulate::simulate_training(t, m, device, ideal, o).result;
-  const double kernel_s =
-      to_seconds(seconds_to_ns_ceil(2 * 25'557'032.0 * 4 / device.memory_bandwidth_Bps().value));
+  const TrainingResult plain = resnet50_ideal("[{name: throughput}]");
+  const TrainingResult normed = resnet50_ideal("[{name: throughput}, {name: gradient-norms}]");
+  const double kernel_s = resnet50_norm_kernel_s();
   CHECK(kernel_s > 0);
   REQUIRE(normed.steps.size() == plain.steps.size());
   for (std::size_t k = 0; k < plain.steps.size(); ++k) {
@@ -197,18 +208,10 @@ TEST_CASE("gradient norms: a norm kernel over the local and reduced gradients, p
 TEST_CASE("the noise scale monitor's interval: the norm kernel is paid on its steps only") {
   // As above with gradient-noise-scale, interval 2: steps 0, 2 (of 0..3) are longer by the
   // kernel, steps 1, 3 are not; readings are NaN throughout (no gradient values simulated).
-  const train::DeviceProfile device = train::load_device_profile(std::string(ADAPTSIM_SOURCE_DIR) +
-                                                                 "/traces/devices/k80-half.yaml");
-  const train::Model& m = train::model("resnet50");
-  const topo::Topology t = cluster(2);
-  SystemConfig ideal;
-  ideal.kind = SystemKind::kIdeal;
-  simulate::TrainingOptions o = options(1, 3, "", "[{name: throughput}]");
-  const TrainingResult plain = simulate::simulate_training(t, m, device, ideal, o).result;
-  o.seam.monitors_yaml = "[{name: throughput}, {name: gradient-noise-scale, interval: 2}]";
-  const TrainingResult gns = simulate::simulate_training(t, m, device, ideal, o).result;
-  const double kernel_s =
-      to_seconds(seconds_to_ns_ceil(2 * 25'557'032.0 * 4 / device.memory_bandwidth_Bps().value));
+  const TrainingResult plain = resnet50_ideal("[{name: throughput}]");
+  const TrainingResult gns =
+      resnet50_ideal("[{name: throughput}, {name: gradient-noise-scale, interval: 2}]");
+  const double kernel_s = resnet50_norm_kernel_s();
   REQUIRE(gns.steps.size() == 4);
   for (std::size_t k = 0; k < plain.steps.size(); ++k) {
     CAPTURE(k);
