@@ -290,6 +290,8 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   std::vector<runtime::SystemConfig> systems;
+  // A host CPU two ranks share without a loopback to carry their host messages, if any.
+  const std::string shared_host = io::shared_host_without_loopback(ctx.topology.spec);
   const auto items = w.list("systems");
   if (items.empty()) w.fail("systems", "expected at least one system");
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -300,9 +302,8 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     const bool host_messages = c.kind == runtime::SystemKind::kKungFu ||
                                c.kind == runtime::SystemKind::kHorovod ||
                                c.kind == runtime::SystemKind::kHorovodNccl;
-    if (const std::string host = io::shared_host_without_loopback(ctx.topology.spec);
-        host_messages && !host.empty()) {
-      s.fail("kind", "ranks share host " + host + " of topology " +
+    if (host_messages && !shared_host.empty()) {
+      s.fail("kind", "ranks share host " + shared_host + " of topology " +
                          ctx.topology.path.filename().string() +
                          ", which has no server.cpu.loopback_bandwidth for this system's host "
                          "messages; expected a loopback bandwidth");

@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -280,17 +281,13 @@ const std::vector<MonitorKind>& monitor_kinds() {
 }
 
 bool Seam::needs_gradient_variance(int step) const {
-  for (const auto& m : monitors) {
-    if (m->needs_gradient_variance(step)) return true;
-  }
-  return false;
+  return std::any_of(monitors.begin(), monitors.end(),
+                     [step](const auto& m) { return m->needs_gradient_variance(step); });
 }
 
 bool Seam::needs_gradient_norms(int step) const {
-  for (const auto& m : monitors) {
-    if (m->needs_gradient_norms(step)) return true;
-  }
-  return false;
+  return std::any_of(monitors.begin(), monitors.end(),
+                     [step](const auto& m) { return m->needs_gradient_norms(step); });
 }
 
 namespace {

@@ -97,12 +97,11 @@ class KungFuSystem final : public System {
   // KUNGFU.md 3.2): staged through the host, the worker's strategy, chunked and named, all
   // tensors launched together.
   void reduce_squares(int w, Callback done) override {
-    TrainingEnv& env = *c_.env;
     auto left = std::make_shared<std::size_t>(c_.tensor_bytes.size());
     c_.sink->activity(w, +1);
     for (std::size_t t = 0; t < c_.tensor_bytes.size(); ++t) {
       const std::uint64_t bytes = c_.tensor_bytes[t];
-      env.copy_to_host(w, bytes, [=, this] {
+      c_.env->copy_to_host(w, bytes, [=, this] {
         algo_of_[w]->run(c_.env->transport(w), c_.env->squared_gradient(w, t), [=, this] {
           c_.env->copy_to_device(w, bytes, [=, this] {
             if (--*left > 0) return;

@@ -28,6 +28,8 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
       state_(static_cast<std::size_t>(env.workers())) {
   for (const train::Tensor& t : model.backward_order)
     tensor_bytes_.push_back(t.elements * options_.gradient_element_bytes);
+  gradient_bytes_ = static_cast<double>(
+      std::accumulate(tensor_bytes_.begin(), tensor_bytes_.end(), std::uint64_t{0}));
   total_steps_ = options_.warmup_steps + options_.measured_steps;
   step_sum_s_.assign(static_cast<std::size_t>(total_steps_), 0.0);
   step_batch_.assign(static_cast<std::size_t>(total_steps_), 0);
@@ -160,7 +162,7 @@ void Trainer::maybe_finish(int w) {
 
 void Trainer::monitor_norms(int w) {
   Worker& s = state_[w];
-  if (!seam_.empty() && seam_.needs_gradient_norms(s.step)) {
+  if (seam_.needs_gradient_norms(s.step)) {
     // The monitors' norm kernel runs on the device before the update, as a monitoring op in the
     // training graph does: compute time of this step.
     env_.gradient_norms(w, [this, w](double local_sq, double reduced_sq) {
@@ -176,7 +178,7 @@ void Trainer::monitor_norms(int w) {
 
 void Trainer::monitor_variance(int w) {
   Worker& s = state_[w];
-  if (seam_.empty() || !seam_.needs_gradient_variance(s.step)) {
+  if (!seam_.needs_gradient_variance(s.step)) {
     update(w);
     return;
   }
@@ -218,10 +220,8 @@ void Trainer::end_step(int w) {
     s.step_sum_s += step_s;
     ++s.measured;
   }
-  const bool squares = !seam_.empty() && seam_.needs_gradient_variance(step);
-  const double bytes = static_cast<double>(std::accumulate(tensor_bytes_.begin(),
-                                                           tensor_bytes_.end(), std::uint64_t{0})) *
-                       (squares ? 2 : 1);
+  const bool squares = seam_.needs_gradient_variance(step);
+  const double bytes = gradient_bytes_ * (squares ? 2 : 1);
   step_bytes_[static_cast<std::size_t>(step)] = bytes;
   if (!seam_.empty()) {
     // What this worker contributes to the agreement: [duration, comm time, bytes, workers,

@@ -130,6 +130,7 @@ class Trainer final : public StepSink {
   Seam& seam_;
   TrainerOptions options_;
   std::vector<std::uint64_t> tensor_bytes_;
+  double gradient_bytes_ = 0;  // their sum: what one worker all-reduces in a step
   std::vector<int> local_;
   std::vector<Worker> state_;  // indexed by worker; only local ones are used
   std::map<int, train::ComputeProfile> profiles_;

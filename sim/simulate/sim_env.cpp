@@ -92,11 +92,14 @@ coll::Workspace SimEnv::fuse(int, const std::vector<std::size_t>& tensors,
   return size_only(name, bytes);
 }
 
+TimeNs SimEnv::kernel_ns(int passes) const {
+  const double elements = static_cast<double>(model_.totals().parameters);
+  return seconds_to_ns_ceil(passes * elements * options_.norm_ns_per_element * 1e-9);
+}
+
 void SimEnv::gradient_norms(int, std::function<void(double, double)> done) {
   // Two passes (the local and the reduced gradients) over every element; the values are unknown.
-  const double elements = static_cast<double>(model_.totals().parameters);
-  const TimeNs t = seconds_to_ns_ceil(2 * elements * options_.norm_ns_per_element * 1e-9);
-  engine_.schedule_after(t, [done = std::move(done)] {
+  engine_.schedule_after(kernel_ns(2), [done = std::move(done)] {
     done(std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
   });
 }
@@ -104,9 +107,7 @@ void SimEnv::gradient_norms(int, std::function<void(double, double)> done) {
 // The variance monitor's kernels, memory-bound as the norms: squaring reads and writes every
 // element (2 passes), the variance reads the reduced squares and gradient and writes Var (3).
 void SimEnv::square_gradients(int, runtime::Callback done) {
-  const double elements = static_cast<double>(model_.totals().parameters);
-  engine_.schedule_after(seconds_to_ns_ceil(2 * elements * options_.norm_ns_per_element * 1e-9),
-                         std::move(done));
+  engine_.schedule_after(kernel_ns(2), std::move(done));
 }
 
 coll::Workspace SimEnv::squared_gradient(int, std::size_t tensor) {
@@ -115,10 +116,8 @@ coll::Workspace SimEnv::squared_gradient(int, std::size_t tensor) {
 }
 
 void SimEnv::gradient_variance(int, std::function<void(double)> done) {
-  const double elements = static_cast<double>(model_.totals().parameters);
-  const TimeNs t = seconds_to_ns_ceil(3 * elements * options_.norm_ns_per_element * 1e-9);
   engine_.schedule_after(
-      t, [done = std::move(done)] { done(std::numeric_limits<double>::quiet_NaN()); });
+      kernel_ns(3), [done = std::move(done)] { done(std::numeric_limits<double>::quiet_NaN()); });
 }
 
 std::unique_ptr<runtime::GpuCollectives> SimEnv::gpu_collectives(const std::vector<int>& members) {

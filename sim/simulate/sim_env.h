@@ -68,6 +68,9 @@ class SimEnv final : public runtime::TrainingEnv {
   void between_steps(int, int, runtime::Callback done) override { done(); }
 
  private:
+  // A monitor kernel making `passes` memory-bound passes over every gradient element.
+  TimeNs kernel_ns(int passes) const;
+
   const topo::Topology& topology_;
   const train::Model& model_;
   SimEnvOptions options_;
