@@ -73,10 +73,11 @@ void print_summary(const live::LiveRunSpec& spec, const live::LiveResult& r) {
       "# live %s on %d ranks, %s (%s), batch %d: step %.2f +- %.2f ms (compute %.2f, exposed link "
       "%.2f, wait %.2f ms), %.1f +- %.1f %s/s per GPU, %.1f total; %d steps verified\n",
       spec.model.name.c_str(), r.n_ranks, spec.live.system.label.c_str(),
-      std::string(runtime::system_kind_name(spec.live.system.kind)).c_str(), spec.live.batch_per_gpu,
-      t.step_mean_s * 1e3, t.step_std_s * 1e3, t.compute_s * 1e3, t.exposed_link_s * 1e3,
-      t.exposed_wait_s * 1e3, t.samples_per_s_per_gpu, t.samples_per_s_per_gpu_std,
-      spec.model.sample_unit.c_str(), t.samples_per_s_total, r.verified_steps);
+      std::string(runtime::system_kind_name(spec.live.system.kind)).c_str(),
+      spec.live.batch_per_gpu, t.step_mean_s * 1e3, t.step_std_s * 1e3, t.compute_s * 1e3,
+      t.exposed_link_s * 1e3, t.exposed_wait_s * 1e3, t.samples_per_s_per_gpu,
+      t.samples_per_s_per_gpu_std, spec.model.sample_unit.c_str(), t.samples_per_s_total,
+      r.verified_steps);
   std::fflush(stdout);
 }
 

@@ -49,8 +49,9 @@ class AllReduceWorkload final : public Workload {
     std::vector<Task> out;
     for (coll::StrategyKind s : strategies_) {
       for (std::uint64_t size : sizes_) {
-        out.push_back(
-            {[this, s, size](const TaskContext&) { return TaskRows{{run_one(s, size)}, {}}; }});
+        out.push_back({[this, s, size](const TaskContext&) {
+          return TaskRows{{run_one(s, size)}, {}};
+        }});
       }
     }
     return out;
@@ -134,7 +135,8 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
       "dtype", {"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"}, "float32");
   options.dtype = *coll::parse_dtype(dtype);
   const std::string endpoint = w.choice_or("endpoint", {"host", "gpu"}, "host");
-  options.transport.endpoint = endpoint == "host" ? fabric::Endpoint::kHost : fabric::Endpoint::kGpu;
+  options.transport.endpoint =
+      endpoint == "host" ? fabric::Endpoint::kHost : fabric::Endpoint::kGpu;
   options.algorithm.chunk_bytes = w.size_bytes_or("chunk_size", 1 << 20);
   if (options.algorithm.chunk_bytes == 0) w.fail("chunk_size", "must be > 0");
   // KungFu's graph strategies run every chunk as its own collective, with state on every rank:

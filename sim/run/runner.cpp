@@ -103,9 +103,9 @@ std::string dump_json(const nlohmann::ordered_json& m) {
 }  // namespace
 
 std::string steps_csv_name(const std::string& csv_name) {
-  const std::string stem =
-      csv_name.size() > 4 && csv_name.ends_with(".csv") ? csv_name.substr(0, csv_name.size() - 4)
-                                                        : csv_name;
+  const std::string stem = csv_name.size() > 4 && csv_name.ends_with(".csv")
+                               ? csv_name.substr(0, csv_name.size() - 4)
+                               : csv_name;
   return stem + ".steps.csv";
 }
 

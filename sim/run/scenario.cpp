@@ -136,7 +136,8 @@ runtime::LiveOptions read_live(io::MapReader& top) {
 }
 
 // A hosts placement lists one address per rank: the point's servers times GPUs per server.
-void check_live_hosts(io::MapReader& top, const runtime::LiveOptions& live, const topo::ClusterSpec& spec) {
+void check_live_hosts(io::MapReader& top, const runtime::LiveOptions& live,
+                      const topo::ClusterSpec& spec) {
   if (live.placement != "hosts") return;
   const std::size_t ranks = static_cast<std::size_t>(spec.servers) * spec.server.gpus;
   if (live.hosts.size() != ranks) {

@@ -5,7 +5,8 @@
 //   description: ...
 //   seed: 1
 //   mode: sim                       # or live (simctl run --live)
-//   live: {placement: local, timeout: 120s}   # live runs only (runtime::LiveOptions in sim/runtime/live_task.h):
+//   live: {placement: local, timeout: 120s}   # live runs only (runtime::LiveOptions in
+//   sim/runtime/live_task.h):
 //     # placement: local, testbed (prefix: adaptsim) or hosts (hosts: [127.0.0.1:7000, ...], one
 //     # per rank); congestion_control; fault: {kill_rank: R, after_sends: N} is a test hook
 //   calibration: ../traces/calibration/x.yaml   # optional: measured numbers over nominal ones
@@ -35,7 +36,7 @@ namespace adaptsim::run {
 struct ScenarioPoint {
   std::vector<std::pair<std::string, std::string>> assignments;  // (sweep key, value text)
   io::LoadedTopology topology;                     // with the calibration profile applied, if any
-  topo::ClusterSpec nominal;                        // the topology before calibration
+  topo::ClusterSpec nominal;                       // the topology before calibration
   std::vector<io::AppliedCalibration> calibrated;  // what the profile overrode
   std::unique_ptr<Workload> workload;
 };

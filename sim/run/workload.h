@@ -16,9 +16,9 @@
 #include "sim/io/topology_loader.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/net/flow_network.h"
+#include "sim/runtime/live_task.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
-#include "sim/runtime/live_task.h"
 #include "sim/runtime/training_result.h"
 #include "sim/train/device_profile.h"
 

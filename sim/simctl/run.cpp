@@ -53,9 +53,8 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
             options.command_line = command_line;
             options.trace_dir = o->trace_dir;
             const run::RunSummary s = run::run_scenario(scenario, options);
-            std::printf("wrote %s (%zu rows)%s%s and %s in %.2f s\n",
-                        s.csv_path.string().c_str(), s.rows,
-                        s.steps_path.empty() ? "" : ", ",
+            std::printf("wrote %s (%zu rows)%s%s and %s in %.2f s\n", s.csv_path.string().c_str(),
+                        s.rows, s.steps_path.empty() ? "" : ", ",
                         s.steps_path.empty() ? "" : s.steps_path.filename().string().c_str(),
                         s.manifest_path.filename().string().c_str(), s.wall_seconds);
             return 0;

@@ -248,8 +248,8 @@ TEST_CASE("clone_without drops a top-level key's lines and keeps every other lin
                        "s.yaml:7: key 'workload.steps': expected an integer, got \"many\"",
                        InputError);
   // The key last, or absent: as well.
-  const Document last = Document::parse_string("name: x\nsweep: {a: [1]}\n", "l.yaml")
-                            .clone_without("sweep");
+  const Document last =
+      Document::parse_string("name: x\nsweep: {a: [1]}\n", "l.yaml").clone_without("sweep");
   CHECK_FALSE(last.root()["sweep"].IsDefined());
   CHECK(last.root()["name"].as<std::string>() == "x");
   const Document none = Document::parse_string("name: x\n", "n.yaml").clone_without("sweep");

@@ -57,13 +57,14 @@ TEST_CASE("bad policy input: one line naming the file, the line and the key") {
             .starts_with("s.yaml:5: unknown key 'policy.facter'"));
   CHECK(error_of("monitors:\n  - {name: throughput, window: 0}\n")
             .starts_with("s.yaml:2: key 'monitors[0].window'"));
-  CHECK(error_of("monitors:\n  - {name: thruput}\n").starts_with("s.yaml:2: key 'monitors[0].name'"));
+  CHECK(
+      error_of("monitors:\n  - {name: thruput}\n").starts_with("s.yaml:2: key 'monitors[0].name'"));
 }
 
 TEST_CASE("a spec round-trips: the policy a live process parses decides as the scenario's") {
-  const SeamSpec spec =
-      read("policy: {name: switch-strategy, step: 3, strategy: STAR, root: 1}\n"
-           "monitors: [{name: throughput, window: 2}]\n");
+  const SeamSpec spec = read(
+      "policy: {name: switch-strategy, step: 3, strategy: STAR, root: 1}\n"
+      "monitors: [{name: throughput, window: 2}]\n");
   CHECK(spec.changes.strategy);
   CHECK_FALSE(spec.changes.batch);
   const Seam seam = make_seam(spec);

@@ -145,8 +145,9 @@ std::vector<std::string> policy_columns(const fs::path& csv) {
 
 }  // namespace
 
-TEST_CASE("policies live on local processes: the per-step rows show the change at step 6, as "
-          "simulated") {
+TEST_CASE(
+    "policies live on local processes: the per-step rows show the change at step 6, as "
+    "simulated") {
   const fs::path root = ADAPTSIM_SOURCE_DIR;
   const std::string scenario = (root / "scenarios/policy-switch.yaml").string();
   for (const std::string& policy :

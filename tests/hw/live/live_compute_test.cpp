@@ -56,10 +56,11 @@ TEST_CASE("compute_mode: sleep (default), spin, gpu and auto: anything else name
                                            "adaptsim-live built with CUDA"),
                          InputError);
   }
-  CHECK_THROWS_WITH_AS(parse("cuda"),
-                       doctest::Contains("cfg.json:4: key 'compute_mode': expected one of sleep, spin, gpu, "
-                                         "auto, got \"cuda\""),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      parse("cuda"),
+      doctest::Contains("cfg.json:4: key 'compute_mode': expected one of sleep, spin, gpu, "
+                        "auto, got \"cuda\""),
+      InputError);
 }
 
 TEST_CASE("CPU emulator: each phase ends at its absolute deadline, the update at its own") {
