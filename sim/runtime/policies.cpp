@@ -101,6 +101,81 @@ std::unique_ptr<Policy> parse_scale_batch(io::MapReader& r) {
   return std::make_unique<ScaleBatchPolicy>(step, factor);
 }
 
+// KungFu's adaptive communication-strategy policy (KUNGFU.md 3.4; adaptiveStrategies.go
+// CheckInterference, experimental/adapt_strategy): each worker's all-reduce throughput is its
+// gradient bytes over the span of its transfers (CalcStats: accBytes / (lastEnd - firstBegin)),
+// over a window of `window` steps. The window ending at step `check_from` (KungFu starts checking
+// after ~5 steps) is the worker's reference; in every later window the worker votes when its
+// throughput falls under `threshold` x its reference (interferenceThreshold = 0.8). The votes are
+// summed by the step agreement (KungFu all-reduces them); at the first step where more than half
+// of the workers vote, every worker switches to `strategy` (KungFu's script: set_tree to a star
+// rooted at rank 1). Only one switch (the script's `changed` flag).
+class AdaptiveStrategyPolicy final : public Policy {
+ public:
+  AdaptiveStrategyPolicy(int check_from, int window, double threshold, StrategyChoice to)
+      : check_from_(check_from), window_(window), threshold_(threshold), to_(to) {}
+  std::string_view name() const override { return "adaptive-strategy"; }
+  PolicyChanges changes() const override { return {.strategy = true}; }
+
+  double vote(const std::vector<LocalStep>& own) const override {
+    const int step = own.back().step;
+    if (step <= check_from_ || static_cast<int>(own.size()) < check_from_ + 1) return 0;
+    const double reference = window_Bps(own, static_cast<std::size_t>(check_from_));
+    const double now = window_Bps(own, own.size() - 1);
+    return reference > 0 && now < threshold_ * reference ? 1 : 0;
+  }
+
+  Decision decide(const std::vector<StepObservation>& history) const override {
+    Decision d;
+    // The first step with a majority switches; later majorities change nothing.
+    for (const StepObservation& o : history) {
+      if (2 * o.votes > o.workers) {
+        if (&o == &history.back()) d.strategy = to_;
+        break;
+      }
+    }
+    return d;
+  }
+
+ private:
+  // Bytes over span, summed over the `window` steps ending at own[last] (fewer at the start).
+  double window_Bps(const std::vector<LocalStep>& own, std::size_t last) const {
+    double bytes = 0, span = 0;
+    const std::size_t first = last + 1 >= static_cast<std::size_t>(window_)
+                                  ? last + 1 - static_cast<std::size_t>(window_)
+                                  : 0;
+    for (std::size_t i = first; i <= last; ++i) {
+      bytes += own[i].comm_bytes;
+      span += own[i].comm_span_s;
+    }
+    return span > 0 ? bytes / span : 0;
+  }
+
+  int check_from_;
+  int window_;
+  double threshold_;
+  StrategyChoice to_;
+};
+
+std::unique_ptr<Policy> parse_adaptive_strategy(io::MapReader& r) {
+  const int check_from = static_cast<int>(r.integer_or("check_from", 5, 0, 1 << 30));
+  const int window = static_cast<int>(r.integer_or("window", 1, 1, 1 << 20));
+  const double threshold = r.number_or("threshold", 0.8);
+  if (!(threshold > 0 && threshold < 1)) r.fail("threshold", "expected a number in (0, 1)");
+  if (check_from + 1 < window) {
+    r.fail("window", "the reference window ends at step check_from (" + std::to_string(check_from) +
+                         "), so it holds at most " + std::to_string(check_from + 1) + " steps");
+  }
+  StrategyChoice to{coll::StrategyKind::kStar, 1};
+  if (r.has("strategy")) {
+    to = read_strategy(r, "strategy");
+  } else {
+    to.root = static_cast<int>(r.integer_or("root", 1, 0, 1 << 20));
+  }
+  r.finish();
+  return std::make_unique<AdaptiveStrategyPolicy>(check_from, window, threshold, to);
+}
+
 // A policy that asks to change the worker set every `every` steps, to `workers` workers. The
 // seam accepts the decision; running jobs cannot change their worker set yet, so a scenario
 // naming it is refused before it runs.
@@ -225,6 +300,11 @@ const std::vector<PolicyKind>& policy_kinds() {
       {"switch-strategy",
        "after step `step`, switch to `strategy` (a STAR may take `root`): a toy, and a template",
        parse_switch_strategy},
+      {"adaptive-strategy",
+       "KungFu's Figure 5 policy: a worker votes when its all-reduce throughput falls under "
+       "`threshold` (0.8) x its reference window (step `check_from`, 5); a majority switches "
+       "every worker once to `strategy` (STAR, root 1)",
+       parse_adaptive_strategy},
       {"scale-batch", "after step `step`, multiply the batch per GPU by `factor`: a toy",
        parse_scale_batch},
       {"resize", "after step `step`, resize to `workers` workers (refused: not yet supported)",

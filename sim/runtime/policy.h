@@ -5,11 +5,15 @@
 //     small all-reduce over the workers' transport, charged like any collective), giving a
 //     StepObservation that is identical on every worker;
 //   - monitors turn the observations into named readings;
+//   - a policy may give each worker a vote from the worker's own measurements (Policy::vote);
+//     the agreement sums the votes (StepObservation::votes);
 //   - the policy, a pure function of the history of observations (readings included), decides
 //     what changes for the next step: the batch size per worker, the all-reduce strategy (a star
 //     may be rooted at any rank), or the worker set.
 // Because every worker sees the same history and the policy is pure, every worker makes the same
-// decision without further messages, simulated or live.
+// decision without further messages, simulated or live. A strategy change then runs KungFu's
+// SetGlobalStrategy protocol (session/adaptation.go): a consensus on the new strategy's digest
+// (an all-reduce; workers that disagree fail the run), the swap, and a barrier (trainer.h).
 //
 // Writing a policy: copy sim/runtime/policies.cpp's SwitchStrategyPolicy (a class with decide(),
 // and a parse function reading its parameters from the scenario's `policy:` map), and add a
@@ -53,8 +57,19 @@ struct StepObservation {
   // the sum over tensors of ||E[g^2] - E[g]^2||_2 over the workers (a second all-reduce, of the
   // squared gradients). NaN where the environment holds no values, 0 when not asked for.
   double grad_variance = 0;
+  // The sum over workers of their votes (Policy::vote): how many workers ask for a change.
+  double votes = 0;
   // Monitors' readings after this step, by name ("throughput.window_mean").
   std::map<std::string, double> readings;
+};
+
+// What one worker measured of its own step, before any agreement (KungFu's per-peer
+// StrategyStat, session/adaptiveStrategies.go): the gradient bytes it all-reduced and the span
+// from the first of its transfers starting to the last ending.
+struct LocalStep {
+  int step = 0;
+  double comm_bytes = 0;
+  double comm_span_s = 0;
 };
 
 // What a policy changes for the next step; empty fields change nothing.
@@ -82,6 +97,13 @@ class Policy {
   // After the step history.back().step: what changes for the next step. Pure: the same history
   // gives the same decision (every worker calls it on its own copy).
   virtual Decision decide(const std::vector<StepObservation>& history) const = 0;
+  // A worker's own say in the decision after its step own.back().step, from its own
+  // measurements only (every step of it so far); the step agreement sums the workers' votes
+  // into StepObservation::votes, which decide() then sees. Pure. Default: no vote.
+  virtual double vote(const std::vector<LocalStep>& own) const {
+    (void)own;
+    return 0;
+  }
 };
 
 // A monitor turns the agreed observations into readings (written into the latest observation's

@@ -98,6 +98,7 @@ void Trainer::start_step(int w) {
   s.exposed_wait = 0;
   s.comm_ns = 0;
   s.comm_since = now;
+  s.comm_first = s.comm_last = -1;
   s.updating = false;
   s.finishing = false;
   const std::size_t k = static_cast<std::size_t>(s.step);
@@ -146,9 +147,15 @@ void Trainer::activity(int w, int delta) {
   Worker& s = state_[w];
   account(s);
   const TimeNs now = env_.now();
-  if (s.in_flight == 0 && delta > 0) s.comm_since = now;
+  if (s.in_flight == 0 && delta > 0) {
+    s.comm_since = now;
+    if (s.comm_first < 0) s.comm_first = now;
+  }
   s.in_flight += delta;
-  if (s.in_flight == 0 && delta < 0) s.comm_ns += now - s.comm_since;
+  if (s.in_flight == 0 && delta < 0) {
+    s.comm_ns += now - s.comm_since;
+    s.comm_last = now;
+  }
 }
 
 void Trainer::maybe_finish(int w) {
@@ -224,8 +231,12 @@ void Trainer::end_step(int w) {
   const double bytes = gradient_bytes_ * (squares ? 2 : 1);
   step_bytes_[static_cast<std::size_t>(step)] = bytes;
   if (!seam_.empty()) {
+    s.own.push_back({step, bytes,
+                     s.comm_first >= 0 && s.comm_last > s.comm_first
+                         ? to_seconds(s.comm_last - s.comm_first)
+                         : 0.0});
     // What this worker contributes to the agreement: [duration, comm time, bytes, workers,
-    // |g_w|^2, |sum_w g_w|^2, the gradient variance].
+    // |g_w|^2, |sum_w g_w|^2, the gradient variance, its vote].
     // The norms only where a monitor asked for them at this step (0 elsewhere).
     const bool norms = seam_.needs_gradient_norms(step);
     s.agree_in = {step_s,
@@ -234,7 +245,8 @@ void Trainer::end_step(int w) {
                   1.0,
                   norms ? s.grad_sq_local : 0.0,
                   norms ? s.grad_sq_reduced : 0.0,
-                  squares ? s.grad_variance : 0.0};
+                  squares ? s.grad_variance : 0.0,
+                  seam_.policy ? seam_.policy->vote(s.own) : 0.0};
   }
   env_.between_steps(w, step, [this, w, step] { after_step(w, step); });
 }
@@ -293,6 +305,7 @@ void Trainer::on_agreed(int w, int step) {
     o.grad_sq_local = sum[4] / sum[3];
     o.grad_sq_global = sum[5] / sum[3] / (sum[3] * sum[3]);
     o.grad_variance = sum[6] / sum[3];  // every worker computed it from the same reduced sums
+    o.votes = sum[7];
     for (auto& m : seam_.monitors)
       m->observe(o);
     step_readings_[k] = o.readings;
@@ -303,8 +316,47 @@ void Trainer::on_agreed(int w, int step) {
     step_decision_[k] = d.describe();
     decisions_.push_back(std::move(d));
   }
+  if (decisions_[k].strategy) {
+    switch_strategy(w, step);
+    return;
+  }
   apply(w, decisions_[k]);
   next_or_finish(w);
+}
+
+// A control all-reduce of one double over the agreement's STAR (a barrier when its value is
+// ignored); `done` gets the sum.
+void Trainer::control(int w, const std::string& name, double value,
+                      std::function<void(double)> done) {
+  Worker& s = state_[w];
+  s.agree_in.assign(1, value);
+  s.agree_out.assign(1, 0.0);
+  coll::Workspace ws;
+  ws.name = name;
+  ws.count = 1;
+  ws.dtype = coll::DType::kF64;
+  ws.op = coll::ReduceOp::kSum;
+  ws.send = {reinterpret_cast<const std::byte*>(s.agree_in.data()), sizeof(double)};
+  ws.recv = {reinterpret_cast<std::byte*>(s.agree_out.data()), sizeof(double)};
+  agreement_->run(env_.transport(w), ws,
+                  [this, w, done = std::move(done)] { done(state_[w].agree_out[0]); });
+}
+
+void Trainer::switch_strategy(int w, int step) {
+  const std::string prefix = "adaptsim:switch:" + std::to_string(step);
+  const StrategyChoice& to = *decisions_[static_cast<std::size_t>(step)].strategy;
+  // The digest: the strategy and its root, exact in a double.
+  const double digest = static_cast<double>(static_cast<int>(to.kind) + 1) * 1048576.0 + to.root;
+  control(w, prefix + ":consensus", digest, [this, w, step, prefix, digest](double sum) {
+    const int n = env_.workers();
+    if (sum != digest * n) {
+      throw RuntimeFailure("worker " + std::to_string(w) + ": the workers disagree on the new " +
+                           "strategy after step " + std::to_string(step) + " (digest sum " +
+                           std::to_string(sum) + ", expected " + std::to_string(digest * n) + ")");
+    }
+    apply(w, decisions_[static_cast<std::size_t>(step)]);
+    control(w, prefix + ":barrier", 0.0, [this, w](double) { next_or_finish(w); });
+  });
 }
 
 void Trainer::apply(int w, const Decision& d) {

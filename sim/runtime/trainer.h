@@ -17,9 +17,14 @@
 //
 // Step boundaries: without a seam (no policy, no monitor) the next step starts at once. With one,
 // the worker first agrees on the step with every other worker (an all-reduce of its measurements
-// named "adaptsim:step:<k>" over its transport, a STAR rooted at rank 0, charged like any other
-// collective), then the monitors and the policy run on the agreed observation, the decision is
-// applied, and the next step starts with it. Every worker decides the same.
+// and its vote named "adaptsim:step:<k>" over its transport, a STAR rooted at rank 0, charged like
+// any other collective), then the monitors and the policy run on the agreed observation, the
+// decision is applied, and the next step starts with it. Every worker decides the same. A strategy
+// change runs KungFu's SetGlobalStrategy (session/adaptation.go) after the agreement, which was
+// its first barrier: a consensus all-reduce of the new strategy's digest
+// ("adaptsim:switch:<k>:consensus"; a worker that disagrees fails the run), the swap, and a
+// barrier ("adaptsim:switch:<k>:barrier"). The connections are a full mesh in both modes, so the
+// new strategy opens none. All of it is the next step's time.
 
 #include <cstdint>
 #include <functional>
@@ -100,12 +105,15 @@ class Trainer final : public StepSink {
     TimeNs exposed_wait = 0;
     TimeNs comm_since = 0;   // start of the current interval with communication in flight
     TimeNs comm_ns = 0;      // this step's time with communication in flight
+    TimeNs comm_first = -1;  // this step's first transfer start and last transfer end
+    TimeNs comm_last = -1;
     bool updating = false;   // in the update or a monitor's kernel: compute time, not exposed
     bool finishing = false;  // every gradient reduced and backward done: the step is finishing
     // Sums over measured steps.
     double compute_s = 0, link_s = 0, wait_s = 0, step_sum_s = 0;
     int measured = 0;
     std::vector<double> agree_in, agree_out;        // the step agreement's buffers
+    std::vector<LocalStep> own;                     // what this worker measured of its steps
     double grad_sq_local = 0, grad_sq_reduced = 0;  // this step's norms, when monitors ask
     double grad_variance = 0;                       // and its gradient variance
   };
@@ -120,6 +128,8 @@ class Trainer final : public StepSink {
   void next_or_finish(int w);
   void agree(int w, int step);
   void on_agreed(int w, int step);
+  void switch_strategy(int w, int step);
+  void control(int w, const std::string& name, double value, std::function<void(double)> done);
   void apply(int w, const Decision& d);
   void account(Worker& s);
   const train::ComputeProfile& profile_for(int batch);

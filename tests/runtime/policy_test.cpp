@@ -119,3 +119,68 @@ TEST_CASE("bad noise scale monitor input: an interval of 0, an alpha of 1 or mor
   CHECK(error_of("monitors:\n  - {name: gradient-noise-scale, interval: 4, alpha: 0.6}\n") ==
         "(no error)");
 }
+
+TEST_CASE("adaptive-strategy votes: a window under 0.8 x the reference window at check_from") {
+  const Seam seam = make_seam(read("policy: {name: adaptive-strategy, check_from: 2}\n"));
+  REQUIRE(seam.policy);
+  CHECK(seam.policy->changes().strategy);
+  // 100 MB over 1 s per step up to the reference (step 2); then 81 % and 79 % of it.
+  std::vector<LocalStep> own;
+  for (int k = 0; k <= 2; ++k) {
+    own.push_back({k, 100e6, 1.0});
+    CHECK(seam.policy->vote(own) == 0);  // up to and at the reference: no vote
+  }
+  own.push_back({3, 100e6, 1.0 / 0.81});
+  CHECK(seam.policy->vote(own) == 0);
+  own.push_back({4, 100e6, 1.0 / 0.79});
+  CHECK(seam.policy->vote(own) == 1);
+  own.push_back({5, 100e6, 1.0});  // recovered
+  CHECK(seam.policy->vote(own) == 0);
+  // A window of 2 steps: bytes over span, summed (the reference: steps 1 and 2).
+  const Seam windowed =
+      make_seam(read("policy: {name: adaptive-strategy, check_from: 2, window: 2, "
+                     "threshold: 0.5}\n"));
+  std::vector<LocalStep> w2 = {{0, 1, 1}, {1, 100, 1}, {2, 100, 1}, {3, 100, 1}, {4, 1, 1}};
+  CHECK(windowed.policy->vote(w2) == 0);  // (100 + 1) / 2 = 50.5 >= 0.5 x 100
+  w2.push_back({5, 1, 1});
+  CHECK(windowed.policy->vote(w2) == 1);  // 1 < 50
+}
+
+TEST_CASE("adaptive-strategy decides once: the first step where a majority votes") {
+  const Seam seam = make_seam(read("policy: {name: adaptive-strategy}\n"));
+  auto obs = [](int step, double votes) {
+    StepObservation o = at_step(step, 32);
+    o.workers = 8;
+    o.votes = votes;
+    return o;
+  };
+  std::vector<StepObservation> h = {obs(0, 0), obs(1, 3), obs(2, 4)};
+  CHECK(seam.policy->decide(h).empty());  // 4 of 8 is no majority
+  h.push_back(obs(3, 5));
+  const Decision d = seam.policy->decide(h);
+  REQUIRE(d.strategy);
+  CHECK(d.describe() == "strategy STAR@1");  // KungFu's alternative: a star rooted at rank 1
+  h.push_back(obs(4, 8));
+  CHECK(seam.policy->decide(h).empty());  // only one switch
+  const Seam other =
+      make_seam(read("policy: {name: adaptive-strategy, strategy: BINARY_TREE_STAR}\n"));
+  CHECK(other.policy->decide({obs(0, 8)}).describe() == "strategy BINARY_TREE_STAR");
+  CHECK(make_seam(read("policy: {name: adaptive-strategy, root: 3}\n"))
+            .policy->decide({obs(0, 8)})
+            .describe() == "strategy STAR@3");
+}
+
+TEST_CASE(
+    "bad adaptive-strategy input: a threshold outside (0, 1), a window longer than the "
+    "reference") {
+  CHECK(error_of("policy:\n  name: adaptive-strategy\n  threshold: 1\n")
+            .starts_with("s.yaml:3: key 'policy.threshold': expected a number in (0, 1)"));
+  CHECK(error_of("policy:\n  name: adaptive-strategy\n  threshold: 0\n")
+            .starts_with("s.yaml:3: key 'policy.threshold'"));
+  CHECK(error_of("policy:\n  name: adaptive-strategy\n  threshold: -0.5\n")
+            .starts_with("s.yaml:3: key 'policy.threshold'"));
+  CHECK(error_of("policy:\n  name: adaptive-strategy\n  check_from: 2\n  window: 4\n")
+            .starts_with("s.yaml:4: key 'policy.window'"));
+  CHECK(error_of("policy:\n  name: adaptive-strategy\n  check_from: -1\n")
+            .starts_with("s.yaml:3: key 'policy.check_from'"));
+}

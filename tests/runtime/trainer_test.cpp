@@ -118,6 +118,31 @@ TEST_CASE("a star rooted elsewhere: STAR@2 after the switch") {
   CHECK(r.steps[2].strategy == "STAR@2");
 }
 
+TEST_CASE(
+    "a strategy switch costs KungFu's protocol: a consensus and a barrier, in the next step") {
+  // Two workers, KungFu, STAR; the same run with and without a switch after step 2 to the same
+  // STAR (so the gradients' traffic is unchanged). The switch adds two control all-reduces of one
+  // double over the agreement's STAR after the step agreement: rank 1 reaches each alpha after
+  // the root, so each costs rank 1 (its send, the root's reply) 2 alpha + 2 x 8 / B, and the
+  // root, which waits for rank 1's message, the same. Step 3 is longer by 4 alpha + 32 / B on
+  // both workers; the workers keep their offsets, so step 4 on is unchanged.
+  const topo::Topology t = cluster(2);
+  const train::Model m = toy_model({1 << 16});
+  const train::ComputeProfile p = profile(0.002, {0.004}, 0.001);
+  const SystemConfig star = kungfu(coll::StrategyKind::kStar);
+  const TrainingResult plain = run(t, m, p, star, options(1, 5, "", "[{name: throughput}]"));
+  const TrainingResult switched = run(
+      t, m, p, star,
+      options(1, 5, "{name: switch-strategy, step: 2, strategy: STAR}", "[{name: throughput}]"));
+  CHECK(switched.steps[2].decision == "strategy STAR");
+  const double alpha = 20e-6, B = 1e9;
+  for (int k = 0; k < 6; ++k) {
+    CAPTURE(k);
+    const double extra = switched.steps[k].time_s - plain.steps[k].time_s;
+    CHECK(std::abs(extra - (k == 3 ? 4 * alpha + 32 / B : 0.0)) < 2e-9);
+  }
+}
+
 TEST_CASE("scale-batch doubles the batch after step 5: the compute doubles from step 6") {
   // Ideal system (no gradient traffic) on 2 workers: a step is forward + backward + update plus
   // the agreement on the previous step. Doubling the batch doubles forward and backward (the
@@ -141,15 +166,15 @@ TEST_CASE("scale-batch doubles the batch after step 5: the compute doubles from 
   CHECK(r.samples_per_s_per_gpu == doctest::Approx(mean_batch / r.step_mean_s));
 }
 
-TEST_CASE("the agreement on a step is one STAR all-reduce of 56 bytes, charged to the next step") {
+TEST_CASE("the agreement on a step is one STAR all-reduce of 64 bytes, charged to the next step") {
   // Two workers, ideal (no gradient traffic), no jitter: both end step 0 at T. The agreement
-  // (7 doubles = 56 B, a STAR rooted at rank 0): rank 1 sends to the root, alpha + 56 / B; the
-  // root adds and sends the sum back, alpha + 56 / B. The root is done when its send's last byte
-  // left (T + alpha + 2 x 56 / B), rank 1 when the sum arrived (T + 2 alpha + 2 x 56 / B), and
+  // (8 doubles = 64 B, a STAR rooted at rank 0): rank 1 sends to the root, alpha + 64 / B; the
+  // root adds and sends the sum back, alpha + 64 / B. The root is done when its send's last byte
+  // left (T + alpha + 2 x 64 / B), rank 1 when the sum arrived (T + 2 alpha + 2 x 64 / B), and
   // each starts step 1's compute then; the step's clock started at T. So step 1 = compute + the
-  // mean of the two, 1.5 alpha + 112 / B. From then on rank 1 ends its steps alpha later than the
-  // root, and the root's agreement waits for rank 1's message: both spend 2 alpha + 112 / B, and
-  // steps 2, 3 = compute + 2 alpha + 112 / B. The agreement is exposed link time; step 0 has none.
+  // mean of the two, 1.5 alpha + 128 / B. From then on rank 1 ends its steps alpha later than the
+  // root, and the root's agreement waits for rank 1's message: both spend 2 alpha + 128 / B, and
+  // steps 2, 3 = compute + 2 alpha + 128 / B. The agreement is exposed link time; step 0 has none.
   const topo::Topology t = cluster(2);
   const train::Model m = toy_model({1000});
   SystemConfig ideal;
@@ -159,7 +184,7 @@ TEST_CASE("the agreement on a step is one STAR all-reduce of 56 bytes, charged t
                                options(1, 3, "", "[{name: throughput, window: 2}]"));
   REQUIRE(r.steps.size() == 4);
   CHECK(r.steps[0].time_s == doctest::Approx(0.035).epsilon(tol));
-  const double first = 1.5 * alpha + 112 / B, later = 2 * alpha + 112 / B;
+  const double first = 1.5 * alpha + 128 / B, later = 2 * alpha + 128 / B;
   CHECK(r.steps[1].time_s == doctest::Approx(0.035 + first).epsilon(tol));
   CHECK(r.steps[2].time_s == doctest::Approx(0.035 + later).epsilon(tol));
   CHECK(r.steps[3].time_s == doctest::Approx(0.035 + later).epsilon(tol));
