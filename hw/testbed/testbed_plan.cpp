@@ -180,7 +180,9 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
   plan.fabric = spec.fabric.kind;
   plan.queue_delay_ns = options.queue_delay_ns;
 
-  std::vector<std::string> host_bridge(static_cast<std::size_t>(spec.servers));
+  // Every host: the job's servers, then the extra hosts outside the job (ClusterSpec::hosts()).
+  const int hosts = spec.hosts();
+  std::vector<std::string> host_bridge(static_cast<std::size_t>(hosts));
   if (spec.fabric.kind == topo::FabricKind::kSwitch) {
     plan.bridges.push_back(p + "-br");
     std::fill(host_bridge.begin(), host_bridge.end(), p + "-br");
@@ -191,7 +193,7 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
     if (spec.fabric.uplink.bandwidth_Bps <= 0) {
       throw InputError("testbed: fat_tree needs an uplink bandwidth");
     }
-    const int leaves = (spec.servers + per_leaf - 1) / per_leaf;
+    const int leaves = (hosts + per_leaf - 1) / per_leaf;
     for (int k = 0; k < leaves; ++k)
       plan.bridges.push_back(p + "-l" + std::to_string(k));
     plan.bridges.push_back(p + "-sp");
@@ -203,7 +205,7 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
                               spec.fabric.uplink.bandwidth_Bps * spec.fabric.spines,
                               {}});
     }
-    for (int i = 0; i < spec.servers; ++i) {
+    for (int i = 0; i < hosts; ++i) {
       host_bridge[static_cast<std::size_t>(i)] =
           plan.bridges[static_cast<std::size_t>(i / per_leaf)];
       plan.uplinks[static_cast<std::size_t>(i / per_leaf)].leaf_host_ips.push_back(
@@ -212,7 +214,7 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
   }
   const double ingress = spec.server.nic.bandwidth_Bps;
   const double egress = spec.server.nic_egress_bandwidth_Bps.value_or(ingress);
-  for (int i = 0; i < spec.servers; ++i) {
+  for (int i = 0; i < hosts; ++i) {
     plan.hosts.push_back({p + "-h" + std::to_string(i), host_address(options.subnet_octet, i),
                           p + "-v" + std::to_string(i), host_bridge[static_cast<std::size_t>(i)],
                           egress, ingress});
@@ -225,7 +227,7 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
   for (const std::string& n : names) {
     if (n.size() > kMaxInterfaceName) {
       throw InputError("testbed: prefix \"" + p + "\" is too long for " +
-                       std::to_string(spec.servers) + " servers: interface name \"" + n +
+                       std::to_string(hosts) + " hosts: interface name \"" + n +
                        "\" exceeds " + std::to_string(kMaxInterfaceName) + " characters");
     }
   }

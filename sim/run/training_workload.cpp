@@ -17,6 +17,8 @@
 //     share_cv: 0                               # tcp only: dispersion of connections' shares
 //     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
 //     monitors: [{name: throughput, window: 4}]                                  # optional
+//     background:                       # optional: traffic beside the job (runtime/background.h)
+//       - {from: x0, to: s0, connections: 4, rate: 1Gbps, start_step: 10, stop_step: 20}
 //     systems:
 //       - {label: ideal, kind: ideal}
 //       - {label: kungfu, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
@@ -73,6 +75,12 @@ std::string file_part(std::string_view label) {
   return out;
 }
 
+// The cluster with the extra hosts the background traffic names.
+topo::ClusterSpec with_extra_hosts(topo::ClusterSpec spec, const runtime::BackgroundSpec& bg) {
+  spec.extra_hosts = bg.extra_hosts;
+  return spec;
+}
+
 // What a live run needs besides the simulated workload's inputs.
 struct LiveSetup {
   runtime::LiveBackend* backend = nullptr;  // null: simulate
@@ -87,7 +95,7 @@ class TrainingWorkload final : public Workload {
   TrainingWorkload(const io::LoadedTopology& topology, train::DeviceProfile device,
                    std::vector<std::string> models, std::vector<runtime::SystemConfig> systems,
                    simulate::TrainingOptions options, LiveSetup live)
-      : spec_(topology.spec),
+      : spec_(with_extra_hosts(topology.spec, options.background)),
         device_(std::move(device)),
         models_(std::move(models)),
         systems_(std::move(systems)),
@@ -148,6 +156,7 @@ class TrainingWorkload final : public Workload {
     task.precision = live_.precision;
     task.system = system;
     task.seam = options_.seam;
+    task.background = options_.background;
     task.warmup_steps = options_.warmup_steps;
     task.measured_steps = options_.measured_steps;
     task.seed = options_.seed;
@@ -335,6 +344,14 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   }
   options.seam = runtime::read_seam(w);
   runtime::check_seam(w, options.seam, systems);
+  options.background = runtime::read_background(w, ctx.topology.spec.servers);
+  if (options.background.extra_hosts > 0) {
+    try {
+      topo::build_cluster(with_extra_hosts(ctx.topology.spec, options.background));
+    } catch (const InputError& e) {
+      w.fail("background", e.what());
+    }
+  }
   w.finish();
   LiveSetup live;
   if (ctx.mode == Mode::kLive) {
@@ -348,7 +365,11 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
     live.backend = ctx.backend;
     live.options = ctx.live;
-    live.nominal = ctx.nominal;
+    live.nominal = with_extra_hosts(ctx.nominal, options.background);
+    if (!options.background.empty() && ctx.live.placement != "testbed") {
+      w.fail("background", "a live run's background traffic runs between the testbed's hosts; "
+                           "expected live.placement: testbed (it is " + ctx.live.placement + ")");
+    }
     live.device = std::filesystem::absolute(device_path);
     live.precision = precision_name;
   }

@@ -118,6 +118,14 @@ class TrainingEnv {
   // environment checks there (live: every reduced gradient against the exact sum). `done` may
   // run inside the call when there is nothing to check.
   virtual void between_steps(int worker, int step, Callback done) = 0;
+
+  // `worker` starts `step` now (its compute begins). Rank 0's step starts are the clock of the
+  // scenario's background traffic (background.h): the simulator starts and stops its flows
+  // there, a live rank 0 publishes its step to the traffic generators.
+  virtual void step_started(int worker, int step) {
+    (void)worker;
+    (void)step;
+  }
 };
 
 }  // namespace adaptsim::runtime

@@ -105,6 +105,7 @@ void Trainer::start_step(int w) {
   step_batch_[k] = s.batch;
   if (auto c = system_.strategy(w)) step_strategy_[k] = strategy_label(*c);
   s.jitter = step_jitter(options_.seed, options_.step_time_cv, w, s.step);
+  env_.step_started(w, s.step);
   const train::ComputeProfile& p = *s.profile;
   ComputeSchedule schedule;
   schedule.start_ns = now;

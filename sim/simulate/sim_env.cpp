@@ -54,6 +54,52 @@ SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
 
 SimEnv::~SimEnv() = default;
 
+void SimEnv::step_started(int worker, int step) {
+  if (worker != 0 || options_.background.empty()) return;
+  const auto& flows = options_.background.flows;
+  if (step == 0) {
+    background_flows_.assign(flows.size(), {});
+    // Time-scheduled flows: their start and stop are events on the clock step 0 starts.
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      const runtime::BackgroundSchedule& when = flows[f].when;
+      if (when.by_step()) continue;
+      engine_.schedule_after(*when.start_ns, [this, f] { start_background(f); });
+      if (when.stop_ns) {
+        engine_.schedule_after(*when.stop_ns, [this, f] { stop_background(f); });
+      }
+    }
+  }
+  for (std::size_t f = 0; f < flows.size(); ++f) {
+    const runtime::BackgroundSchedule& when = flows[f].when;
+    if (!when.by_step()) continue;
+    if (step == *when.start_step) start_background(f);
+    if (when.stop_step && step == *when.stop_step) stop_background(f);
+  }
+}
+
+void SimEnv::start_background(std::size_t f) {
+  const runtime::BackgroundFlow& flow = options_.background.flows[f];
+  auto host_cpu = [this](int host) {
+    const std::string name = "s" + std::to_string(host) + ".cpu0";
+    const auto node = topology_.find(name);
+    if (!node) throw std::logic_error("background traffic: topology has no node " + name);
+    return *node;
+  };
+  const topo::NodeId src = host_cpu(flow.from_host), dst = host_cpu(flow.to_host);
+  const double cap =
+      flow.rate_Bps > 0 ? flow.rate_Bps / flow.connections : net::MaxMinSolver::kUncapped;
+  for (int c = 0; c < flow.connections; ++c) {
+    background_flows_[f].push_back(
+        network_.transfer(src, dst, net::FlowNetwork::kInfiniteBytes, nullptr, cap));
+  }
+}
+
+void SimEnv::stop_background(std::size_t f) {
+  for (net::Network::FlowId id : background_flows_[f])
+    network_.flows().stop(id);
+  background_flows_[f].clear();
+}
+
 void SimEnv::at(TimeNs when, runtime::Callback task) {
   engine_.schedule_at(when, std::move(task));
 }

@@ -14,6 +14,7 @@
 #include "sim/core/event_engine.h"
 #include "sim/fabric/sim_fabric.h"
 #include "sim/net/network.h"
+#include "sim/runtime/background.h"
 #include "sim/runtime/env.h"
 #include "sim/topo/topology.h"
 #include "sim/train/model_zoo.h"
@@ -33,6 +34,10 @@ struct SimEnvOptions {
   // gradient_element_bytes over the device's memory bandwidth (simulate_training sets it from the
   // device profile; 0 with an explicit compute split: free).
   double norm_ns_per_element = 0;
+  // Background traffic: every connection a flow between the hosts' first CPUs, capped at its
+  // share of the flow's rate, started and stopped at rank 0's step starts or at times since
+  // rank 0 started step 0. The topology holds the extra hosts the flows name.
+  runtime::BackgroundSpec background;
 };
 
 class SimEnv final : public runtime::TrainingEnv {
@@ -66,6 +71,7 @@ class SimEnv final : public runtime::TrainingEnv {
   coll::Workspace squared_gradient(int worker, std::size_t tensor) override;
   void gradient_variance(int worker, std::function<void(double)> done) override;
   void between_steps(int, int, runtime::Callback done) override { done(); }
+  void step_started(int worker, int step) override;
 
  private:
   // A monitor kernel making `passes` memory-bound passes over every gradient element.
@@ -78,6 +84,10 @@ class SimEnv final : public runtime::TrainingEnv {
   net::Network network_;
   fabric::SimFabric fabric_;
   std::vector<int> host_of_, all_;
+  // Per background flow, its connections' flows while it runs.
+  std::vector<std::vector<net::Network::FlowId>> background_flows_;
+  void start_background(std::size_t flow);
+  void stop_background(std::size_t flow);
 };
 
 }  // namespace adaptsim::simulate

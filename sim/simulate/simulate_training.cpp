@@ -18,6 +18,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.arch = arch;
   env_options.gradient_element_bytes = options.gradient_element_bytes;
   env_options.norm_ns_per_element = norm_ns_per_element;
+  env_options.background = options.background;
   SimEnv env(topology, model, env_options);
   runtime::TrainerOptions t;
   t.batch_per_gpu = options.compute.batch_per_gpu;

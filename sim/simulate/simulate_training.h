@@ -8,6 +8,7 @@
 
 #include "sim/fabric/sim_fabric.h"
 #include "sim/net/flow_network.h"
+#include "sim/runtime/background.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
@@ -35,6 +36,8 @@ struct TrainingOptions {
   // pass, for the explicit-compute overload below; the device-profile overload derives it from
   // the profile's memory bandwidth.
   double kernel_ns_per_element = 0;
+  // Background traffic beside the job (the topology must hold the extra hosts it names).
+  runtime::BackgroundSpec background;
 };
 
 struct SimulatedTraining {

@@ -18,7 +18,8 @@ void require(bool ok, const std::string& spec_name, const std::string& message) 
   if (!ok) throw InputError("topology '" + spec_name + "': " + message);
 }
 
-// Adds one server's nodes and internal links; returns its NIC node ids.
+// Adds one server's nodes and internal links (its GPUs as ranks unless it is an extra host);
+// returns its NIC node ids.
 std::vector<NodeId> add_server(Topology& topo, const ClusterSpec& spec, int s) {
   const ServerSpec& sv = spec.server;
   std::vector<NodeId> cpus, gpus, nics, pcie;
@@ -88,8 +89,10 @@ std::vector<NodeId> add_server(Topology& topo, const ClusterSpec& spec, int s) {
     for (NodeId g : gpus)
       topo.add_link(g, nvs, LinkKind::kNvLink, *sv.nvswitch);
   }
-  for (int g = 0; g < sv.gpus; ++g)
-    topo.add_rank(gpus[g], gpu_cpu[g]);
+  if (s < spec.servers) {
+    for (int g = 0; g < sv.gpus; ++g)
+      topo.add_rank(gpus[g], gpu_cpu[g]);
+  }
   return nics;
 }
 
@@ -107,13 +110,17 @@ Topology build_cluster(const ClusterSpec& spec) {
   require(sv.gpus >= 1, spec.name, "a server needs at least one GPU");
   require(sv.cpus >= 1, spec.name, "a server needs at least one CPU socket");
   require(sv.nics >= 0, spec.name, "nics must be >= 0");
-  require(spec.servers == 1 || sv.nics >= 1, spec.name, "servers without NICs cannot be joined");
+  require(spec.hosts() == 1 || sv.nics >= 1, spec.name, "servers without NICs cannot be joined");
+  require(spec.extra_hosts >= 0, spec.name, "extra hosts must be >= 0");
+  require(spec.extra_hosts == 0 || spec.fabric.kind != FabricKind::kWan, spec.name,
+          "a wan fabric places every server in a region; extra hosts outside the job need a "
+          "switch or fat_tree fabric");
 
   Topology topo;
   topo.name = spec.name;
   topo.description = spec.description;
-  std::vector<std::vector<NodeId>> nics(spec.servers);
-  for (int s = 0; s < spec.servers; ++s)
+  std::vector<std::vector<NodeId>> nics(spec.hosts());
+  for (int s = 0; s < spec.hosts(); ++s)
     nics[s] = add_server(topo, spec, s);
 
   const FabricSpec& fb = spec.fabric;
@@ -130,7 +137,7 @@ Topology build_cluster(const ClusterSpec& spec) {
     case FabricKind::kFatTree: {
       require(fb.servers_per_leaf >= 1 && fb.spines >= 1, spec.name,
               "fat_tree needs servers_per_leaf >= 1 and spines >= 1");
-      const int leaves = (spec.servers + fb.servers_per_leaf - 1) / fb.servers_per_leaf;
+      const int leaves = (spec.hosts() + fb.servers_per_leaf - 1) / fb.servers_per_leaf;
       std::vector<NodeId> leaf_ids, spine_ids;
       for (int l = 0; l < leaves; ++l) {
         leaf_ids.push_back(topo.add_node({"leaf" + std::to_string(l), NodeKind::kSwitch, -1}));
@@ -142,7 +149,7 @@ Topology build_cluster(const ClusterSpec& spec) {
         for (NodeId p : spine_ids)
           topo.add_link(l, p, sv.nic_kind, fb.uplink);
       }
-      for (int s = 0; s < spec.servers; ++s) {
+      for (int s = 0; s < spec.hosts(); ++s) {
         for (NodeId nic : nics[s])
           attach_nic(topo, sv, nic, leaf_ids[s / fb.servers_per_leaf]);
       }

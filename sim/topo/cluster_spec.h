@@ -71,6 +71,11 @@ struct ClusterSpec {
   std::string name;
   std::string description;
   int servers = 1;
+  // Hosts outside the job (a scenario's background traffic names them x0, x1, ...): built like
+  // servers (nodes "s<servers + i>.*", the same NIC and place in the fabric) after the servers,
+  // but running no rank. Not a topology file's key: scenarios add them.
+  int extra_hosts = 0;
+  int hosts() const { return servers + extra_hosts; }
   ServerSpec server;
   FabricSpec fabric;
 };

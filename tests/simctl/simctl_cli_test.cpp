@@ -380,6 +380,57 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
       "the policy changes the all-reduce strategy, which system 'hvd' (horovod) does not have");
 }
 
+TEST_CASE("background: bad input is one line with file, line and key, exit 2, nothing written") {
+  const Scratch s("background_bad");
+  const std::string training =
+      "name: small\nseed: 3\ntopology:\n  file: " + (kRoot / "topologies/cloud-vms.yaml").string() +
+      "\n  params: {servers: 4}\nworkload:\n  kind: training\n  models: [mobilenetv2]\n"
+      "  batch_per_gpu: 32\n  device: " +
+      (kRoot / "traces/devices/k80-half.yaml").string() +
+      "\n  steps: 3\n  systems:\n    - {label: kf, kind: kungfu}\n  background:\n";
+  struct Case {
+    std::string flow;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"    - {from: s4, to: s0, start_step: 1}\n",
+       "bad.yaml:15: key 'workload.background[0].from': host \"s4\" is not in the cluster, which "
+       "has 4 servers; expected s0..s3"},
+      {"    - {from: vm1, to: s0, start_step: 1}\n",
+       "bad.yaml:15: key 'workload.background[0].from': host \"vm1\" is not a host name"},
+      {"    - {from: x0, to: x0, start_step: 1}\n",
+       "bad.yaml:15: key 'workload.background[0].to': is the flow's own source host"},
+      {"    - {from: x0, to: s0, connections: -2, start_step: 1}\n",
+       "bad.yaml:15: key 'workload.background[0].connections'"},
+      {"    - {from: x0, to: s0, connections: 0, start_step: 1}\n",
+       "bad.yaml:15: key 'workload.background[0].connections'"},
+      {"    - {from: x0, to: s0, rate: 10, start_step: 1}\n",
+       "bad.yaml:15: key 'workload.background[0].rate'"},
+      {"    - {from: x0, to: s0}\n",
+       "bad.yaml:15: key 'workload.background[0].start_step': missing"},
+      {"    - {from: x0, to: s0, start_step: 2, stop_step: 2}\n",
+       "bad.yaml:15: key 'workload.background[0].stop_step': expected a step after start_step"},
+      {"    - {from: x0, to: s0, start: 1s, stop_step: 4}\n",
+       "bad.yaml:15: key 'workload.background[0].stop_step': expected stop with start"},
+      {"    - {from: x0, to: s0, start: -1s}\n", "bad.yaml:15: key 'workload.background[0].start'"},
+      {"    - {from: x0, to: s0, start_step: 1, bandwidth: 1Gbps}\n",
+       "bad.yaml:15: unknown key 'workload.background[0].bandwidth'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.flow);
+    expect_input_error(s, s.write("bad.yaml", training + c.flow), c.expected);
+  }
+  // The adaptive policy's threshold, and a monitor's interval, in a scenario.
+  const std::string no_background = training.substr(0, training.rfind("  background:"));
+  expect_input_error(
+      s, s.write("bad.yaml", no_background + "  policy: {name: adaptive-strategy, threshold: 1.2}\n"),
+      "bad.yaml:14: key 'workload.policy.threshold': expected a number in (0, 1)");
+  expect_input_error(
+      s,
+      s.write("bad.yaml", no_background + "  monitors: [{name: gradient-variance, interval: 0}]\n"),
+      "bad.yaml:14: key 'workload.monitors[0].interval'");
+}
+
 TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision, MBTS from 6") {
   const Scratch s("policy_steps");
   const Result r = run("run " + (kRoot / "scenarios/policy-switch.yaml").string() + " -o " +
