@@ -287,9 +287,13 @@ TEST_CASE("traffic source: --rate 200Mbps over 2 connections paces loopback to 2
     return;
   }
   CHECK(now_s() - step0 > 0.09);  // nothing before start_time
-  // After stop_time plus the drain of what was acknowledged: 1 s of paced sending.
-  sleep_s(1.1 - (now_s() - step0) + 0.2);
-  const double received = static_cast<double>(sink.sink.bytes());
+  // 100 ms after stop_time the source has reset its connections, dropping what its send buffers
+  // still held (seconds of data at a low paced rate): nothing more arrives.
+  sleep_s(1.1 - (now_s() - step0) + 0.1);
+  const std::uint64_t after_stop = sink.sink.bytes();
+  sleep_s(0.1);
+  CHECK(sink.sink.bytes() == after_stop);
+  const double received = static_cast<double>(after_stop);
   source.join();
   REQUIRE(source.failure.empty());
   const SourceReport& r = source.source.report();
