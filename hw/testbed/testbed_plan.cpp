@@ -226,9 +226,9 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
   if (!plan.uplinks.empty()) names.push_back(plan.uplinks.back().spine_end);
   for (const std::string& n : names) {
     if (n.size() > kMaxInterfaceName) {
-      throw InputError("testbed: prefix \"" + p + "\" is too long for " +
-                       std::to_string(hosts) + " hosts: interface name \"" + n +
-                       "\" exceeds " + std::to_string(kMaxInterfaceName) + " characters");
+      throw InputError("testbed: prefix \"" + p + "\" is too long for " + std::to_string(hosts) +
+                       " hosts: interface name \"" + n + "\" exceeds " +
+                       std::to_string(kMaxInterfaceName) + " characters");
     }
   }
 

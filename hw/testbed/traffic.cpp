@@ -131,7 +131,8 @@ std::uint64_t bytes_acked(int fd) {
 
 // ---- schedule ----
 
-void TrafficSchedule::validate() const {
+void validate_schedule(const TrafficSchedule& schedule) {
+  const auto& [start_step, stop_step, start_ns, stop_ns] = schedule;
   if (start_step && start_ns) {
     throw InputError("--start-step, --start-time: expected one start, a step or a time, not both");
   }
@@ -165,12 +166,6 @@ void TrafficSchedule::validate() const {
   }
 }
 
-bool TrafficSchedule::active_at(int step, TimeNs since_step0_ns) const {
-  if (start_step) return step >= *start_step && (!stop_step || step < *stop_step);
-  if (start_ns) return since_step0_ns >= *start_ns && (!stop_ns || since_step0_ns < *stop_ns);
-  return false;
-}
-
 void SourceOptions::validate() const {
   parse_endpoint(to, "--to", false);
   if (connections < 1 || connections > kMaxConnections) {
@@ -182,7 +177,7 @@ void SourceOptions::validate() const {
   if (connect_timeout_ns <= 0) throw InputError("--connect-timeout: expected a duration > 0");
   if (timeout_ns <= 0) throw InputError("--timeout: expected a duration > 0");
   if (poll_interval_ns <= 0) throw InputError("progress poll interval: expected > 0");
-  schedule.validate();
+  validate_schedule(schedule);
 }
 
 std::optional<int> read_progress_step(const std::filesystem::path& progress) {
@@ -336,7 +331,7 @@ SourceEnd TrafficSource::run(const std::atomic<bool>& stop) {
             if (!step0_ns) step0_ns = now;
           }
         }
-        const bool should = step0_ns && options_.schedule.active_at(step, now - *step0_ns);
+        const bool should = step0_ns && options_.schedule.active(step, now - *step0_ns);
         if (should && !active && !report_.was_active) {
           active_since_ns_ = now;
           report_.was_active = true;

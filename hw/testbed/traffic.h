@@ -18,25 +18,19 @@
 #include <vector>
 
 #include "sim/core/time.h"
+#include "sim/io/background.h"
 
 namespace adaptsim::testbed {
 
-// When a flow sends: by steps, start_step <= step < stop_step, or by time since step 0 started,
+// When a flow sends: the scenario's schedule (io::BackgroundSchedule, the one the simulator
+// follows): by steps, start_step <= step < stop_step, or by time since step 0 started,
 // start_ns <= t < stop_ns; no stop: until the source is stopped. A flow is active at most once
-// (TrafficSource enforces that; active_at is the pure predicate).
-struct TrafficSchedule {
-  std::optional<int> start_step;
-  std::optional<int> stop_step;
-  std::optional<TimeNs> start_ns;
-  std::optional<TimeNs> stop_ns;
+// (TrafficSource enforces that; BackgroundSchedule::active is the pure predicate).
+using TrafficSchedule = io::BackgroundSchedule;
 
-  // Throws InputError, naming the tool's option (--start-step, --stop-time, ...), unless there is
-  // exactly one start, a stop (if any) of the same kind, no negative value and start < stop.
-  void validate() const;
-  // Whether the flow sends while the job runs `step`, `since_step0_ns` after step 0 started.
-  bool active_at(int step, TimeNs since_step0_ns) const;
-  bool by_step() const { return start_step.has_value(); }
-};
+// Throws InputError, naming the tool's option (--start-step, --stop-time, ...), unless there is
+// exactly one start, a stop (if any) of the same kind, no negative value and start < stop.
+void validate_schedule(const TrafficSchedule& schedule);
 
 struct SourceOptions {
   std::string to;       // the sink, IP:PORT (numeric: no name lookup, which could block)

@@ -76,7 +76,7 @@ std::string file_part(std::string_view label) {
 }
 
 // The cluster with the extra hosts the background traffic names.
-topo::ClusterSpec with_extra_hosts(topo::ClusterSpec spec, const runtime::BackgroundSpec& bg) {
+topo::ClusterSpec with_extra_hosts(topo::ClusterSpec spec, const io::BackgroundSpec& bg) {
   spec.extra_hosts = bg.extra_hosts;
   return spec;
 }
@@ -344,7 +344,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   }
   options.seam = runtime::read_seam(w);
   runtime::check_seam(w, options.seam, systems);
-  options.background = runtime::read_background(w, ctx.topology.spec.servers);
+  options.background = io::read_background(w, ctx.topology.spec.servers);
   if (options.background.extra_hosts > 0) {
     try {
       topo::build_cluster(with_extra_hosts(ctx.topology.spec, options.background));
@@ -367,8 +367,10 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     live.options = ctx.live;
     live.nominal = with_extra_hosts(ctx.nominal, options.background);
     if (!options.background.empty() && ctx.live.placement != "testbed") {
-      w.fail("background", "a live run's background traffic runs between the testbed's hosts; "
-                           "expected live.placement: testbed (it is " + ctx.live.placement + ")");
+      w.fail("background",
+             "a live run's background traffic runs between the testbed's hosts; "
+             "expected live.placement: testbed (it is " +
+                 ctx.live.placement + ")");
     }
     live.device = std::filesystem::absolute(device_path);
     live.precision = precision_name;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
-#include "sim/runtime/background.h"
+#include "sim/io/background.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
@@ -51,7 +51,7 @@ struct LiveTrainingTask {
   SystemConfig system;
   SeamSpec seam;  // the policy and monitors, as the scenario wrote them
   // Traffic beside the job, between the testbed's hosts (nominal holds its extra hosts).
-  BackgroundSpec background;
+  io::BackgroundSpec background;
   int warmup_steps = 0;
   int measured_steps = 0;
   std::uint64_t seed = 1;

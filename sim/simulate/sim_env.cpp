@@ -61,7 +61,7 @@ void SimEnv::step_started(int worker, int step) {
     background_flows_.assign(flows.size(), {});
     // Time-scheduled flows: their start and stop are events on the clock step 0 starts.
     for (std::size_t f = 0; f < flows.size(); ++f) {
-      const runtime::BackgroundSchedule& when = flows[f].when;
+      const io::BackgroundSchedule& when = flows[f].when;
       if (when.by_step()) continue;
       engine_.schedule_after(*when.start_ns, [this, f] { start_background(f); });
       if (when.stop_ns) {
@@ -70,7 +70,7 @@ void SimEnv::step_started(int worker, int step) {
     }
   }
   for (std::size_t f = 0; f < flows.size(); ++f) {
-    const runtime::BackgroundSchedule& when = flows[f].when;
+    const io::BackgroundSchedule& when = flows[f].when;
     if (!when.by_step()) continue;
     if (step == *when.start_step) start_background(f);
     if (when.stop_step && step == *when.stop_step) stop_background(f);
@@ -78,9 +78,10 @@ void SimEnv::step_started(int worker, int step) {
 }
 
 void SimEnv::start_background(std::size_t f) {
-  const runtime::BackgroundFlow& flow = options_.background.flows[f];
+  const io::BackgroundFlow& flow = options_.background.flows[f];
   auto host_cpu = [this](int host) {
-    const std::string name = "s" + std::to_string(host) + ".cpu0";
+    std::string name(1, 's');  // appended, not "s" + ...: GCC 12 -Wrestrict false positive
+    name.append(std::to_string(host)).append(".cpu0");
     const auto node = topology_.find(name);
     if (!node) throw std::logic_error("background traffic: topology has no node " + name);
     return *node;

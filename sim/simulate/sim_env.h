@@ -13,8 +13,8 @@
 
 #include "sim/core/event_engine.h"
 #include "sim/fabric/sim_fabric.h"
+#include "sim/io/background.h"
 #include "sim/net/network.h"
-#include "sim/runtime/background.h"
 #include "sim/runtime/env.h"
 #include "sim/topo/topology.h"
 #include "sim/train/model_zoo.h"
@@ -37,7 +37,7 @@ struct SimEnvOptions {
   // Background traffic: every connection a flow between the hosts' first CPUs, capped at its
   // share of the flow's rate, started and stopped at rank 0's step starts or at times since
   // rank 0 started step 0. The topology holds the extra hosts the flows name.
-  runtime::BackgroundSpec background;
+  io::BackgroundSpec background;
 };
 
 class SimEnv final : public runtime::TrainingEnv {

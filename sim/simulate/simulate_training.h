@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "sim/fabric/sim_fabric.h"
+#include "sim/io/background.h"
 #include "sim/net/flow_network.h"
-#include "sim/runtime/background.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
@@ -37,7 +37,7 @@ struct TrainingOptions {
   // the profile's memory bandwidth.
   double kernel_ns_per_element = 0;
   // Background traffic beside the job (the topology must hold the extra hosts it names).
-  runtime::BackgroundSpec background;
+  io::BackgroundSpec background;
 };
 
 struct SimulatedTraining {

@@ -323,8 +323,9 @@ topo::Topology cluster_with_extra(int servers, int extra) {
   return topo::build_cluster(c);
 }
 
-BackgroundFlow flow(int from, int to, int connections, double rate_Bps, BackgroundSchedule when) {
-  BackgroundFlow f;
+io::BackgroundFlow flow(int from, int to, int connections, double rate_Bps,
+                        io::BackgroundSchedule when) {
+  io::BackgroundFlow f;
   f.from_host = from;
   f.to_host = to;
   f.connections = connections;
@@ -360,7 +361,7 @@ TEST_CASE("background traffic into the root's host: the STAR's gradient shares i
   const simulate::TrainingOptions plain_options = options(1, 7, "", "[{name: throughput}]");
   const TrainingResult plain = run(t, m, p, star, plain_options);
   const double G = 1 << 20, B = 1e9;
-  BackgroundSchedule steps3to6;
+  io::BackgroundSchedule steps3to6;
   steps3to6.start_step = 3;
   steps3to6.stop_step = 6;
   for (const auto& [rate, per_byte] :
@@ -389,7 +390,7 @@ TEST_CASE("background traffic by time: from a time after step 0 began, until the
   const SystemConfig star = kungfu(coll::StrategyKind::kStar);
   const simulate::TrainingOptions plain_options = options(1, 7, "", "[{name: throughput}]");
   const TrainingResult plain = run(t, m, p, star, plain_options);
-  BackgroundSchedule from20ms;
+  io::BackgroundSchedule from20ms;
   from20ms.start_ns = 20 * kNsPerMs;
   simulate::TrainingOptions o = plain_options;
   o.background.flows = {flow(2, 0, 1, 0, from20ms)};
@@ -416,7 +417,7 @@ TEST_CASE("adaptive-strategy under interference at the root's host: one switch t
   const train::Model m = toy_model({1 << 20});
   const train::ComputeProfile p = profile(0.002, {0.004}, 0.001);
   const SystemConfig star = kungfu(coll::StrategyKind::kStar);
-  BackgroundSchedule from8;
+  io::BackgroundSchedule from8;
   from8.start_step = 8;
   simulate::TrainingOptions fixed = options(1, 14, "", "[{name: allreduce-throughput}]");
   fixed.background.flows = {flow(4, 0, 4, 0, from8)};

@@ -423,7 +423,8 @@ TEST_CASE("background: bad input is one line with file, line and key, exit 2, no
   // The adaptive policy's threshold, and a monitor's interval, in a scenario.
   const std::string no_background = training.substr(0, training.rfind("  background:"));
   expect_input_error(
-      s, s.write("bad.yaml", no_background + "  policy: {name: adaptive-strategy, threshold: 1.2}\n"),
+      s,
+      s.write("bad.yaml", no_background + "  policy: {name: adaptive-strategy, threshold: 1.2}\n"),
       "bad.yaml:14: key 'workload.policy.threshold': expected a number in (0, 1)");
   expect_input_error(
       s,

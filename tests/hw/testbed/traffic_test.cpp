@@ -126,39 +126,39 @@ const std::string kTool = ADAPTSIM_TRAFFIC_TOOL;
 
 }  // namespace
 
-TEST_CASE("traffic schedule: active_at by steps and by time") {
+TEST_CASE("traffic schedule: active by steps and by time") {
   TrafficSchedule steps;
   steps.start_step = 2;
   steps.stop_step = 4;
-  steps.validate();
+  validate_schedule(steps);
   // Active for 2 <= step < 4, whatever the time.
-  CHECK_FALSE(steps.active_at(0, 0));
-  CHECK_FALSE(steps.active_at(1, 100 * kNsPerSecond));
-  CHECK(steps.active_at(2, 0));
-  CHECK(steps.active_at(3, 0));
-  CHECK_FALSE(steps.active_at(4, 0));
-  CHECK_FALSE(steps.active_at(5, 0));
+  CHECK_FALSE(steps.active(0, 0));
+  CHECK_FALSE(steps.active(1, 100 * kNsPerSecond));
+  CHECK(steps.active(2, 0));
+  CHECK(steps.active(3, 0));
+  CHECK_FALSE(steps.active(4, 0));
+  CHECK_FALSE(steps.active(5, 0));
   steps.stop_step.reset();  // no stop: from step 2 on
-  CHECK(steps.active_at(1000, 0));
-  CHECK_FALSE(steps.active_at(1, 0));
+  CHECK(steps.active(1000, 0));
+  CHECK_FALSE(steps.active(1, 0));
 
   TrafficSchedule time;
   time.start_ns = 500 * kNsPerMs;
   time.stop_ns = 2 * kNsPerSecond;
-  time.validate();
+  validate_schedule(time);
   // Active for 0.5 s <= t < 2 s, whatever the step.
-  CHECK_FALSE(time.active_at(7, 499 * kNsPerMs));
-  CHECK(time.active_at(0, 500 * kNsPerMs));
-  CHECK(time.active_at(0, 1999 * kNsPerMs));
-  CHECK_FALSE(time.active_at(0, 2 * kNsPerSecond));
+  CHECK_FALSE(time.active(7, 499 * kNsPerMs));
+  CHECK(time.active(0, 500 * kNsPerMs));
+  CHECK(time.active(0, 1999 * kNsPerMs));
+  CHECK_FALSE(time.active(0, 2 * kNsPerSecond));
   time.stop_ns.reset();
-  CHECK(time.active_at(0, 1000 * kNsPerSecond));
+  CHECK(time.active(0, 1000 * kNsPerSecond));
 }
 
 TEST_CASE("traffic schedule: validation names the option") {
   const auto message = [](const TrafficSchedule& s) -> std::string {
     try {
-      s.validate();
+      validate_schedule(s);
     } catch (const InputError& e) {
       return e.what();
     }

@@ -1,11 +1,11 @@
-#include "sim/runtime/background.h"
+#include "sim/io/background.h"
 
 #include <charconv>
 
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 
-namespace adaptsim::runtime {
+namespace adaptsim::io {
 
 bool BackgroundSchedule::active(int step, TimeNs since_start_ns) const {
   if (by_step()) return step >= *start_step && (!stop_step || step < *stop_step);
@@ -14,9 +14,8 @@ bool BackgroundSchedule::active(int step, TimeNs since_start_ns) const {
 
 std::string BackgroundSchedule::describe() const {
   if (by_step()) {
-    return stop_step
-               ? "steps " + std::to_string(*start_step) + "-" + std::to_string(*stop_step)
-               : "from step " + std::to_string(*start_step);
+    return stop_step ? "steps " + std::to_string(*start_step) + "-" + std::to_string(*stop_step)
+                     : "from step " + std::to_string(*start_step);
   }
   const std::string start = format_duration(start_ns.value_or(0));
   return stop_ns ? start + "-" + format_duration(*stop_ns) : "from " + start;
@@ -25,11 +24,10 @@ std::string BackgroundSchedule::describe() const {
 namespace {
 
 // "s3" -> 3, "x1" -> servers + 1 (and the extra hosts needed); the key fails otherwise.
-int host_index(io::MapReader& r, std::string_view key, int servers, int& extra_hosts) {
+int host_index(MapReader& r, std::string_view key, int servers, int& extra_hosts) {
   const std::string name = r.string(key);
   const auto fail = [&](const std::string& why) {
-    r.fail(key, "host \"" + name + "\" " + why + "; expected s0..s" +
-                    std::to_string(servers - 1) +
+    r.fail(key, "host \"" + name + "\" " + why + "; expected s0..s" + std::to_string(servers - 1) +
                     " (the job's servers) or x0, x1, ... (extra hosts outside the job)");
   };
   if (name.size() < 2 || (name[0] != 's' && name[0] != 'x')) fail("is not a host name");
@@ -54,12 +52,12 @@ int host_index(io::MapReader& r, std::string_view key, int servers, int& extra_h
 
 }  // namespace
 
-BackgroundSpec read_background(io::MapReader& r, int servers) {
+BackgroundSpec read_background(MapReader& r, int servers) {
   BackgroundSpec spec;
   if (!r.has("background")) return spec;
   const auto items = r.list("background");
   for (std::size_t i = 0; i < items.size(); ++i) {
-    io::MapReader f = io::MapReader::item_map(r, "background", i, items[i]);
+    MapReader f = MapReader::item_map(r, "background", i, items[i]);
     BackgroundFlow flow;
     flow.from = f.string("from");
     flow.to = f.string("to");
@@ -80,8 +78,8 @@ BackgroundSpec read_background(io::MapReader& r, int servers) {
       if (f.has("stop_step")) {
         w.stop_step = static_cast<int>(f.integer("stop_step", 0, 1 << 30));
         if (*w.stop_step <= *w.start_step) {
-          f.fail("stop_step", "expected a step after start_step (" +
-                                  std::to_string(*w.start_step) + ")");
+          f.fail("stop_step",
+                 "expected a step after start_step (" + std::to_string(*w.start_step) + ")");
         }
       }
     } else if (f.has("start")) {
@@ -102,4 +100,4 @@ BackgroundSpec read_background(io::MapReader& r, int servers) {
   return spec;
 }
 
-}  // namespace adaptsim::runtime
+}  // namespace adaptsim::io

@@ -25,7 +25,7 @@
 #include "sim/core/time.h"
 #include "sim/io/yaml_reader.h"
 
-namespace adaptsim::runtime {
+namespace adaptsim::io {
 
 struct BackgroundSchedule {
   std::optional<int> start_step, stop_step;  // or
@@ -58,6 +58,6 @@ struct BackgroundSpec {
 // that is neither s<i> nor x<i>), a flow from a host to itself, connections below 1, a rate that
 // is not a bandwidth, a schedule with no start, with both a step and a time start, a stop of the
 // other kind, or a stop not after the start.
-BackgroundSpec read_background(io::MapReader& r, int servers);
+BackgroundSpec read_background(MapReader& r, int servers);
 
-}  // namespace adaptsim::runtime
+}  // namespace adaptsim::io
