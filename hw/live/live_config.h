@@ -30,6 +30,7 @@
 //   compute_mode: sleep                  # or spin (CPU), gpu (the CUDA emulation kernel on the
 //                                        # rank's GPU), auto (gpu where a device is visible)
 //   congestion_control: cubic
+//   progress_file: /tmp/x/progress       # rank 0 publishes its step (background traffic's clock)
 //
 // Bad input throws InputError "FILE:LINE: key 'system.strategy': unknown strategy ...".
 

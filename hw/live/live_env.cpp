@@ -9,6 +9,7 @@
 
 #include "hw/cuda/reference_kernels.h"
 #include "hw/tcp/event_loop.h"
+#include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 
 namespace adaptsim::live {
@@ -256,6 +257,12 @@ void LiveEnv::gradient_variance(int, std::function<void(double)> done) {
     const double v = buffers_->variance_norm_sum();
     post([done, v] { done(v); });
   });
+}
+
+void LiveEnv::step_started(int worker, int step) {
+  if (worker != 0 || progress_file_.empty()) return;
+  // A temporary file renamed over the last: a reader sees one whole step number or the previous.
+  write_file_atomic(progress_file_, std::to_string(step) + "\n");
 }
 
 void LiveEnv::between_steps(int, int step, runtime::Callback done) {

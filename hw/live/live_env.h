@@ -18,6 +18,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -74,11 +75,15 @@ class LiveEnv final : public runtime::TrainingEnv {
   coll::Workspace squared_gradient(int worker, std::size_t tensor) override;
   void gradient_variance(int worker, std::function<void(double)> done) override;
   void between_steps(int worker, int step, runtime::Callback done) override;
+  // Rank 0 publishes every step it starts to `file` (LiveConfig::progress_file).
+  void step_started(int worker, int step) override;
+  void set_progress_file(std::filesystem::path file) { progress_file_ = std::move(file); }
 
   // Set by the caller on the loop thread before the run starts: the transport the rank uses.
   void set_transport(coll::Transport* transport) { transport_ = transport; }
 
  private:
+  std::filesystem::path progress_file_;
   using Job = std::function<void(ComputeEmulator&)>;
   void submit(Job job);
   void compute_loop(ComputeEmulatorOptions options);

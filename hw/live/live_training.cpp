@@ -98,6 +98,8 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
     throw RuntimeFailure(reason);
   }
 
+  if (rank == 0) env->set_progress_file(c.progress_file);
+
   runtime::TrainerOptions t;
   t.batch_per_gpu = c.batch_per_gpu;
   t.warmup_steps = c.warmup_steps;

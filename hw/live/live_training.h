@@ -11,6 +11,7 @@
 // rank aborts the cluster (the peers fail at once, naming it).
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct LiveConfig {
   // (hw/cuda/compute_emulation.h).
   hw::CpuComputeMode compute_mode = hw::CpuComputeMode::kSleep;
   bool verify = true;  // check every reduced gradient after every step (not for ideal)
+  // Rank 0 publishes the step it starts here (its number and '\n', replaced by rename): the
+  // clock of the scenario's background traffic (adaptsim-traffic reads it). Empty: none.
+  std::filesystem::path progress_file;
 };
 
 struct LiveResult {

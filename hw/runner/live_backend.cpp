@@ -2,11 +2,12 @@
 
 #include <unistd.h>
 
+#include <yaml-cpp/yaml.h>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <yaml-cpp/yaml.h>
 
 #include "hw/testbed/command.h"
 #include "hw/testbed/signal_teardown.h"
@@ -32,7 +33,24 @@ std::filesystem::path find_live_tool() {
   throw RuntimeFailure("cannot find the adaptsim-live tool (build it, or set ADAPTSIM_LIVE_TOOL)");
 }
 
-std::string live_config_yaml(const runtime::LiveTrainingTask& task) {
+std::filesystem::path find_traffic_tool() {
+  if (const char* env = std::getenv("ADAPTSIM_TRAFFIC_TOOL")) return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // simctl lives in <build>/sim/simctl/; the traffic tool in <build>/hw/testbed/.
+    const fs::path sibling =
+        self.parent_path() / ".." / ".." / "hw" / "testbed" / "adaptsim-traffic";
+    if (fs::exists(sibling)) return fs::canonical(sibling);
+  }
+  if (auto found = testbed::find_program("adaptsim-traffic")) return *found;
+  throw RuntimeFailure(
+      "cannot find the adaptsim-traffic tool for the background traffic (build it, or set "
+      "ADAPTSIM_TRAFFIC_TOOL)");
+}
+
+std::string live_config_yaml(const runtime::LiveTrainingTask& task,
+                             const std::filesystem::path& progress_file) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << task.model;
@@ -48,10 +66,13 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task) {
   if (!task.live.congestion_control.empty()) {
     out << YAML::Key << "congestion_control" << YAML::Value << task.live.congestion_control;
   }
+  if (!progress_file.empty()) {
+    out << YAML::Key << "progress_file" << YAML::Value << progress_file.string();
+  }
   out << YAML::EndMap;
   // The system, policy and monitors as their own readers read them back (one line each).
-  std::string text = std::string(out.c_str()) + "\nsystem: " + runtime::system_yaml(task.system) +
-                     "\n";
+  std::string text =
+      std::string(out.c_str()) + "\nsystem: " + runtime::system_yaml(task.system) + "\n";
   if (!task.seam.policy_yaml.empty()) text += "policy: " + task.seam.policy_yaml + "\n";
   if (!task.seam.monitors_yaml.empty()) text += "monitors: " + task.seam.monitors_yaml + "\n";
   return text;
@@ -88,6 +109,81 @@ struct ScratchDir {
     fs::remove_all(path, ec);
   }
 };
+
+// One background flow's adaptsim-traffic pair on the testbed: the sink in the destination host's
+// namespace (started first, ready when it says where it listens), the source in the source host's,
+// following rank 0's progress file.
+struct TrafficPair {
+  std::string name;  // "background[0] (x0 -> s0)"
+  std::unique_ptr<testbed::BackgroundCommand> sink, source;
+};
+
+std::vector<TrafficPair> start_background(const runtime::LiveTrainingTask& task,
+                                          const testbed::Testbed& bed, const fs::path& dir,
+                                          const fs::path& progress) {
+  const fs::path tool = find_traffic_tool();
+  // The tools outlive no run: twice the run's timeout bounds them even if nobody stops them.
+  const std::string timeout = std::to_string(task.live.timeout_ns * 2 / kNsPerMs) + "ms";
+  std::vector<TrafficPair> pairs;
+  for (std::size_t f = 0; f < task.background.flows.size(); ++f) {
+    const io::BackgroundFlow& flow = task.background.flows[f];
+    TrafficPair pair;
+    pair.name = "background[" + std::to_string(f) + "] (" + flow.from + " -> " + flow.to + ")";
+    const testbed::Host& to = bed.hosts().at(static_cast<std::size_t>(flow.to_host));
+    const std::string address = to.ip + ":" + std::to_string(7900 + f);
+    const std::string tag = dir.string() + "/traffic" + std::to_string(f);
+    std::vector<std::string> sink = bed.exec_prefix(flow.to_host);
+    sink.insert(sink.end(), {tool.string(), "sink", "--listen", address, "--timeout", timeout});
+    pair.sink =
+        std::make_unique<testbed::BackgroundCommand>(sink, tag + "-sink.out", tag + "-sink.err");
+    if (!pair.sink->wait_for_line("listening on", 10 * kNsPerSecond)) {
+      const testbed::CommandResult r = pair.sink->stop();
+      throw RuntimeFailure(pair.name + ": the sink on " + flow.to + " did not start (" +
+                           testbed::describe_failure(sink, r) + ")");
+    }
+    std::vector<std::string> source = bed.exec_prefix(flow.from_host);
+    source.insert(source.end(), {tool.string(), "source", "--to", address, "--connections",
+                                 std::to_string(flow.connections), "--progress", progress.string(),
+                                 "--timeout", timeout, "-q"});
+    if (!task.live.congestion_control.empty()) {
+      source.insert(source.end(), {"--congestion-control", task.live.congestion_control});
+    }
+    if (flow.rate_Bps > 0) {
+      source.insert(source.end(), {"--rate", io::fmt_fixed(flow.rate_Bps, 3) + "B/s"});
+    }
+    const io::BackgroundSchedule& when = flow.when;
+    if (when.by_step()) {
+      source.insert(source.end(), {"--start-step", std::to_string(*when.start_step)});
+      if (when.stop_step) {
+        source.insert(source.end(), {"--stop-step", std::to_string(*when.stop_step)});
+      }
+    } else {
+      source.insert(source.end(), {"--start-time", std::to_string(*when.start_ns) + "ns"});
+      if (when.stop_ns) {
+        source.insert(source.end(), {"--stop-time", std::to_string(*when.stop_ns) + "ns"});
+      }
+    }
+    pair.source = std::make_unique<testbed::BackgroundCommand>(source, tag + "-source.out",
+                                                               tag + "-source.err");
+    pairs.push_back(std::move(pair));
+  }
+  return pairs;
+}
+
+// Stops the sources, then the sinks; the first source that had failed on its own, if any, as one
+// line (a stopped source exits 0).
+std::string stop_background(std::vector<TrafficPair>& pairs) {
+  std::string failure;
+  for (TrafficPair& p : pairs) {
+    const testbed::CommandResult r = p.source->stop();
+    if (!r.ok() && failure.empty()) {
+      failure = p.name + ": " + testbed::describe_failure(p.source->argv(), r);
+    }
+  }
+  for (TrafficPair& p : pairs)
+    p.sink->stop();
+  return failure;
+}
 
 }  // namespace
 
@@ -129,7 +225,8 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   ScratchDir dir;
   const fs::path config = dir.path / "config.yaml";
   const fs::path result = dir.path / "result.json";
-  io::write_file_atomic(config, live_config_yaml(task));
+  const fs::path progress = task.background.empty() ? fs::path() : dir.path / "progress";
+  io::write_file_atomic(config, live_config_yaml(task, progress));
   const int gpus = task.nominal.server.gpus;
   const int ranks = task.nominal.servers * gpus;
 
@@ -175,14 +272,25 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     argv.push_back("--rank-prefix-json");
     argv.push_back((dir.path / "placement.json").string());
   }
+  std::vector<TrafficPair> traffic;
+  if (!task.background.empty()) {
+    // The scenario refused background traffic without a testbed.
+    if (!bed) throw RuntimeFailure("background traffic needs live.placement: testbed");
+    traffic = start_background(task, *bed, dir.path, progress);
+  }
   testbed::CommandOptions options;
   // The tool's own timeouts end a stuck run; this one only guards against the tool itself.
   options.timeout_ns = task.live.timeout_ns * 2 + 30 * kNsPerSecond;
   const testbed::CommandResult run = testbed::run_command(argv, options);
+  const std::string traffic_failure = stop_background(traffic);
   if (bed) bed->teardown();
   if (!run.ok()) {
     throw RuntimeFailure("live run of " + task.model + " / " + task.system.label + " failed (" +
                          run.status() + "): " + failure_cause(run.err.empty() ? run.out : run.err));
+  }
+  if (!traffic_failure.empty()) {
+    throw RuntimeFailure("live run of " + task.model + " / " + task.system.label +
+                         ": its background traffic failed: " + traffic_failure);
   }
   return parse_live_result(read_file(result), result.string());
 }

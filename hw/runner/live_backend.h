@@ -28,7 +28,11 @@ std::filesystem::path find_live_tool();
 
 // The configuration adaptsim-live reads for one task (YAML, in the scenario's own keys, read by
 // the same readers; exposed for tests).
-std::string live_config_yaml(const runtime::LiveTrainingTask& task);
+// With a progress file (background traffic), rank 0 publishes its steps there.
+std::string live_config_yaml(const runtime::LiveTrainingTask& task,
+                             const std::filesystem::path& progress_file = {});
+// The adaptsim-traffic tool: $ADAPTSIM_TRAFFIC_TOOL, beside simctl's build, or on PATH.
+std::filesystem::path find_traffic_tool();
 
 // One line saying why adaptsim-live failed, from its stderr: the launcher's summary (the failed
 // ranks, root cause first) and the first error a rank printed, when there is a summary; else

@@ -203,6 +203,124 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   return result;
 }
 
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buf[16384];
+  for (ssize_t got; (got = ::read(fd, buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(got));
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+BackgroundCommand::BackgroundCommand(const std::vector<std::string>& argv,
+                                     const std::filesystem::path& out,
+                                     const std::filesystem::path& err)
+    : argv_(argv), out_(out), err_(err) {
+  if (argv.empty()) throw RuntimeFailure("BackgroundCommand: empty command");
+  const std::optional<std::string> path = find_program(argv[0]);
+  if (!path) throw RuntimeFailure("`" + command_line(argv) + "`: program not found");
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (std::string& a : args)
+    cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  Pipe report;
+  const auto close_all = [&] {
+    for (int fd : {null_fd, out_fd, err_fd})
+      if (fd >= 0) ::close(fd);
+  };
+  if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
+    const std::string why = strerror(errno);
+    close_all();
+    throw RuntimeFailure("`" + command_line(argv) + "`: cannot open its output files in " +
+                         out.parent_path().string() + ": " + why);
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    exec_child(null_fd, out_fd, err_fd, report.write, false, parent, path->c_str(), cargv.data());
+  }
+  const int fork_errno = errno;
+  close_all();
+  if (pid < 0) throw RuntimeFailure("fork: " + std::string(strerror(fork_errno)));
+  ::setpgid(pid, pid);
+  close_fd(report.write);
+  // The report pipe closes on a successful execve (close-on-exec) or carries its errno.
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = ::read(report.read, &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  pid_ = pid;
+  if (got == sizeof exec_errno) {
+    stop(0);
+    throw RuntimeFailure("`" + command_line(argv) + "`: cannot execute: " + strerror(exec_errno));
+  }
+}
+
+BackgroundCommand::~BackgroundCommand() {
+  stop();
+}
+
+bool BackgroundCommand::exited() {
+  if (reaped_) return true;
+  int status = 0;
+  const pid_t got = ::waitpid(pid_, &status, WNOHANG);
+  if (got == pid_) {
+    reaped_ = true;
+    status_ = status;
+  }
+  return reaped_;
+}
+
+std::optional<std::string> BackgroundCommand::wait_for_line(const std::string& prefix,
+                                                            TimeNs timeout_ns) {
+  const TimeNs deadline = now_ns() + timeout_ns;
+  while (true) {
+    const std::string text = read_text(out_);
+    for (std::size_t begin = 0; begin < text.size();) {
+      std::size_t end = text.find('\n', begin);
+      if (end == std::string::npos) break;  // a line still being written
+      if (text.compare(begin, prefix.size(), prefix) == 0) return text.substr(begin, end - begin);
+      begin = end + 1;
+    }
+    if (exited() || now_ns() >= deadline) return std::nullopt;
+    ::usleep(2000);
+  }
+}
+
+CommandResult BackgroundCommand::stop(TimeNs grace_ns) {
+  if (result_) return *result_;
+  if (!exited()) {
+    ::kill(-pid_, SIGTERM);
+    const TimeNs deadline = now_ns() + grace_ns;
+    while (!exited() && now_ns() < deadline)
+      ::usleep(1000);
+    if (!exited()) {
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+      }
+      reaped_ = true;
+    }
+  }
+  CommandResult r;
+  if (WIFEXITED(status_)) r.exit_code = WEXITSTATUS(status_);
+  if (WIFSIGNALED(status_)) r.signal = WTERMSIG(status_);
+  r.out = read_text(out_);
+  r.err = read_text(err_);
+  result_ = r;
+  return r;
+}
+
 std::string command_line(const std::vector<std::string>& argv) {
   std::string line;
   for (const std::string& a : argv) {

@@ -7,6 +7,7 @@
 // adaptsim-live behind). The testbed builds all its objects through this one function, so every
 // failure message names the exact command and carries the program's own stderr.
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,37 @@ std::optional<std::string> find_program(const std::string& name);
 // cannot be started (not found, fork failed); a program that runs and fails is reported in the
 // result.
 CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options = {});
+
+// A program started in the background, with run_command's child set-up (own process group, dies
+// with the caller, stdin /dev/null), its stdout and stderr going to two files; stop() ends it.
+// The testbed's background traffic (hw/runner) runs its adaptsim-traffic sinks and sources so.
+class BackgroundCommand {
+ public:
+  // Throws RuntimeFailure when the program cannot be started (not found, cannot execute).
+  BackgroundCommand(const std::vector<std::string>& argv, const std::filesystem::path& out,
+                    const std::filesystem::path& err);
+  ~BackgroundCommand();  // stop()
+  BackgroundCommand(const BackgroundCommand&) = delete;
+  BackgroundCommand& operator=(const BackgroundCommand&) = delete;
+
+  const std::vector<std::string>& argv() const { return argv_; }
+  // Whether it has ended by itself (never blocks).
+  bool exited();
+  // Waits up to `timeout_ns` for a line of stdout starting with `prefix` ("listening on"), which
+  // it returns; nullopt when the program ended or the time ran out first.
+  std::optional<std::string> wait_for_line(const std::string& prefix, TimeNs timeout_ns);
+  // SIGTERM to its process group, up to `grace_ns` to end, then SIGKILL; its status and the two
+  // files' text. Idempotent: a later call returns the same result.
+  CommandResult stop(TimeNs grace_ns = 2 * kNsPerSecond);
+
+ private:
+  std::vector<std::string> argv_;
+  std::filesystem::path out_, err_;
+  int pid_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  std::optional<CommandResult> result_;
+};
 
 // The command as a copy-pasteable line, for messages ("ip link add 'a b' type bridge").
 std::string command_line(const std::vector<std::string>& argv);

@@ -249,6 +249,16 @@ void TrafficSource::open_connections(const std::atomic<bool>& stop) {
                            format_bandwidth(static_cast<double>(per_connection_Bps)) +
                            " per connection: setsockopt(SO_MAX_PACING_RATE): " + errno_text(errno));
     }
+    // The job's congestion control (a live run's `congestion_control`): flows that share a
+    // bottleneck share it by their algorithms (CUBIC fills a deep buffer; BBR beside it gets
+    // little), so the background must use the job's to be the interference the scenario means.
+    if (!options_.congestion_control.empty() &&
+        ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, options_.congestion_control.data(),
+                     static_cast<socklen_t>(options_.congestion_control.size())) != 0) {
+      throw RuntimeFailure("cannot use TCP congestion control \"" + options_.congestion_control +
+                           "\" towards " + peer_ +
+                           ": setsockopt(TCP_CONGESTION): " + errno_text(errno));
+    }
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&peer.storage), peer.length) != 0 &&
         errno != EINPROGRESS) {
       fail(errno_text(errno));

@@ -38,6 +38,7 @@ struct SourceOptions {
   double rate_Bps = 0;  // total over all connections, split evenly; 0 = uncapped
   std::filesystem::path progress;
   TrafficSchedule schedule;
+  std::string congestion_control;  // TCP_CONGESTION of every connection; empty: the system's
   TimeNs connect_timeout_ns = 5 * kNsPerSecond;
   TimeNs timeout_ns = 3600 * kNsPerSecond;  // the whole run, from TrafficSource::run
   TimeNs poll_interval_ns = kNsPerMs;       // how often the progress file is read

@@ -61,6 +61,7 @@ struct ToolOptions {
   std::optional<int> start_step, stop_step;
   std::string start_time, stop_time;
   std::string connect_timeout = "5s";
+  std::string congestion_control;
   bool quiet = false;
   // both
   std::string timeout = "1h";
@@ -92,6 +93,7 @@ SourceOptions source_options(const ToolOptions& t) {
     o.schedule.start_ns = parse_option_duration("--start-time", t.start_time);
   if (!t.stop_time.empty()) o.schedule.stop_ns = parse_option_duration("--stop-time", t.stop_time);
   o.connect_timeout_ns = parse_option_duration("--connect-timeout", t.connect_timeout);
+  o.congestion_control = t.congestion_control;
   o.timeout_ns = parse_option_duration("--timeout", t.timeout);
   return o;
 }
@@ -153,6 +155,9 @@ int run_tool(int argc, char** argv) {
   source->add_option("--to", t.to, "The sink, IP:PORT")->required();
   source->add_option("--connections", t.connections, "TCP connections")->capture_default_str();
   source->add_option("--rate", t.rate, "Total rate over all connections (500Mbps, 100MB/s)");
+  source->add_option("--congestion-control", t.congestion_control,
+                     "TCP congestion control of every connection, e.g. cubic (default: the "
+                     "system's)");
   source->add_option("--progress", t.progress, "The job's progress file (its current step)")
       ->required();
   source->add_option("--start-step", t.start_step, "Send from this step on");

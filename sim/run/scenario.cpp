@@ -203,8 +203,8 @@ ScenarioPoint load_point(const io::Document& doc, const PointInputs& in,
   for (const auto& k : workload_kinds())
     kinds.push_back(k.name);
   const std::string kind = w.choice("kind", kinds);
-  const PointContext ctx{point.topology, point.nominal, in.seed, in.mode, dir,
-                         in.live,        in.backend,    in.cache};
+  const PointContext ctx{point.topology, point.nominal, in.seed,  in.mode,       dir,
+                         in.live,        in.backend,    in.cache, in.calibration};
   for (const auto& k : workload_kinds()) {
     if (k.name == kind) point.workload = k.parse(w, ctx);
   }

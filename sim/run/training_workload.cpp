@@ -15,6 +15,7 @@
 //     socket_buffer: 0B                         # serialized only: sender's kernel socket buffer
 //     sharing: max-min                          # or bottleneck (very large clusters), or tcp
 //     share_cv: 0                               # tcp only: dispersion of connections' shares
+//     monitor_kernels: device           # or cpu: the calibration profile's CPU kernels (below)
 //     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
 //     monitors: [{name: throughput, window: 4}]                                  # optional
 //     background:                       # optional: traffic beside the job (runtime/background.h)
@@ -130,7 +131,8 @@ class TrainingWorkload final : public Workload {
             "model",         "system",       "step",
             "measured",      "step_time_ms", "throughput_total_samples_per_s",
             "batch_per_gpu", "workers",      "allreduce_bytes",
-            "strategy",      "decision",     "readings"};
+            "strategy",      "decision",     "background_flows",
+            "readings"};
   }
 
   std::vector<Task> tasks() const override {
@@ -190,14 +192,21 @@ class TrainingWorkload final : public Workload {
                               system.kind == runtime::SystemKind::kHierarchical;
     const std::string mode = live ? "live" : "sim";
     TaskRows out;
+    // The background flows the schedule runs during each step, by step or by the time since step
+    // 0 began (the sum of the steps before: the workers' mean, exact for step schedules).
+    double started_s = 0;
     for (const runtime::StepRow& st : r.steps) {
+      int background = 0;
+      for (const io::BackgroundFlow& f : options_.background.flows)
+        background += f.when.active(st.step, seconds_to_ns_ceil(started_s)) ? 1 : 0;
+      started_s += st.time_s;
       out.step_rows.push_back(
           {mode, spec_.name, std::to_string(gpus_), model_name, system.label,
            std::to_string(st.step), st.measured ? "1" : "0", io::fmt_fixed(st.time_s * 1e3, 3),
            io::fmt_fixed(st.time_s > 0 ? st.workers * st.batch_per_gpu / st.time_s : 0, 2),
            std::to_string(st.batch_per_gpu), std::to_string(st.workers),
            io::fmt_fixed(st.allreduce_bytes, 0), st.strategy, st.decision,
-           readings_cell(st.readings)});
+           std::to_string(background), readings_cell(st.readings)});
     }
     out.rows.push_back(
         {mode, spec_.name, std::to_string(gpus_), model_name,
@@ -219,6 +228,52 @@ class TrainingWorkload final : public Workload {
   LiveSetup live_;
   int gpus_ = 0;
 };
+
+// workload.monitor_kernels: where the monitors' kernels run and so what they cost.
+//   device (default): on the GPU, memory-bound at the device profile's memory bandwidth, or at
+//     the calibration profile's measured GPU kernels when it has them (calibrate --gpus);
+//   cpu: as a live run on the calibrated machine runs them (hw/live on CPU): the profile's
+//     measured single-thread CPU kernels (calibrate --backend tcp), every rank of the job at
+//     once on the machine's host.cores cores, so each takes ranks / cores times longer when the
+//     ranks outnumber the cores. Squaring has no kernel of its own in the profile: it streams
+//     8 bytes per element where the measured sum streams 12, so 2/3 of sum's time.
+std::optional<simulate::MonitorKernels> read_monitor_kernels(io::MapReader& w,
+                                                             const PointContext& ctx) {
+  const std::string where = w.choice_or("monitor_kernels", {"device", "cpu"}, "device");
+  const io::CalibrationProfile* p = ctx.calibration;
+  auto measured = [&](const std::vector<io::KernelCostEntry>& kernels,
+                      const std::string& what) -> std::optional<simulate::MonitorKernels> {
+    auto find = [&](const std::string& name) -> const io::KernelCostEntry* {
+      for (const io::KernelCostEntry& k : kernels)
+        if (k.kernel == name) return &k;
+      return nullptr;
+    };
+    const io::KernelCostEntry *sum = find("sum"), *sq_norm = find("sq_norm"),
+                              *variance = find("variance");
+    if (!sum || !sq_norm || !variance) {
+      if (where == "device") return std::nullopt;
+      w.fail("monitor_kernels", "needs a calibration profile with measured " + what +
+                                    " kernels sum, sq_norm and variance (calibrate measures "
+                                    "them); the scenario has " +
+                                    (p ? "one without them" : "none"));
+    }
+    simulate::MonitorKernels k;
+    k.sq_norm = {sq_norm->overhead_ns, sq_norm->per_element_ns};
+    k.square = {sum->overhead_ns, sum->per_element_ns * 8.0 / 12.0};
+    k.variance = {variance->overhead_ns, variance->per_element_ns};
+    return k;
+  };
+  if (where == "cpu") {
+    static const std::vector<io::KernelCostEntry> none;
+    auto k = measured(p && p->cpu ? p->cpu->kernels : none, "CPU");
+    const double ranks = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
+    const double cores = p->host.cores > 0 ? p->host.cores : 1;
+    k->time_sharing = std::max(1.0, ranks / cores);
+    return k;
+  }
+  if (p && p->gpu) return measured(p->gpu->kernels, "GPU");
+  return std::nullopt;
+}
 
 // KungFu's chunks of one step's gradients, over every tensor: each chunk is a collective on every
 // rank with its own messages and state (about 2 kB per chunk and rank, measured: 64 MiB in 4 KiB
@@ -344,6 +399,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   }
   options.seam = runtime::read_seam(w);
   runtime::check_seam(w, options.seam, systems);
+  options.monitor_kernels = read_monitor_kernels(w, ctx);
   options.background = io::read_background(w, ctx.topology.spec.servers);
   if (options.background.extra_hosts > 0) {
     try {

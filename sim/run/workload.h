@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/fabric/sim_fabric.h"
+#include "sim/io/calibration_profile.h"
 #include "sim/io/output.h"
 #include "sim/io/topology_loader.h"
 #include "sim/io/yaml_reader.h"
@@ -81,8 +82,9 @@ struct PointContext {
   Mode mode;
   std::filesystem::path scenario_dir;  // relative paths in the workload resolve against it
   runtime::LiveOptions live;
-  runtime::LiveBackend* backend = nullptr;  // set when mode is live
-  LoadCache* cache = nullptr;               // shared input files; null: read them here
+  runtime::LiveBackend* backend = nullptr;              // set when mode is live
+  LoadCache* cache = nullptr;                           // shared input files; null: read them here
+  const io::CalibrationProfile* calibration = nullptr;  // the scenario's, if any
 };
 
 struct WorkloadKind {

@@ -101,6 +101,16 @@ std::unique_ptr<Policy> parse_scale_batch(io::MapReader& r) {
   return std::make_unique<ScaleBatchPolicy>(step, factor);
 }
 
+// No policy's decisions, with a policy's costs: the run agrees on every step as an adaptive one
+// does, and never changes anything. The baseline beside an adaptive run (Figure 5 without
+// adaptation), so that the two differ only in the policy's decisions.
+class NonePolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "none"; }
+  PolicyChanges changes() const override { return {}; }
+  Decision decide(const std::vector<StepObservation>&) const override { return {}; }
+};
+
 // KungFu's adaptive communication-strategy policy (KUNGFU.md 3.4; adaptiveStrategies.go
 // CheckInterference, experimental/adapt_strategy): each worker's all-reduce throughput is its
 // gradient bytes over the span of its transfers (CalcStats: accBytes / (lastEnd - firstBegin)),
@@ -300,6 +310,13 @@ const std::vector<PolicyKind>& policy_kinds() {
       {"switch-strategy",
        "after step `step`, switch to `strategy` (a STAR may take `root`): a toy, and a template",
        parse_switch_strategy},
+      {"none",
+       "observes every step as a policy does (the agreement) and changes nothing: the baseline "
+       "beside an adaptive run",
+       [](io::MapReader& r) -> std::unique_ptr<Policy> {
+         r.finish();
+         return std::make_unique<NonePolicy>();
+       }},
       {"adaptive-strategy",
        "KungFu's Figure 5 policy: a worker votes when its all-reduce throughput falls under "
        "`threshold` (0.8) x its reference window (step `check_from`, 5); a majority switches "

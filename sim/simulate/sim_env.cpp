@@ -139,22 +139,32 @@ coll::Workspace SimEnv::fuse(int, const std::vector<std::size_t>& tensors,
   return size_only(name, bytes);
 }
 
-TimeNs SimEnv::kernel_ns(int passes) const {
-  const double elements = static_cast<double>(model_.totals().parameters);
-  return seconds_to_ns_ceil(passes * elements * options_.norm_ns_per_element * 1e-9);
+MonitorKernels MonitorKernels::memory_bound(double memory_Bps, std::size_t element_bytes) {
+  const double per_byte_ns = 1e9 / memory_Bps;
+  const double b = static_cast<double>(element_bytes);
+  MonitorKernels k;
+  k.sq_norm.per_element_ns = b * per_byte_ns;
+  k.square.per_element_ns = 2 * b * per_byte_ns;
+  k.variance.per_element_ns = 3 * b * per_byte_ns;
+  return k;
+}
+
+TimeNs SimEnv::kernel_ns(const KernelCost& kernel, int times) const {
+  const train::ModelTotals totals = model_.totals();
+  const double one = static_cast<double>(totals.tensors) * kernel.overhead_ns +
+                     static_cast<double>(totals.parameters) * kernel.per_element_ns;
+  return seconds_to_ns_ceil(times * one * options_.kernels.time_sharing * 1e-9);
 }
 
 void SimEnv::gradient_norms(int, std::function<void(double, double)> done) {
-  // Two passes (the local and the reduced gradients) over every element; the values are unknown.
-  engine_.schedule_after(kernel_ns(2), [done = std::move(done)] {
+  // The local and the reduced gradients' norms; the values are unknown.
+  engine_.schedule_after(kernel_ns(options_.kernels.sq_norm, 2), [done = std::move(done)] {
     done(std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
   });
 }
 
-// The variance monitor's kernels, memory-bound as the norms: squaring reads and writes every
-// element (2 passes), the variance reads the reduced squares and gradient and writes Var (3).
 void SimEnv::square_gradients(int, runtime::Callback done) {
-  engine_.schedule_after(kernel_ns(2), std::move(done));
+  engine_.schedule_after(kernel_ns(options_.kernels.square, 1), std::move(done));
 }
 
 coll::Workspace SimEnv::squared_gradient(int, std::size_t tensor) {
@@ -163,8 +173,9 @@ coll::Workspace SimEnv::squared_gradient(int, std::size_t tensor) {
 }
 
 void SimEnv::gradient_variance(int, std::function<void(double)> done) {
-  engine_.schedule_after(
-      kernel_ns(3), [done = std::move(done)] { done(std::numeric_limits<double>::quiet_NaN()); });
+  engine_.schedule_after(kernel_ns(options_.kernels.variance, 1), [done = std::move(done)] {
+    done(std::numeric_limits<double>::quiet_NaN());
+  });
 }
 
 std::unique_ptr<runtime::GpuCollectives> SimEnv::gpu_collectives(const std::vector<int>& members) {

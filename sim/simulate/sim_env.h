@@ -21,6 +21,26 @@
 
 namespace adaptsim::simulate {
 
+// One monitor kernel over a tensor of n elements: overhead + n x per_element (the model of
+// hw/cuda/kernel_cost.h, which calibrate fits).
+struct KernelCost {
+  double overhead_ns = 0;
+  double per_element_ns = 0;
+};
+
+// The monitors' kernels (TrainingEnv::gradient_norms, square_gradients, gradient_variance), each
+// run once per gradient tensor as the live environment runs them.
+struct MonitorKernels {
+  KernelCost sq_norm;   // |x|^2 of a tensor; the norms run it twice (local and reduced)
+  KernelCost square;    // x^2 of a tensor into its squares' buffer
+  KernelCost variance;  // Var = E[g^2] - E[g]^2 of a tensor and ||Var||_2
+  // >= 1: every kernel takes this many times longer (workers time-sharing a machine's cores).
+  double time_sharing = 1;
+  // Memory-bound kernels at `memory_Bps`, for elements of `element_bytes`: sq_norm reads each
+  // element once, square reads and writes it (2 x), variance reads two and writes one (3 x).
+  static MonitorKernels memory_bound(double memory_Bps, std::size_t element_bytes);
+};
+
 struct SimEnvOptions {
   fabric::SimTransportOptions host_transport;  // endpoint is forced to kHost
   net::Sharing sharing = net::Sharing::kMaxMin;
@@ -30,10 +50,9 @@ struct SimEnvOptions {
   std::uint64_t seed = 1;
   train::GpuArch arch = train::GpuArch::kVolta;  // NCCL's constants
   std::size_t gradient_element_bytes = 4;
-  // A gradient-norm kernel's time per element and buffer: it reads each element once, so
-  // gradient_element_bytes over the device's memory bandwidth (simulate_training sets it from the
-  // device profile; 0 with an explicit compute split: free).
-  double norm_ns_per_element = 0;
+  // The monitors' kernels' cost (simulate_training: the device's memory bandwidth, or a
+  // calibration profile's measured kernels; free with an explicit compute split unless given).
+  MonitorKernels kernels;
   // Background traffic: every connection a flow between the hosts' first CPUs, capped at its
   // share of the flow's rate, started and stopped at rank 0's step starts or at times since
   // rank 0 started step 0. The topology holds the extra hosts the flows name.
@@ -74,8 +93,8 @@ class SimEnv final : public runtime::TrainingEnv {
   void step_started(int worker, int step) override;
 
  private:
-  // A monitor kernel making `passes` memory-bound passes over every gradient element.
-  TimeNs kernel_ns(int passes) const;
+  // `kernel` run `times` times over every gradient tensor.
+  TimeNs kernel_ns(const KernelCost& kernel, int times) const;
 
   const topo::Topology& topology_;
   const train::Model& model_;

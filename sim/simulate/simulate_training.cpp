@@ -8,7 +8,7 @@ namespace {
 
 SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
                       std::function<train::ComputeProfile(int)> compute, double step_time_cv,
-                      train::GpuArch arch, double norm_ns_per_element,
+                      train::GpuArch arch, const MonitorKernels& kernels,
                       const runtime::SystemConfig& system_config, const TrainingOptions& options) {
   SimEnvOptions env_options;
   env_options.host_transport = options.host_transport;
@@ -17,7 +17,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.seed = options.seed;
   env_options.arch = arch;
   env_options.gradient_element_bytes = options.gradient_element_bytes;
-  env_options.norm_ns_per_element = norm_ns_per_element;
+  env_options.kernels = kernels;
   env_options.background = options.background;
   SimEnv env(topology, model, env_options);
   runtime::TrainerOptions t;
@@ -51,11 +51,11 @@ SimulatedTraining simulate_training(const topo::Topology& topology, const train:
     c.batch_per_gpu = batch;
     return train::compute_profile(model, device, c);
   };
-  // A norm kernel is memory-bound: each element read once at the device's memory bandwidth.
-  const double norm_ns = static_cast<double>(options.gradient_element_bytes) /
-                         device.memory_bandwidth_Bps().value * 1e9;
+  // Without measured kernels, the monitors' kernels are memory-bound at the device's bandwidth.
+  const MonitorKernels kernels = options.monitor_kernels.value_or(MonitorKernels::memory_bound(
+      device.memory_bandwidth_Bps().value, options.gradient_element_bytes));
   return run(topology, model, compute, device.step_time_cv().value,
-             train::gpu_arch_of(device.name() + " " + device.description()), norm_ns, system,
+             train::gpu_arch_of(device.name() + " " + device.description()), kernels, system,
              options);
 }
 
@@ -65,8 +65,8 @@ SimulatedTraining simulate_training(const topo::Topology& topology, const train:
                                     const TrainingOptions& options) {
   const int batch = options.compute.batch_per_gpu;
   auto scaled = [compute, batch](int b) { return train::scale_compute(compute, batch, b); };
-  return run(topology, model, scaled, step_time_cv, arch, options.kernel_ns_per_element, system,
-             options);
+  return run(topology, model, scaled, step_time_cv, arch,
+             options.monitor_kernels.value_or(MonitorKernels{}), system, options);
 }
 
 }  // namespace adaptsim::simulate

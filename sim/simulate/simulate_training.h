@@ -4,6 +4,7 @@
 // (sim_env.h), run to completion on the event engine.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/fabric/sim_fabric.h"
@@ -12,6 +13,7 @@
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
+#include "sim/simulate/sim_env.h"
 #include "sim/topo/topology.h"
 #include "sim/train/compute_profile.h"
 #include "sim/train/device_profile.h"
@@ -32,10 +34,9 @@ struct TrainingOptions {
   // (net::Network::set_share_dispersion), seeded by `seed`.
   double share_cv = 0;
   runtime::SeamSpec seam;  // policy and monitors; empty: none
-  // The monitors' kernels (norms, squares, variance: memory-bound passes), ns per element and
-  // pass, for the explicit-compute overload below; the device-profile overload derives it from
-  // the profile's memory bandwidth.
-  double kernel_ns_per_element = 0;
+  // The monitors' kernels (norms, squares, variance). Unset: the device-profile overload takes
+  // them memory-bound at the profile's memory bandwidth; the explicit-compute overload, free.
+  std::optional<MonitorKernels> monitor_kernels;
   // Background traffic beside the job (the topology must hold the extra hosts it names).
   io::BackgroundSpec background;
 };

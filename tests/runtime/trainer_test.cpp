@@ -263,7 +263,11 @@ TEST_CASE(
   const double c = 0.05;
   const auto run_c = [&](const SystemConfig& s, const std::string& monitors) {
     simulate::TrainingOptions o = options(1, 3, "", monitors);
-    o.kernel_ns_per_element = c;
+    simulate::MonitorKernels k;
+    k.sq_norm.per_element_ns = c;
+    k.square.per_element_ns = 2 * c;
+    k.variance.per_element_ns = 3 * c;
+    o.monitor_kernels = k;
     return simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, s, o).result;
   };
   SystemConfig ideal;

@@ -66,7 +66,7 @@ std::string LiveScenario::text() const {
          std::to_string(steps) +
          "\n"
          "  systems:\n" +
-         systems_text + "live: {" + live + "}\n";
+         systems_text + workload_extra + "live: {" + live + "}\n";
 }
 
 fs::path scratch_dir(const std::string& name) {

@@ -42,7 +42,8 @@ struct LiveScenario {
   std::vector<std::string> systems = {
       "{label: mbts, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR}",
       "{label: horovod, kind: horovod}"};
-  std::string live;  // the `live:` section's entries, YAML flow style without braces
+  std::string live;            // the `live:` section's entries, YAML flow style without braces
+  std::string workload_extra;  // more `workload:` lines, each indented by two spaces
   std::string text() const;
 };
 

@@ -443,20 +443,20 @@ TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision,
   CHECK(line ==
         "mode,topology,n_gpus,model,system,step,measured,step_time_ms,"
         "throughput_total_samples_per_s,batch_per_gpu,workers,allreduce_bytes,strategy,decision,"
-        "readings");
+        "background_flows,readings");
   int step = 0;
   while (std::getline(in, line)) {
     CAPTURE(line);
     CHECK(line.rfind("sim,cloud-vms,4,mobilenetv2,kungfu," + std::to_string(step) + ",", 0) == 0);
-    // ...,batch,workers,allreduce_bytes,strategy,decision,readings (the two monitors' window
-    // means); the bytes are MobileNetV2's 3,504,872 float32 gradients.
+    // ...,batch,workers,allreduce_bytes,strategy,decision,background_flows (none),readings (the
+    // two monitors' window means); the bytes are MobileNetV2's 3,504,872 float32 gradients.
     const std::string tail = line.substr(line.rfind(",32,4,") + 6);
     CHECK(tail.rfind("14019488,", 0) == 0);
     const std::string rest = tail.substr(tail.find(',') + 1);
     const std::string strategy_and_decision = rest.substr(0, rest.rfind(','));
-    if (step <= 4) CHECK(strategy_and_decision == "STAR,");
-    if (step == 5) CHECK(strategy_and_decision == "STAR,strategy MULTI_BINARY_TREE_STAR");
-    if (step >= 6) CHECK(strategy_and_decision == "MULTI_BINARY_TREE_STAR,");
+    if (step <= 4) CHECK(strategy_and_decision == "STAR,,0");
+    if (step == 5) CHECK(strategy_and_decision == "STAR,strategy MULTI_BINARY_TREE_STAR,0");
+    if (step >= 6) CHECK(strategy_and_decision == "MULTI_BINARY_TREE_STAR,,0");
     CHECK(tail.find("allreduce-throughput.window_mean=") != std::string::npos);
     CHECK(tail.find(" throughput.window_mean=") != std::string::npos);
     ++step;

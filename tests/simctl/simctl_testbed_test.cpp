@@ -1,6 +1,7 @@
 // `simctl run --live` on the emulated cluster (root): a small run gives mode=live rows, a worker
-// killed mid-run ends simctl with one line naming the rank, and SIGINT ends simctl promptly;
-// every time no namespace, interface, state file or adaptsim-live process of the test is left.
+// killed mid-run (also in an adaptive run with background traffic) ends simctl with one line
+// naming the rank, background traffic runs on its steps, and SIGINT ends simctl promptly; every
+// time no namespace, interface, state file, adaptsim-live or adaptsim-traffic process is left.
 //
 // doctest cannot skip at run time, so the executable reports "skipped" to CTest: without root,
 // iproute2 or kernel support it prints why and exits 77 (the tests' SKIP_RETURN_CODE). Each case
@@ -101,6 +102,64 @@ TEST_CASE("live testbed killed worker: exit 1, one line naming the rank, nothing
   CHECK(seconds < 60);
   CHECK_FALSE(fs::exists(dir / "out" / "live-test.csv"));
   check_nothing_left(prefix, dir);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("live testbed adaptive killed worker: one line naming the rank, no traffic left") {
+  // An adaptive-strategy run with background traffic from an extra host (x0, a fifth namespace)
+  // into the root's host: rank 2 dies mid-run. simctl ends with one line naming it, and the
+  // testbed, the extra host and the traffic generators are gone.
+  const std::string prefix = "sctakill";
+  const fs::path dir = scratch_dir("testbed_adaptive_kill");
+  LiveScenario sc;
+  sc.systems = {"{label: star, kind: kungfu, strategy: STAR}"};
+  sc.steps = 40;
+  sc.workload_extra =
+      "  policy: {name: adaptive-strategy, check_from: 1}\n"
+      "  background: [{from: x0, to: s0, connections: 2, start_step: 0}]\n";
+  sc.live = "placement: testbed, prefix: " + prefix +
+            ", timeout: 20s, fault: {kill_rank: 2, after_sends: 200}";
+  write_scenario(dir, sc);
+  SimctlProcess p(run_args(dir), dir);
+  const int code = p.wait(120);
+  const std::string out = p.output();
+  INFO("output: " << out);
+  CHECK(code == 1);
+  CHECK(lines(out) == 1);
+  CHECK(out.rfind("simctl: failed: live run of mobilenetv2 / star failed", 0) == 0);
+  CHECK(out.find("rank 2 (pid") != std::string::npos);
+  CHECK(out.find("killed by signal 9") != std::string::npos);
+  check_nothing_left(prefix, dir);
+  CHECK(eventually([] { return processes_mentioning("adaptsim-traffic").empty(); }, 5));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("live testbed background: traffic from an extra host on its steps, nothing left") {
+  // Four hosts and the extra host x0; a 200 Mbit/s flow into s0 during steps 2-4. The run
+  // succeeds (a traffic generator that failed would fail it), the steps CSV marks the flow's
+  // steps, and the five namespaces and the generators are gone.
+  const std::string prefix = "sctbg";
+  const fs::path dir = scratch_dir("testbed_background");
+  LiveScenario sc;
+  sc.systems = {"{label: star, kind: kungfu, strategy: STAR}"};
+  sc.steps = 5;
+  sc.workload_extra =
+      "  background: [{from: x0, to: s0, connections: 2, rate: 200Mbps, start_step: 2, "
+      "stop_step: 5}]\n";
+  sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
+  write_scenario(dir, sc);
+  SimctlProcess p(run_args(dir), dir);
+  const int code = p.wait(150);
+  INFO("output: " << p.output());
+  REQUIRE(code == 0);
+  const auto steps = read_csv(dir / "out" / "live-test.steps.csv");
+  REQUIRE(steps.size() == 6);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    CAPTURE(k);
+    CHECK(steps[k].at("background_flows") == (k >= 2 && k < 5 ? "1" : "0"));
+  }
+  check_nothing_left(prefix, dir);
+  CHECK(eventually([] { return processes_mentioning("adaptsim-traffic").empty(); }, 5));
   fs::remove_all(dir);
 }
 
