@@ -5,7 +5,7 @@ Reads the steps CSV of scenarios/fig5.yaml (one or more: simulated, live), one l
 (the sweep's `policy` column: none = no adaptation, adaptive-strategy = KungFu's policy), the
 steps with background traffic shaded (the `background_flows` column), the strategy switch
 marked where a step's `decision` changed the strategy.
-Usage: /usr/bin/python3 plots/fig5.py [plots/fig5.steps.csv [plots/live/fig5.steps.csv ...]]
+Usage: /usr/bin/python3 plots/fig5.py [out/fig5/fig5.steps.csv [out/fig5-live/fig5.steps.csv ...]]
        [-o out.png]
 """
 import argparse
@@ -20,8 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from common import read_csv, save  # noqa: E402
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-p.add_argument("csv", nargs="*", default=["plots/fig5.steps.csv"],
-               help="steps CSVs of fig5.yaml (default plots/fig5.steps.csv)")
+p.add_argument("csv", nargs="*", default=["out/fig5/fig5.steps.csv"],
+               help="steps CSVs of fig5.yaml (default out/fig5/fig5.steps.csv)")
 p.add_argument("-o", "--output", help="output image (default: the first CSV's name with .png)")
 args = p.parse_args()
 for path in args.csv:
@@ -42,8 +42,9 @@ def label_of(policy):
 
 frames = [read_csv(path, required) for path in args.csv]
 fig, axes = plt.subplots(1, len(frames), figsize=(6.4 * len(frames), 4.2), squeeze=False)
-for ax, df in zip(axes[0], frames):
+for ax, df, path in zip(axes[0], frames, args.csv):
     mode = df["mode"].iloc[0]
+    stem = os.path.basename(path).split(".")[0]
     unit = df["sample_unit"].iloc[0] if "sample_unit" in df.columns else "samples"
     groups = df.groupby("policy", sort=False) if "policy" in df.columns else [("", df)]
     shaded = False
@@ -64,8 +65,8 @@ for ax, df in zip(axes[0], frames):
             ax.annotate(f"switch to {row['decision'].split(' ', 1)[1]}",
                         (row["step"] + 0.5, ax.get_ylim()[1]), color=line.get_color(),
                         fontsize=8, ha="left", va="top", rotation=90)
-    ax.set_title(f"{df['model'].iloc[0]}, {df['n_gpus'].iloc[0]} GPUs, {df['system'].iloc[0]} "
-                 f"({mode})")
+    ax.set_title(f"{df['model'].iloc[0]}, {df['n_gpus'].iloc[0]} GPUs, {df['system'].iloc[0]}\n"
+                 f"{mode}: {stem}", fontsize=10)
     ax.set_xlabel("step")
     ax.set_ylabel(f"throughput ({unit}/s, all GPUs)")
     ax.set_ylim(bottom=0)

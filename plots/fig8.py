@@ -2,11 +2,13 @@
 """Figure 8: training throughput with the monitors on, against how often they run.
 
 Reads one or more summary CSVs of scenarios/fig8*.yaml (simulated or live; their `monitors`
-sweep column says which monitor ran and every how many steps): per CSV and model, throughput per
-GPU against the interval k for the gradient noise scale and the gradient variance monitors, the
-baseline (no monitor) as a line, each point labelled with its overhead, 1 - throughput/baseline.
-Several CSVs of the same scenario (simulated, live) share a panel, told apart by line style.
-Usage: /usr/bin/python3 plots/fig8.py [plots/fig8.csv [plots/fig8-dgx1.csv ...]] [-o out.png]
+sweep column says which monitor ran and every how many steps): per topology and model, the
+throughput with the gradient noise scale and with the gradient variance monitor as a fraction of
+the throughput without a monitor, against the interval k, each point labelled with its overhead
+1 - throughput/baseline. CSVs of the same topology share a panel (solid: simulated, dashed:
+live), and the table of every point is printed as CSV.
+A `simctl compare` CSV (scenarios/fig8-live.yaml) gives both its simulated and live lines.
+Usage: /usr/bin/python3 plots/fig8.py [out/fig8/fig8.csv [out/fig8-dgx1/fig8-dgx1.csv ...]] [-o out.png]
 """
 import argparse
 import os
@@ -18,11 +20,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import pandas as pd  # noqa: E402
+
 from common import read_csv, save  # noqa: E402
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-p.add_argument("csv", nargs="*", default=["plots/fig8.csv"],
-               help="summary CSVs of fig8*.yaml (default plots/fig8.csv)")
+p.add_argument("csv", nargs="*", default=["out/fig8/fig8.csv"],
+               help="summary CSVs of fig8*.yaml (default out/fig8/fig8.csv)")
 p.add_argument("-o", "--output", help="output image (default: the first CSV's name with .png)")
 args = p.parse_args()
 for path in args.csv:
@@ -57,14 +61,33 @@ def overhead_table(df):
     return rows
 
 
+def frames_of(path):
+    """A summary CSV gives one frame; a `simctl compare` CSV two (its simulated and live columns),
+    on one panel named after the scenario."""
+    raw = pd.read_csv(path)
+    if "sim_throughput_per_gpu" in raw.columns:
+        df = read_csv(path, ["n_gpus", "model", "monitors", "sim_throughput_per_gpu",
+                             "live_throughput_per_gpu"])
+        stem = os.path.basename(path).split(".")[0]
+        out = []
+        for mode in ["sim", "live"]:
+            d = df.copy()
+            d["mode"] = mode
+            d["topology"] = stem
+            d["throughput_per_gpu_samples_per_s"] = d[f"{mode}_throughput_per_gpu"]
+            out.append(d)
+        return out
+    return [read_csv(path, ["mode", "topology", "n_gpus", "model", "monitors",
+                            "throughput_per_gpu_samples_per_s"])]
+
+
 frames = []
 for path in args.csv:
-    df = read_csv(path, ["mode", "topology", "n_gpus", "model", "monitors",
-                         "throughput_per_gpu_samples_per_s"])
-    parsed = df["monitors"].map(monitor_of)
-    df["monitor"] = [m for m, _ in parsed]
-    df["interval"] = [k for _, k in parsed]
-    frames.append((path, df))
+    for df in frames_of(path):
+        parsed = df["monitors"].map(monitor_of)
+        df["monitor"] = [m for m, _ in parsed]
+        df["interval"] = [k for _, k in parsed]
+        frames.append((path, df))
 
 # One panel per (scenario topology, model); CSVs of the same topology share it.
 panels = []
@@ -73,40 +96,58 @@ for _, df in frames:
         key = (df["topology"].iloc[0], int(df["n_gpus"].iloc[0]), model)
         if key not in panels:
             panels.append(key)
-fig, axes = plt.subplots(1, len(panels), figsize=(5.4 * len(panels), 4.2), squeeze=False)
+cols = min(len(panels), 2)
+rows_n = (len(panels) + cols - 1) // cols
+fig, axes = plt.subplots(rows_n, cols, figsize=(6.2 * cols, 4.4 * rows_n), squeeze=False)
 styles = {"sim": "-", "live": "--"}
 colors = {"gradient-noise-scale": "tab:blue", "gradient-variance": "tab:orange"}
 print("scenario,mode,model,monitor,interval,throughput_per_gpu,baseline,overhead_pct")
-for ax, (topology, gpus, model) in zip(axes[0], panels):
+for ax, (topology, gpus, model) in zip(axes.flat, panels):
     for path, df in frames:
         if df["topology"].iloc[0] != topology or model not in set(df["model"]):
             continue
         mode = df["mode"].iloc[0]
-        rows = [r for r in overhead_table(df[df["model"] == model])]
-        base = rows[0][4] if rows else None
-        if base:
-            ax.axhline(base, color="gray", ls=styles.get(mode, ":"), lw=1,
-                       label=f"no monitor ({mode})")
+        rows = overhead_table(df[df["model"] == model])
+        stem = os.path.basename(path).split(".")[0]
         for monitor in MONITORS:
-            pts = sorted((k, t, o) for (_, m, k, t, _, o) in rows if m == monitor)
+            pts = sorted((k, t / b, o) for (_, m, k, t, b, o) in rows if m == monitor)
             if not pts:
                 continue
             ks = [k for k, _, _ in pts]
-            ax.plot(ks, [t for _, t, _ in pts], marker="o", ms=4, ls=styles.get(mode, ":"),
-                    color=colors[monitor], label=f"{MONITORS[monitor]} ({mode})")
-            for k, t, o in pts:
-                ax.annotate(f"{100 * o:.1f}%", (k, t), fontsize=7, color=colors[monitor],
+            ax.plot(ks, [r for _, r, _ in pts], marker="o", ms=4, ls=styles.get(mode, ":"),
+                    color=colors[monitor], label=f"{MONITORS[monitor]} ({stem}, {mode})")
+            for k, r, o in pts:
+                ax.annotate(f"{100 * o:.1f}%", (k, r), fontsize=7, color=colors[monitor],
                             textcoords="offset points", xytext=(3, -10 if mode == "live" else 4))
         for (_, m, k, t, b, o) in rows:
-            print(f"{os.path.basename(path)},{mode},{model},{m},{k},{t:.3f},{b:.3f},"
-                  f"{100 * o:.2f}")
+            print(f"{stem},{mode},{model},{m},{k},{t:.3f},{b:.3f},{100 * o:.2f}")
+    ax.axhline(1.0, color="gray", lw=1, label="no monitor")
     ax.set_xscale("log", base=2)
     ax.set_xticks([1, 2, 4, 8, 16])
     ax.set_xticklabels(["1", "2", "4", "8", "16"])
     ax.set_xlabel("monitoring interval (every k steps)")
-    ax.set_ylabel("throughput per GPU (samples/s)")
+    ax.set_ylabel("throughput / throughput without a monitor")
     ax.set_title(f"{model}, {topology} ({gpus} GPUs)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, 1.08)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
+# Where a CSV holds both modes: the simulated overhead against the live one, in points.
+by_path = {}
+for path, df in frames:
+    by_path.setdefault(path, {})[df["mode"].iloc[0]] = df
+for path, modes in by_path.items():
+    if set(modes) != {"sim", "live"}:
+        continue
+    print("scenario,model,monitor,interval,sim_overhead_pct,live_overhead_pct,difference_pp")
+    for model in dict.fromkeys(modes["sim"]["model"]):
+        sim = {(m, k): o for (_, m, k, _, _, o) in overhead_table(
+            modes["sim"][modes["sim"]["model"] == model])}
+        live = {(m, k): o for (_, m, k, _, _, o) in overhead_table(
+            modes["live"][modes["live"]["model"] == model])}
+        for (m, k), o in sim.items():
+            if (m, k) in live:
+                print(f"{os.path.basename(path).split('.')[0]},{model},{m},{k},{100 * o:.2f},"
+                      f"{100 * live[(m, k)]:.2f},{100 * (o - live[(m, k)]):.2f}")
+for ax in list(axes.flat)[len(panels):]:
+    ax.axis("off")
 save(fig, output)

@@ -251,6 +251,16 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     options.prefix = task.live.prefix;
     // The buffers behind the caps come from the topology (nic.queue), as the simulation's do.
     bed.emplace(testbed::Testbed::create(task.nominal, options));
+    for (std::size_t h = 0; h < bed->hosts().size(); ++h) {
+      for (const auto& [key, value] : task.live.host_sysctls) {
+        std::vector<std::string> argv_sysctl = bed->exec_prefix(static_cast<int>(h));
+        argv_sysctl.insert(argv_sysctl.end(), {"sysctl", "-w", key + "=" + value});
+        const testbed::CommandResult r = testbed::run_command(argv_sysctl);
+        if (!r.ok()) {
+          throw RuntimeFailure("live.host_sysctls: " + testbed::describe_failure(argv_sysctl, r));
+        }
+      }
+    }
     // Rank r runs on server r / gpus, inside its namespace, listening on the server's address.
     for (int r = 0; r < ranks; ++r) {
       const int host = r / gpus;

@@ -125,6 +125,33 @@ runtime::LiveOptions read_live(io::MapReader& top) {
     if (o.placement != "hosts" && !o.hosts.empty()) {
       live->fail("hosts", "hosts are only used with `placement: hosts`");
     }
+    if (auto sysctls = live->optional_map("host_sysctls")) {
+      // net.* sysctls of every testbed host's namespace (TCP behaviour under study, e.g.
+      // net.ipv4.tcp_slow_start_after_idle: 0); set after the testbed is built.
+      for (auto it = sysctls->node().begin(); it != sysctls->node().end(); ++it) {
+        const std::string key = it->first.Scalar();
+        sysctls->accept(key);
+        const bool valid_key =
+            key.rfind("net.", 0) == 0 && std::all_of(key.begin(), key.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_';
+            });
+        if (!valid_key) {
+          sysctls->fail(key,
+                        "expected a network namespace's sysctl, net.<...> (letters, digits, "
+                        "'_' and '.')");
+        }
+        if (!it->second.IsScalar() || it->second.Scalar().empty() ||
+            it->second.Scalar().find_first_of(" \t\n=") != std::string::npos) {
+          sysctls->fail(key, "expected one value without spaces");
+        }
+        o.host_sysctls.emplace_back(key, it->second.Scalar());
+      }
+      if (o.placement != "testbed") {
+        live->fail("host_sysctls",
+                   "set in the testbed's host namespaces; expected placement: "
+                   "testbed");
+      }
+    }
     if (auto fault = live->optional_map("fault")) {
       o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0, 1 << 20));
       o.fault_after_sends = static_cast<std::uint64_t>(fault->integer("after_sends", 0));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -35,6 +36,9 @@ struct LiveOptions {
   // sleep to the same deadlines; or sleep, spin (busy CPU), gpu (required).
   std::string compute = "auto";
   std::vector<std::string> hosts;  // hosts placement: "host:port" per rank, in rank order
+  // Testbed placement: sysctls set in every host's namespace after it is built (live.host_sysctls:
+  // {net.ipv4.tcp_slow_start_after_idle: 0}), for TCP behaviour under study.
+  std::vector<std::pair<std::string, std::string>> host_sysctls;
   // Test hook (live.fault): rank fault_kill_rank SIGKILLs itself after fault_after_sends sent
   // messages; -1: none.
   int fault_kill_rank = -1;

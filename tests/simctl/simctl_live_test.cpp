@@ -116,6 +116,14 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
       {"placement: cluster", "key 'live.placement'"},
       // Where compute runs: auto, sleep, spin or gpu.
       {"placement: local, compute: cuda", "key 'live.compute'"},
+      // Sysctls of the testbed's host namespaces: net.* keys, one value each, testbed only.
+      {"placement: local, host_sysctls: {net.ipv4.tcp_slow_start_after_idle: 0}",
+       "key 'live.host_sysctls': set in the testbed's host namespaces; expected placement: "
+       "testbed"},
+      {"placement: testbed, host_sysctls: {kernel.panic: 1}",
+       "key 'live.host_sysctls.kernel.panic': expected a network namespace's sysctl"},
+      {"placement: testbed, host_sysctls: {net.ipv4.tcp_rmem: 4096 87380 6291456}",
+       "expected one value without spaces"},
   };
   for (const Case& c : cases) {
     LiveScenario sc;
@@ -128,6 +136,17 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
     CHECK(r.output.find(c.expected) != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "out" / "live-test.csv"));
   }
+  // Background traffic runs between the testbed's hosts, not between local processes.
+  LiveScenario sc;
+  sc.live = "placement: local";
+  sc.workload_extra = "  background: [{from: s1, to: s0, start_step: 1}]\n";
+  const Run r = run_simctl(dir, sc, 30);
+  INFO(r.output);
+  CHECK(r.code == 2);
+  CHECK(lines(r.output) == 1);
+  CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
+                      "the testbed's hosts; expected live.placement: testbed") !=
+        std::string::npos);
   fs::remove_all(dir);
 }
 
