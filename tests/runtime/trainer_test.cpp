@@ -449,3 +449,33 @@ TEST_CASE("adaptive-strategy under interference at the root's host: one switch t
   // (measured: 22.8 ms before, 39.6 ms under interference on STAR@0, 31.2 ms on STAR@1).
   CHECK(b.steps[12].time_s < a.steps[12].time_s - 0.4 * (a.steps[12].time_s - a.steps[6].time_s));
 }
+
+TEST_CASE("measured monitor kernels: per tensor overhead plus per element, time-shared") {
+  // Two workers, ideal, two tensors of P/2 float32 each; the gradient-norms monitor runs sq_norm
+  // over the local and the reduced gradient: 2 x (2 tensors x overhead + P x per_element), times
+  // the time-sharing factor (ranks sharing cores), on every step.
+  const topo::Topology t = cluster(2);
+  const std::uint64_t P = 1 << 20;
+  const train::Model m = toy_model({P / 2, P / 2});
+  const train::ComputeProfile p = profile(0.002, {0.002, 0.002}, 0.001);
+  SystemConfig ideal;
+  ideal.kind = SystemKind::kIdeal;
+  const auto run_k = [&](const std::string& monitors, double sharing) {
+    simulate::TrainingOptions o = options(1, 2, "", monitors);
+    simulate::MonitorKernels k;
+    k.sq_norm = {500.0, 0.8};  // ns, ns per element
+    k.time_sharing = sharing;
+    o.monitor_kernels = k;
+    return simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, ideal, o).result;
+  };
+  const TrainingResult plain = run_k("[{name: throughput}]", 1);
+  for (const double sharing : {1.0, 2.0}) {
+    CAPTURE(sharing);
+    const TrainingResult normed = run_k("[{name: throughput}, {name: gradient-norms}]", sharing);
+    const double kernel_s =
+        to_seconds(seconds_to_ns_ceil(2 * (2 * 500.0 + P * 0.8) * sharing * 1e-9));
+    for (std::size_t k = 0; k < plain.steps.size(); ++k)
+      CHECK(normed.steps[k].time_s - plain.steps[k].time_s ==
+            doctest::Approx(kernel_s).epsilon(1e-9));
+  }
+}

@@ -430,6 +430,12 @@ TEST_CASE("background: bad input is one line with file, line and key, exit 2, no
       s,
       s.write("bad.yaml", no_background + "  monitors: [{name: gradient-variance, interval: 0}]\n"),
       "bad.yaml:14: key 'workload.monitors[0].interval'");
+  // The calibrated CPU kernels need a calibration profile that has them.
+  expect_input_error(s, s.write("bad.yaml", no_background + "  monitor_kernels: cpu\n"),
+                     "bad.yaml:14: key 'workload.monitor_kernels': needs a calibration profile "
+                     "with measured CPU kernels sum, sq_norm and variance");
+  expect_input_error(s, s.write("bad.yaml", no_background + "  monitor_kernels: tpu\n"),
+                     "bad.yaml:14: key 'workload.monitor_kernels'");
 }
 
 TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision, MBTS from 6") {
