@@ -252,8 +252,12 @@ TEST_CASE("killing the launcher takes its workers with it") {
   ChildProcess launcher(tool({"--procs", "3", "--strategy", "STAR", "--minbytes", "8B",
                               "--maxbytes", "8B", "--iters", "1000000", "--timeout", "20s", "-q"}),
                         {marker});
-  // Wait until the launcher and its 3 workers exist.
-  for (int i = 0; i < 400 && processes_with_env(marker).size() < 4; ++i) {
+  // Wait until the launcher and its 3 workers exist, seen in three polls in a row: while the
+  // launcher forks, a child between fork and exec (or one whose environ is briefly unreadable
+  // during exec) makes a single count too high or too low (CI saw 4, then 2, within 80 ms).
+  int stable = 0;
+  for (int i = 0; i < 400 && stable < 3; ++i) {
+    stable = processes_with_env(marker).size() == 4 ? stable + 1 : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   REQUIRE(processes_with_env(marker).size() == 4);
