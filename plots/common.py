@@ -22,6 +22,22 @@ def parse_args(description, default_csv):
     return args
 
 
+def parse_args_many(description, default_csv, scenario):
+    """Like parse_args for scripts that take several CSVs (simulated and live side by side); the
+    default output is the first CSV's name, without `.steps`, with .png."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("csv", nargs="*", default=[default_csv],
+                   help=f"input CSVs (default {default_csv})")
+    p.add_argument("-o", "--output", help="output image (default: the first CSV's name with .png)")
+    args = p.parse_args()
+    for path in args.csv:
+        if not os.path.exists(path):
+            sys.exit(f"{path}: no such file (run simctl run {scenario} first)")
+    if not args.output:
+        args.output = os.path.splitext(args.csv[0])[0].replace(".steps", "") + ".png"
+    return args
+
+
 def read_csv(path, required):
     df = pd.read_csv(path)
     missing = [c for c in required if c not in df.columns]

@@ -8,26 +8,12 @@ marked where a step's `decision` changed the strategy.
 Usage: /usr/bin/python3 plots/fig5.py [out/fig5/fig5.steps.csv [out/fig5-live/fig5.steps.csv ...]]
        [-o out.png]
 """
-import argparse
 import os
-import sys
 
-import matplotlib
+from common import parse_args_many, plt, read_csv, save
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from common import read_csv, save  # noqa: E402
-
-p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-p.add_argument("csv", nargs="*", default=["out/fig5/fig5.steps.csv"],
-               help="steps CSVs of fig5.yaml (default out/fig5/fig5.steps.csv)")
-p.add_argument("-o", "--output", help="output image (default: the first CSV's name with .png)")
-args = p.parse_args()
-for path in args.csv:
-    if not os.path.exists(path):
-        sys.exit(f"{path}: no such file (run simctl run scenarios/fig5.yaml first)")
-output = args.output or os.path.splitext(args.csv[0])[0].replace(".steps", "") + ".png"
+args = parse_args_many(__doc__.splitlines()[0], "out/fig5/fig5.steps.csv", "scenarios/fig5.yaml")
+output = args.output
 
 required = ["mode", "model", "system", "step", "measured", "throughput_total_samples_per_s",
             "strategy", "decision"]

@@ -10,29 +10,16 @@ live), and the table of every point is printed as CSV.
 A `simctl compare` CSV (scenarios/fig8-live.yaml) gives both its simulated and live lines.
 Usage: /usr/bin/python3 plots/fig8.py [out/fig8/fig8.csv [out/fig8-dgx1/fig8-dgx1.csv ...]] [-o out.png]
 """
-import argparse
 import os
 import re
 import sys
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from common import parse_args_many, plt, read_csv, save
 
-import pandas as pd  # noqa: E402
-
-from common import read_csv, save  # noqa: E402
-
-p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-p.add_argument("csv", nargs="*", default=["out/fig8/fig8.csv"],
-               help="summary CSVs of fig8*.yaml (default out/fig8/fig8.csv)")
-p.add_argument("-o", "--output", help="output image (default: the first CSV's name with .png)")
-args = p.parse_args()
-for path in args.csv:
-    if not os.path.exists(path):
-        sys.exit(f"{path}: no such file (run simctl run scenarios/fig8.yaml first)")
-output = args.output or os.path.splitext(args.csv[0])[0] + ".png"
+args = parse_args_many(__doc__.splitlines()[0], "out/fig8/fig8.csv", "scenarios/fig8.yaml")
+output = args.output
 
 MONITORS = {"gradient-noise-scale": "gradient noise scale", "gradient-variance": "gradient variance"}
 

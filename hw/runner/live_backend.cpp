@@ -20,33 +20,33 @@
 namespace adaptsim::runner {
 namespace fs = std::filesystem;
 
-std::filesystem::path find_live_tool() {
-  if (const char* env = std::getenv("ADAPTSIM_LIVE_TOOL")) return env;
+namespace {
+
+// A tool of this build: $`env_var`, else <build>/`folder`/`name` beside the running simctl (in
+// <build>/sim/simctl/), else on $PATH; RuntimeFailure naming `purpose` otherwise.
+fs::path find_build_tool(const char* env_var, const std::string& folder, const std::string& name,
+                         const std::string& purpose) {
+  if (const char* env = std::getenv(env_var)) return env;
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    // simctl lives in <build>/sim/simctl/; the live tool in <build>/hw/live/.
-    const fs::path sibling = self.parent_path() / ".." / ".." / "hw" / "live" / "adaptsim-live";
+    const fs::path sibling = self.parent_path() / ".." / ".." / folder / name;
     if (fs::exists(sibling)) return fs::canonical(sibling);
   }
-  if (auto found = testbed::find_program("adaptsim-live")) return *found;
-  throw RuntimeFailure("cannot find the adaptsim-live tool (build it, or set ADAPTSIM_LIVE_TOOL)");
+  if (auto found = testbed::find_program(name)) return *found;
+  throw RuntimeFailure("cannot find the " + name + " tool" + purpose + " (build it, or set " +
+                       env_var + ")");
+}
+
+}  // namespace
+
+std::filesystem::path find_live_tool() {
+  return find_build_tool("ADAPTSIM_LIVE_TOOL", "hw/live", "adaptsim-live", "");
 }
 
 std::filesystem::path find_traffic_tool() {
-  if (const char* env = std::getenv("ADAPTSIM_TRAFFIC_TOOL")) return env;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    // simctl lives in <build>/sim/simctl/; the traffic tool in <build>/hw/testbed/.
-    const fs::path sibling =
-        self.parent_path() / ".." / ".." / "hw" / "testbed" / "adaptsim-traffic";
-    if (fs::exists(sibling)) return fs::canonical(sibling);
-  }
-  if (auto found = testbed::find_program("adaptsim-traffic")) return *found;
-  throw RuntimeFailure(
-      "cannot find the adaptsim-traffic tool for the background traffic (build it, or set "
-      "ADAPTSIM_TRAFFIC_TOOL)");
+  return find_build_tool("ADAPTSIM_TRAFFIC_TOOL", "hw/testbed", "adaptsim-traffic",
+                         " for the background traffic");
 }
 
 std::string live_config_yaml(const runtime::LiveTrainingTask& task,

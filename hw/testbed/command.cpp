@@ -83,6 +83,15 @@ struct Pipe {
   ::_exit(127);
 }
 
+// argv[0] resolved by find_program, and the argument vector execve takes, built before fork (the
+// child may call nothing that allocates).
+struct ExecArgs {
+  std::string path;
+  std::vector<std::string> args;
+  std::vector<char*> argv;
+  explicit ExecArgs(const std::vector<std::string>& command, const char* caller);
+};
+
 }  // namespace
 
 std::string CommandResult::status() const {
@@ -112,17 +121,19 @@ std::optional<std::string> find_program(const std::string& name) {
   return std::nullopt;
 }
 
-CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options) {
-  if (argv.empty()) throw RuntimeFailure("run_command: empty command");
-  const std::optional<std::string> path = find_program(argv[0]);
-  if (!path) throw RuntimeFailure("`" + command_line(argv) + "`: program not found");
-
-  // Everything the child needs is built before fork.
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
+ExecArgs::ExecArgs(const std::vector<std::string>& command, const char* caller) : args(command) {
+  if (command.empty()) throw RuntimeFailure(std::string(caller) + ": empty command");
+  const std::optional<std::string> found = find_program(command[0]);
+  if (!found) throw RuntimeFailure("`" + command_line(command) + "`: program not found");
+  path = *found;
   for (std::string& a : args)
-    cargv.push_back(a.data());
-  cargv.push_back(nullptr);
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options) {
+  // Everything the child needs is built before fork.
+  ExecArgs exec(argv, "run_command");
 
   // Pipes for stdout, stderr and the child's exec errno; closed on every path out.
   Pipe out, err, report;
@@ -132,7 +143,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   const pid_t pid = ::fork();
   if (pid == 0) {
     exec_child(null_fd, out.write, err.write, report.write, options.new_netns, parent,
-               path->c_str(), cargv.data());
+               exec.path.c_str(), exec.argv.data());
   }
   const int fork_errno = errno;
   ::close(null_fd);
@@ -222,14 +233,7 @@ BackgroundCommand::BackgroundCommand(const std::vector<std::string>& argv,
                                      const std::filesystem::path& out,
                                      const std::filesystem::path& err)
     : argv_(argv), out_(out), err_(err) {
-  if (argv.empty()) throw RuntimeFailure("BackgroundCommand: empty command");
-  const std::optional<std::string> path = find_program(argv[0]);
-  if (!path) throw RuntimeFailure("`" + command_line(argv) + "`: program not found");
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (std::string& a : args)
-    cargv.push_back(a.data());
-  cargv.push_back(nullptr);
+  ExecArgs exec(argv, "BackgroundCommand");
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -247,7 +251,8 @@ BackgroundCommand::BackgroundCommand(const std::vector<std::string>& argv,
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    exec_child(null_fd, out_fd, err_fd, report.write, false, parent, path->c_str(), cargv.data());
+    exec_child(null_fd, out_fd, err_fd, report.write, false, parent, exec.path.c_str(),
+               exec.argv.data());
   }
   const int fork_errno = errno;
   close_all();

@@ -237,42 +237,43 @@ class TrainingWorkload final : public Workload {
 //     once on the machine's host.cores cores, so each takes ranks / cores times longer when the
 //     ranks outnumber the cores. Squaring has no kernel of its own in the profile: it streams
 //     8 bytes per element where the measured sum streams 12, so 2/3 of sum's time.
+// The monitors' kernels from a profile's measured sum, sq_norm and variance; nullopt without them.
+std::optional<simulate::MonitorKernels> measured_kernels(
+    const std::vector<io::KernelCostEntry>& kernels) {
+  auto find = [&](std::string_view name) -> const io::KernelCostEntry* {
+    for (const io::KernelCostEntry& k : kernels)
+      if (k.kernel == name) return &k;
+    return nullptr;
+  };
+  const io::KernelCostEntry *sum = find("sum"), *sq_norm = find("sq_norm"),
+                            *variance = find("variance");
+  if (!sum || !sq_norm || !variance) return std::nullopt;
+  simulate::MonitorKernels k;
+  k.sq_norm = {sq_norm->overhead_ns, sq_norm->per_element_ns};
+  k.square = {sum->overhead_ns, sum->per_element_ns * 8.0 / 12.0};
+  k.variance = {variance->overhead_ns, variance->per_element_ns};
+  return k;
+}
+
 std::optional<simulate::MonitorKernels> read_monitor_kernels(io::MapReader& w,
                                                              const PointContext& ctx) {
   const std::string where = w.choice_or("monitor_kernels", {"device", "cpu"}, "device");
   const io::CalibrationProfile* p = ctx.calibration;
-  auto measured = [&](const std::vector<io::KernelCostEntry>& kernels,
-                      const std::string& what) -> std::optional<simulate::MonitorKernels> {
-    auto find = [&](const std::string& name) -> const io::KernelCostEntry* {
-      for (const io::KernelCostEntry& k : kernels)
-        if (k.kernel == name) return &k;
-      return nullptr;
-    };
-    const io::KernelCostEntry *sum = find("sum"), *sq_norm = find("sq_norm"),
-                              *variance = find("variance");
-    if (!sum || !sq_norm || !variance) {
-      if (where == "device") return std::nullopt;
-      w.fail("monitor_kernels", "needs a calibration profile with measured " + what +
-                                    " kernels sum, sq_norm and variance (calibrate measures "
-                                    "them); the scenario has " +
-                                    (p ? "one without them" : "none"));
-    }
-    simulate::MonitorKernels k;
-    k.sq_norm = {sq_norm->overhead_ns, sq_norm->per_element_ns};
-    k.square = {sum->overhead_ns, sum->per_element_ns * 8.0 / 12.0};
-    k.variance = {variance->overhead_ns, variance->per_element_ns};
-    return k;
-  };
-  if (where == "cpu") {
-    static const std::vector<io::KernelCostEntry> none;
-    auto k = measured(p && p->cpu ? p->cpu->kernels : none, "CPU");
-    const double ranks = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
-    const double cores = p->host.cores > 0 ? p->host.cores : 1;
-    k->time_sharing = std::max(1.0, ranks / cores);
-    return k;
+  if (where == "device") {
+    return p && p->gpu ? measured_kernels(p->gpu->kernels) : std::nullopt;
   }
-  if (p && p->gpu) return measured(p->gpu->kernels, "GPU");
-  return std::nullopt;
+  std::optional<simulate::MonitorKernels> k;
+  if (p && p->cpu) k = measured_kernels(p->cpu->kernels);
+  if (!k) {
+    w.fail("monitor_kernels",
+           std::string("needs a calibration profile with measured CPU kernels sum, sq_norm and "
+                       "variance (calibrate measures them); the scenario has ") +
+               (p ? "one without them" : "none"));
+  }
+  const double ranks = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
+  const double cores = p->host.cores > 0 ? p->host.cores : 1;
+  k->time_sharing = std::max(1.0, ranks / cores);
+  return k;
 }
 
 // KungFu's chunks of one step's gradients, over every tensor: each chunk is a collective on every

@@ -273,16 +273,7 @@ void Trainer::next_or_finish(int w) {
 }
 
 void Trainer::agree(int w, int step) {
-  Worker& s = state_[w];
-  s.agree_out.assign(s.agree_in.size(), 0.0);
-  coll::Workspace ws;
-  ws.name = "adaptsim:step:" + std::to_string(step);
-  ws.count = s.agree_in.size();
-  ws.dtype = coll::DType::kF64;
-  ws.op = coll::ReduceOp::kSum;
-  ws.send = {reinterpret_cast<const std::byte*>(s.agree_in.data()), ws.count * sizeof(double)};
-  ws.recv = {reinterpret_cast<std::byte*>(s.agree_out.data()), ws.count * sizeof(double)};
-  agreement_->run(env_.transport(w), ws, [this, w, step] { on_agreed(w, step); });
+  control(w, "adaptsim:step:" + std::to_string(step), [this, w, step] { on_agreed(w, step); });
 }
 
 void Trainer::on_agreed(int w, int step) {
@@ -325,22 +316,19 @@ void Trainer::on_agreed(int w, int step) {
   next_or_finish(w);
 }
 
-// A control all-reduce of one double over the agreement's STAR (a barrier when its value is
-// ignored); `done` gets the sum.
-void Trainer::control(int w, const std::string& name, double value,
-                      std::function<void(double)> done) {
+// A control all-reduce of the worker's agree_in over the agreement's STAR into its agree_out (the
+// step agreement; a barrier when the sum is ignored).
+void Trainer::control(int w, const std::string& name, Callback done) {
   Worker& s = state_[w];
-  s.agree_in.assign(1, value);
-  s.agree_out.assign(1, 0.0);
+  s.agree_out.assign(s.agree_in.size(), 0.0);
   coll::Workspace ws;
   ws.name = name;
-  ws.count = 1;
+  ws.count = s.agree_in.size();
   ws.dtype = coll::DType::kF64;
   ws.op = coll::ReduceOp::kSum;
-  ws.send = {reinterpret_cast<const std::byte*>(s.agree_in.data()), sizeof(double)};
-  ws.recv = {reinterpret_cast<std::byte*>(s.agree_out.data()), sizeof(double)};
-  agreement_->run(env_.transport(w), ws,
-                  [this, w, done = std::move(done)] { done(state_[w].agree_out[0]); });
+  ws.send = {reinterpret_cast<const std::byte*>(s.agree_in.data()), ws.count * sizeof(double)};
+  ws.recv = {reinterpret_cast<std::byte*>(s.agree_out.data()), ws.count * sizeof(double)};
+  agreement_->run(env_.transport(w), ws, std::move(done));
 }
 
 void Trainer::switch_strategy(int w, int step) {
@@ -348,15 +336,18 @@ void Trainer::switch_strategy(int w, int step) {
   const StrategyChoice& to = *decisions_[static_cast<std::size_t>(step)].strategy;
   // The digest: the strategy and its root, exact in a double.
   const double digest = static_cast<double>(static_cast<int>(to.kind) + 1) * 1048576.0 + to.root;
-  control(w, prefix + ":consensus", digest, [this, w, step, prefix, digest](double sum) {
+  state_[w].agree_in.assign(1, digest);
+  control(w, prefix + ":consensus", [this, w, step, prefix, digest] {
     const int n = env_.workers();
+    const double sum = state_[w].agree_out[0];
     if (sum != digest * n) {
       throw RuntimeFailure("worker " + std::to_string(w) + ": the workers disagree on the new " +
                            "strategy after step " + std::to_string(step) + " (digest sum " +
                            std::to_string(sum) + ", expected " + std::to_string(digest * n) + ")");
     }
     apply(w, decisions_[static_cast<std::size_t>(step)]);
-    control(w, prefix + ":barrier", 0.0, [this, w](double) { next_or_finish(w); });
+    state_[w].agree_in.assign(1, 0.0);
+    control(w, prefix + ":barrier", [this, w] { next_or_finish(w); });
   });
 }
 

@@ -129,7 +129,7 @@ class Trainer final : public StepSink {
   void agree(int w, int step);
   void on_agreed(int w, int step);
   void switch_strategy(int w, int step);
-  void control(int w, const std::string& name, double value, std::function<void(double)> done);
+  void control(int w, const std::string& name, Callback done);
   void apply(int w, const Decision& d);
   void account(Worker& s);
   const train::ComputeProfile& profile_for(int batch);

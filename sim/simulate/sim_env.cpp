@@ -43,6 +43,7 @@ SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
     : topology_(topology),
       model_(model),
       options_(options),
+      totals_(model.totals()),
       network_(engine_, topology, options.sharing),
       fabric_(network_, host_options(options)) {
   network_.set_share_dispersion(options.share_cv, options.seed);
@@ -150,9 +151,8 @@ MonitorKernels MonitorKernels::memory_bound(double memory_Bps, std::size_t eleme
 }
 
 TimeNs SimEnv::kernel_ns(const KernelCost& kernel, int times) const {
-  const train::ModelTotals totals = model_.totals();
-  const double one = static_cast<double>(totals.tensors) * kernel.overhead_ns +
-                     static_cast<double>(totals.parameters) * kernel.per_element_ns;
+  const double one = static_cast<double>(totals_.tensors) * kernel.overhead_ns +
+                     static_cast<double>(totals_.parameters) * kernel.per_element_ns;
   return seconds_to_ns_ceil(times * one * options_.kernels.time_sharing * 1e-9);
 }
 

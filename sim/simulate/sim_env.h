@@ -99,6 +99,7 @@ class SimEnv final : public runtime::TrainingEnv {
   const topo::Topology& topology_;
   const train::Model& model_;
   SimEnvOptions options_;
+  train::ModelTotals totals_;  // what the monitors' kernels run over
   EventEngine engine_;
   net::Network network_;
   fabric::SimFabric fabric_;

@@ -58,6 +58,17 @@ int lines(const std::string& s) {
   return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
 }
 
+// simctl's output when rank 2 was SIGKILLed in the run of `system`: exit 1 and one line,
+// "simctl: failed: live run of mobilenetv2 / SYSTEM failed (exit code 1): rank 2 (pid N) was
+// killed by signal 9 (Killed); rank 0 ... exited with code 1; ...": the root cause first.
+void check_rank2_killed(int code, const std::string& out, const std::string& system) {
+  CHECK(code == 1);
+  CHECK(lines(out) == 1);
+  CHECK(out.rfind("simctl: failed: live run of mobilenetv2 / " + system + " failed", 0) == 0);
+  CHECK(out.find("rank 2 (pid") != std::string::npos);
+  CHECK(out.find("killed by signal 9") != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("live testbed run: 4 hosts, kungfu and horovod, mode=live rows, nothing left") {
@@ -91,13 +102,7 @@ TEST_CASE("live testbed killed worker: exit 1, one line naming the rank, nothing
   const double seconds = now_s() - start;
   const std::string out = p.output();
   INFO("output: " << out);
-  // "simctl: failed: live run of mobilenetv2 / mbts failed (exit code 1): rank 2 (pid N) was
-  // killed by signal 9 (Killed); rank 0 ... exited with code 1; ...": the root cause first.
-  CHECK(code == 1);
-  CHECK(lines(out) == 1);
-  CHECK(out.rfind("simctl: failed: live run of mobilenetv2 / mbts failed", 0) == 0);
-  CHECK(out.find("rank 2 (pid") != std::string::npos);
-  CHECK(out.find("killed by signal 9") != std::string::npos);
+  check_rank2_killed(code, out, "mbts");
   // The survivors notice the lost peer, not the 20 s timeout.
   CHECK(seconds < 60);
   CHECK_FALSE(fs::exists(dir / "out" / "live-test.csv"));
@@ -124,11 +129,7 @@ TEST_CASE("live testbed adaptive killed worker: one line naming the rank, no tra
   const int code = p.wait(120);
   const std::string out = p.output();
   INFO("output: " << out);
-  CHECK(code == 1);
-  CHECK(lines(out) == 1);
-  CHECK(out.rfind("simctl: failed: live run of mobilenetv2 / star failed", 0) == 0);
-  CHECK(out.find("rank 2 (pid") != std::string::npos);
-  CHECK(out.find("killed by signal 9") != std::string::npos);
+  check_rank2_killed(code, out, "star");
   check_nothing_left(prefix, dir);
   CHECK(eventually([] { return processes_mentioning("adaptsim-traffic").empty(); }, 5));
   fs::remove_all(dir);
