@@ -90,10 +90,12 @@ coll::DType dtype_option(const std::string& text) {
 
 // Decimal sizes from 1e4 (CPU) or 1e5 (GPU) up to max_elements.
 std::vector<std::size_t> kernel_sizes(std::size_t first, std::size_t max_elements) {
+  // Doubling from `first`, and `max_elements` itself: enough sizes on both sides of the cache
+  // and launch knees for the two-regime fit (kernel_cost_entries).
   std::vector<std::size_t> sizes;
-  for (std::size_t n = first; n <= max_elements; n *= 10)
+  for (std::size_t n = first; n < max_elements; n *= 2)
     sizes.push_back(n);
-  if (sizes.empty()) sizes.push_back(max_elements);
+  sizes.push_back(max_elements);
   return sizes;
 }
 
@@ -237,7 +239,6 @@ int run_gpu(const CliOptions& o, int argc, char** argv) {
     hw::KernelTimingOptions cpu_options;
     cpu_options.sizes_elements = kernel_sizes(10'000, 10'000'000);
     hw::KernelTimingReport cpu = hw::time_cpu_kernels(cpu_options);
-    hw::fit_kernel_costs(cpu);
     profile.cpu = io::CpuCalibration{sum_reduce_bandwidth_Bps(cpu), kernel_cost_entries(cpu)};
   }
   const std::uint64_t wrong = wrong_total(r.rows);
@@ -340,7 +341,8 @@ Writes DIR/NAME.csv (every point) and DIR/NAME.yaml (the profile). Exit codes: 0
   app.add_option("--chunk", o.chunk, "TCP: KungFu chunk size of graph strategies")
       ->capture_default_str();
   app.add_option("--kernel-max-elements", o.kernel_max_elements,
-                 "Largest kernel size (default 1e7 CPU, 1e8 GPU); sizes are decades up to it");
+                 "Largest kernel size (default 1e7 CPU, 1e8 GPU); sizes double up to it from 1e4 "
+                 "CPU, 1e5 GPU");
   app.add_option("--kernel-iters", o.kernel_iters, "Timed calls per kernel size")
       ->capture_default_str();
   app.add_flag("--no-kernels", o.no_kernels, "Skip the CPU kernel timing");

@@ -72,7 +72,6 @@ GpuCalibrationResult run_gpu_calibration(const GpuCalibrationOptions& o) {
 
   print("# GPU kernels on device " + std::to_string(o.kernels.device));
   hw::KernelTimingReport kernels = hw::time_gpu_kernels(o.kernels);
-  hw::fit_kernel_costs(kernels);
   result.gpu.launch_overhead_us = kernels.launch_overhead_ns / 1e3;
   result.gpu.launch_latency_us = kernels.launch_latency_ns / 1e3;
   result.gpu.kernels = kernel_cost_entries(kernels);

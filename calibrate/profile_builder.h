@@ -23,8 +23,11 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<coll::SweepRow>& rows
                                          const std::vector<int>& host_of_rank,
                                          std::vector<std::string>& notes);
 
-// The kernel lines of a timing report (CPU or GPU): overhead and per-element cost from its fits,
-// bandwidth = bytes the kernel moves per element / per-element cost.
+// The kernel lines of a timing report (CPU or GPU), one per kernel timed: the two-regime fit of
+// alpha_beta_fit.h over its sizes (elements for bytes): the overhead from the small sizes' line,
+// the per-element cost from the large sizes' line (a single line with fewer than 6 sizes; a
+// single size gives no overhead and time/n); bandwidth = bytes the kernel moves per element /
+// per-element cost.
 std::vector<io::KernelCostEntry> kernel_cost_entries(const hw::KernelTimingReport& report);
 
 // Bytes of float32 output per second of the sum kernel (out = a + b) at the largest size timed:

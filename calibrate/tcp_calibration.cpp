@@ -160,7 +160,6 @@ TcpCalibrationResult run_tcp_calibration(const TcpCalibrationOptions& o, tcp::Re
     print("");
     print("# CPU kernels (one thread)");
     hw::KernelTimingReport report = hw::time_cpu_kernels(o.kernels);
-    hw::fit_kernel_costs(report);
     for (const hw::KernelTimingRow& r : report.rows) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "  %-9s %11zu elements %12.1f ns %8.4f ns/element %8.2f GB/s",

@@ -62,7 +62,6 @@ KernelTimingReport time_cpu_kernels(const KernelTimingOptions& options) {
       report.rows.push_back(row);
     }
   }
-  fit_kernel_costs(report);
   return report;
 }
 

@@ -94,7 +94,6 @@ KernelTimingReport time_gpu_kernels(const KernelTimingOptions& options) {
       report.rows.push_back(row);
     }
   }
-  fit_kernel_costs(report);
   return report;
 }
 

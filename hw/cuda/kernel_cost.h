@@ -4,7 +4,8 @@
 //   time(n) = overhead + n * per_element,
 // where per_element is bytes per element over the achieved bandwidth and overhead is the launch
 // and fixed cost of one call. Rows come from cpu_kernel_timing.h (always built) or
-// gpu_kernel_timing.h (with CUDA); both fill the same KernelTimingReport.
+// gpu_kernel_timing.h (with CUDA); both fill the same KernelTimingReport. This layer measures;
+// the calibration tool fits the line (calibrate/profile_builder.h, kernel_cost_entries).
 
 #include <cstddef>
 #include <optional>
@@ -49,29 +50,11 @@ struct KernelTimingRow {
   double bandwidth_GBps = 0;  // kernel_bytes_per_element * n / time, GB = 1e9 B
 };
 
-struct KernelCostFit {
-  KernelKind kernel = KernelKind::kSum;
-  double overhead_ns = 0;     // intercept: per-call cost independent of size
-  double ns_per_element = 0;  // slope
-  int points = 0;             // rows used
-};
-
 struct KernelTimingReport {
   std::string device;             // "cpu" or the GPU's name
   double launch_overhead_ns = 0;  // GPU: an empty kernel, launched back to back; CPU: 0
   double launch_latency_ns = 0;   // GPU: an empty kernel launch + synchronize round trip; CPU: 0
   std::vector<KernelTimingRow> rows;
-  std::vector<KernelCostFit> fits;  // one per kernel, from fit_kernel_cost
 };
-
-// Least-squares fit of time_ns = overhead_ns + n * ns_per_element over the rows of `kernel`,
-// weighted by 1/time^2 so each size counts by its relative error (unweighted, the largest size
-// alone would set the line and the intercept would be noise: FACTS §2.5). The intercept can come
-// out slightly negative when the fixed cost is below the timing noise. With a single size the
-// intercept is 0 and the slope time/n. No rows: std::invalid_argument.
-KernelCostFit fit_kernel_cost(KernelKind kernel, std::span<const KernelTimingRow> rows);
-
-// Replaces report.fits with one fit per kernel that has rows.
-void fit_kernel_costs(KernelTimingReport& report);
 
 }  // namespace adaptsim::hw

@@ -269,7 +269,9 @@ double non_negative(double v) {
 
 void write_kernels(std::string& out, const std::vector<KernelCostEntry>& kernels) {
   if (kernels.empty()) return;
-  out += "  kernels:  # time(n) = overhead + n x per_element, fitted with 1/t^2 weights\n";
+  out +=
+      "  kernels:  # time(n) = overhead + n x per_element (overhead: small sizes; per_element: "
+      "large)\n";
   for (const KernelCostEntry& k : kernels) {
     out += "    - {kernel: " + k.kernel +
            ", overhead: " + profile_duration_text(non_negative(k.overhead_ns)) +

@@ -3,11 +3,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "calibrate/alpha_beta_fit.h"
 #include "calibrate/collective_model.h"
+#include "calibrate/profile_builder.h"
+#include "hw/cuda/kernel_cost.h"
 #include "sim/core/rng.h"
 
 using namespace adaptsim;
@@ -189,4 +192,65 @@ TEST_CASE("one regime: the piecewise fit keeps the single line") {
   const PiecewiseFit pw = fit_piecewise(pts);
   CHECK_FALSE(pw.split);
   CHECK(pw.bandwidth_Bps() == doctest::Approx(1e9).epsilon(1e-6));
+}
+
+// --- the kernel lines of a calibration profile (profile_builder.h, kernel_cost_entries) -------
+
+namespace {
+
+hw::KernelTimingRow kernel_row(hw::KernelKind kind, std::size_t n, double time_ns) {
+  hw::KernelTimingRow r;
+  r.kernel = kind;
+  r.n_elements = n;
+  r.time_ns = time_ns;
+  r.ns_per_element = time_ns / static_cast<double>(n);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("kernel lines: the per-element cost is the memory-bound sizes', not the cache's") {
+  // A GPU-like sq_norm: 6 us per call, 0.0007 ns/element while the vector fits in cache (up to
+  // 1.5e7 elements), 0.00096 ns/element beyond (4 B / 0.00096 ns = 4.17 TB/s). Sizes double from
+  // 1e5 to 1e8 as calibrate times them.
+  constexpr double kOverhead = 6000, kCached = 0.0007, kStreamed = 0.00096, kKnee = 1.5e7;
+  hw::KernelTimingReport report;
+  for (std::size_t n = 100'000;; n *= 2) {
+    const std::size_t size = std::min<std::size_t>(n, 100'000'000);
+    const double x = static_cast<double>(size);
+    const double t = x <= kKnee ? kOverhead + kCached * x
+                                : kOverhead + kCached * kKnee + kStreamed * (x - kKnee);
+    report.rows.push_back(kernel_row(hw::KernelKind::kSquaredNorm, size, t));
+    if (size == 100'000'000) break;
+  }
+  const std::vector<io::KernelCostEntry> lines = kernel_cost_entries(report);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].kernel == "sq_norm");
+  CHECK(lines[0].points == static_cast<int>(report.rows.size()));
+  CHECK(lines[0].per_element_ns == doctest::Approx(kStreamed).epsilon(0.01));
+  CHECK(lines[0].overhead_ns == doctest::Approx(kOverhead).epsilon(0.05));
+  CHECK(lines[0].bandwidth_Bps == doctest::Approx(4 / kStreamed * 1e9).epsilon(0.01));
+  // One relative-weighted line over all sizes, as the profile had it, is pulled by the cached
+  // sizes to a rate the memory never gives.
+  std::vector<calibrate::SizeTime> all;
+  for (const hw::KernelTimingRow& r : report.rows)
+    all.push_back({static_cast<double>(r.n_elements), r.time_ns / 1e3});
+  CHECK(fit_alpha_beta(all).us_per_byte * 1e3 < 0.9 * kStreamed);
+}
+
+TEST_CASE("kernel lines: one exact line is given back, one size gives time/n and no overhead") {
+  hw::KernelTimingReport report;
+  for (std::size_t n : {100'000u, 1'000'000u, 10'000'000u, 100'000'000u})
+    report.rows.push_back(
+        kernel_row(hw::KernelKind::kSum, n, 5000 + 0.25 * static_cast<double>(n)));
+  report.rows.push_back(kernel_row(hw::KernelKind::kVariance, 1000, 500));
+  const std::vector<io::KernelCostEntry> lines = kernel_cost_entries(report);
+  REQUIRE(lines.size() == 2);  // no sq_norm rows, no sq_norm line
+  CHECK(lines[0].kernel == "sum");
+  CHECK(lines[0].overhead_ns == doctest::Approx(5000).epsilon(1e-6));
+  CHECK(lines[0].per_element_ns == doctest::Approx(0.25).epsilon(1e-9));
+  CHECK(lines[0].bandwidth_Bps == doctest::Approx(12 / 0.25e-9));
+  CHECK(lines[1].kernel == "variance");
+  CHECK(lines[1].overhead_ns == 0);
+  CHECK(lines[1].per_element_ns == doctest::Approx(0.5));
 }

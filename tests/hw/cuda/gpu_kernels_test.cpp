@@ -140,13 +140,12 @@ TEST_CASE("emulated compute lasts about the requested time") {
   CHECK(t.measured_s < 0.05 * 3);
 }
 
-TEST_CASE("kernel timing fills every row and fit") {
+TEST_CASE("kernel timing fills every row") {
   KernelTimingOptions options;
   options.sizes_elements = {100'000, 1'000'000, 10'000'000};
   options.iters = 5;
   const KernelTimingReport report = time_gpu_kernels(options);
   CHECK(report.rows.size() == 9);
-  CHECK(report.fits.size() == 3);
   CHECK(report.launch_overhead_ns > 0);
   CHECK(report.launch_latency_ns >= report.launch_overhead_ns * 0.5);
   for (const auto& r : report.rows) {
