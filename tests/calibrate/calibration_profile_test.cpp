@@ -376,3 +376,25 @@ TEST_CASE("apply_calibration: an intra-node NCCL all-reduce sets the NVSwitch po
   expected.server.nvswitch->bandwidth_Bps = 399e9;
   check_same_spec(spec, expected);
 }
+
+TEST_CASE("every shipped profile loads, and the measured GPU's kernel lines stream below its copy rate") {
+  int profiles = 0, gpus = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kRoot / "traces/calibration")) {
+    if (entry.path().extension() != ".yaml") continue;
+    INFO(entry.path().string());
+    const CalibrationProfile p = load_calibration_profile(entry.path());
+    ++profiles;
+    if (!p.gpu) continue;
+    ++gpus;
+    // The copy probe moves 2 x size per copy at the largest size; a kernel line's per-element
+    // cost comes from the memory-bound sizes (calibrate/profile_builder.h), so it cannot beat
+    // the same memory by more than the noise of two probes.
+    REQUIRE(p.gpu->memory_bandwidth_Bps > 0);
+    for (const KernelCostEntry& k : p.gpu->kernels) {
+      INFO(k.kernel);
+      CHECK(k.bandwidth_Bps < 1.15 * p.gpu->memory_bandwidth_Bps);
+    }
+  }
+  CHECK(profiles >= 5);
+  CHECK(gpus >= 1);  // traces/calibration/h200-1gpu.yaml: calibrate --gpus 1 on an H200
+}

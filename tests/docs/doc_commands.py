@@ -135,7 +135,17 @@ def check(where, command):
         if "--procs" not in options or not ({"-o", "--output"} & set(options)):
             return "checked"
         out = os.path.join(WORK, "calibrate")
-        args = [a for a in args]
+        # The documented sweep's own sizes, iterations and strategy give way to a tiny sweep.
+        tiny = ("--minbytes", "-b", "--maxbytes", "-e", "--iters", "-n", "--warmup-iters", "-w",
+                "--strategy", "--stepfactor", "-f")
+        kept, i = [], 0
+        while i < len(args):
+            if args[i] in tiny:
+                i += 2
+                continue
+            kept.append(args[i])
+            i += 1
+        args = kept
         at = args.index("-o") if "-o" in args else args.index("--output")
         args[at + 1] = out
         # A tiny sweep: two sizes, few iterations, one strategy, no kernel timing.

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The GPU checks, on a machine with an NVIDIA GPU, from the bundle scripts/gpu-bundle.sh packed
+# (binaries built elsewhere): the GPU tests (the gpu label of ctest, run directly), adaptsim-nccl
+# over every collective and `calibrate --gpus 1`. Run from the repository root as root, with the
+# bundle in .devrun/ (bash .devrun/gpu-check.sh); everything lands in $OUT (default /tmp/gpu-check):
+# run.log, nccl/*.csv and cal/gpu-1.{csv,yaml}, the profile to commit under traces/calibration/.
+# Each step has its own time limit and reports its exit code; the script's code is the number of
+# failed steps.
+R="$(pwd)"
+O="${OUT:-/tmp/gpu-check}"
+mkdir -p "$O"
+exec > >(tee "$O/run.log") 2>&1
+t0=$(date +%s)
+step() { echo "### +$(( $(date +%s) - t0 ))s $*"; }
+failed=0
+check() {  # check SECONDS COMMAND...: runs it, 77 (skipped) counts as a failure here
+  timeout "$1" "${@:2}"
+  local rc=$?
+  echo "rc=$rc"
+  [ "$rc" -eq 0 ] || failed=$((failed + 1))
+}
+step start
+nvidia-smi
+head -2 /etc/os-release
+nccl=$(find /usr /opt -name 'libnccl.so.2*' 2>/dev/null | head -1)
+cuda_libs=$(find /usr/local/cuda* -name 'libcublas.so.13*' 2>/dev/null | head -1)
+echo "NCCL: $nccl  cuBLAS: $cuda_libs"
+# The bundle's libstdc++ only where the machine's is older than GCC 12's (GLIBCXX_3.4.30).
+if grep -q GLIBCXX_3.4.30 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 2>/dev/null; then
+  rm -f .devrun/lib/libstdc++.so.6 .devrun/lib/libgcc_s.so.1
+fi
+export LD_LIBRARY_PATH="$R/.devrun/lib:$(dirname "$nccl"):$(dirname "$cuda_libs")"
+# Tests and tools name their paths as configured on the build machine (.devrun/paths).
+. .devrun/paths
+if [ ! -e "$built_root" ]; then mkdir -p "$(dirname "$built_root")"; ln -s "$R" "$built_root"; fi
+if [ ! -e "$built_build" ]; then mkdir -p "$(dirname "$built_build")"; ln -s "$R/.devrun/build" "$built_build"; fi
+# Open MPI at its own paths, adding files only: existing files and directories are left as they are.
+tar -C .devrun/root -cf - . | tar -C / -xf - --skip-old-files --no-overwrite-dir && ldconfig
+mpiexec --version | head -1
+step hw_cuda_gpu_test;  check 240 build/tests/hw/cuda/hw_cuda_gpu_test
+step live_gpu_test;     check 150 build/tests/hw/live/live_gpu_test
+step "calibrate test";  check 240 build/tests/hw/cuda/hw_gpu_tools_test "--test-case=calibrate --gpus 1*"
+step "mpirun test";     check 120 build/tests/hw/cuda/hw_gpu_tools_test "--test-case=mpirun -np 1*"
+step adaptsim-nccl;     check 150 build/hw/nccl/adaptsim-nccl --collective all -o "$O/nccl"
+step "calibrate --gpus 1"
+check 240 build/calibrate/calibrate --gpus 1 -o "$O/cal" --name gpu-1
+step "done: $failed failed step(s)"
+exit "$failed"
