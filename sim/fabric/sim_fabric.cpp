@@ -1,8 +1,13 @@
 #include "sim/fabric/sim_fabric.h"
 
+#include <array>
 #include <cstring>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <utility>
+
+#include "sim/core/error.h"
 
 namespace adaptsim::fabric {
 
@@ -118,6 +123,22 @@ SimFabric::SimFabric(net::Network& network, SimTransportOptions options)
   const int n = network.topology().rank_count();
   for (int r = 0; r < n; ++r)
     ranks_.push_back(std::make_unique<RankTransport>(*this, r));
+  if (!options_.one_transport_thread) return;
+  if (options_.endpoint != Endpoint::kHost) {
+    throw InputError(
+        "transport_threads: one models a host transport (endpoint: host), not GPU "
+        "endpoints");
+  }
+  for (int r = 0; r < n; ++r) {
+    const topo::Node& host = network.topology().node(endpoint_of(r));
+    if (!(host.loopback_bandwidth_Bps > 0)) {
+      throw InputError("transport_threads: one needs the loopback bandwidth of " + host.name +
+                       " (its transport thread's copy rate): set server.cpu.loopback_bandwidth "
+                       "or apply a calibration with a loopback p2p fit");
+    }
+    transport_threads_.push_back(network.flows().add_resource(
+        host.loopback_bandwidth_Bps, "rank" + std::to_string(r) + ".transport_thread"));
+  }
 }
 
 SimFabric::~SimFabric() = default;
@@ -186,6 +207,12 @@ void SimFabric::pump(Connection& c) {
 void SimFabric::transmit(Message& m, Callback transmitted) {
   const TimeNs start = network_.engine().now();
   Message* msg = &m;
+  std::array<net::ResourceId, 2> threads{};
+  std::span<const net::ResourceId> also;
+  if (!transport_threads_.empty()) {
+    threads = {transport_threads_[m.src], transport_threads_[m.dst]};
+    also = threads;
+  }
   network_.transfer(
       endpoint_of(m.src), endpoint_of(m.dst), static_cast<double>(m.data.size),
       [this, msg] {
@@ -199,7 +226,8 @@ void SimFabric::transmit(Message& m, Callback transmitted) {
               {msg->src, msg->dst, start, network_.engine().now(), msg->data.size});
         }
         transmitted();
-      });
+      },
+      also);
 }
 
 void SimFabric::deliver(Message& m) {

@@ -43,6 +43,14 @@ struct SimTransportOptions {
   double socket_buffer_bytes = 0;
   // Keep every message's transmission (SimFabric::transmissions): per-connection traces.
   bool record_transmissions = false;
+  // Host endpoints only: each rank's transport is one thread (adaptsim's hw/tcp runs a rank's
+  // sockets, and its copies, on one event loop: hw/tcp/runtime.h), so everything the rank sends
+  // and receives shares that thread's copy rate, one resource per rank on both ends of every
+  // transfer. The rate is the host's loopback stream bandwidth (topo::Node, from
+  // server.cpu.loopback_bandwidth or a calibration's loopback p2p fit): a ping-pong moves one
+  // stream through one thread on each side. false: a rank's sends and receives are limited by
+  // the network alone (KungFu's Go runtime runs each connection on its own goroutine).
+  bool one_transport_thread = false;
 };
 
 // One message on the network: from its first byte leaving `src` (after the per-message overhead)
@@ -107,6 +115,7 @@ class SimFabric {
   std::uint64_t messages_ = 0;
   double bytes_ = 0;
   std::vector<Transmission> transmissions_;
+  std::vector<net::ResourceId> transport_threads_;  // per rank (one_transport_thread)
 };
 
 }  // namespace adaptsim::fabric

@@ -25,8 +25,9 @@ Network::Network(EventEngine& engine, const topo::Topology& topology, Sharing sh
   }
 }
 
-Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double bytes, Callback on_done,
-                                  double rate_cap_Bps, Callback on_transmitted) {
+Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double bytes,
+                                  Callback on_done, double rate_cap_Bps, Callback on_transmitted,
+                                  std::span<const ResourceId> also) {
   FlowNetwork::FlowSpec spec;
   spec.bytes = bytes;
   spec.rate_cap_Bps = rate_cap_Bps;
@@ -59,6 +60,7 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
       if (auto mem = memory_resource(src)) spec.resources.push_back(*mem);
     }
   }
+  spec.resources.insert(spec.resources.end(), also.begin(), also.end());
   return flows_.start(std::move(spec));
 }
 

@@ -5,6 +5,7 @@
 // max-min fairly with every other transfer and background flow.
 
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "sim/net/flow_network.h"
@@ -25,9 +26,11 @@ class Network {
 
   // Moves `bytes` from `src` to `dst` (bytes may be FlowNetwork::kInfiniteBytes for background
   // traffic, stopped with flows().stop()). src == dst uses the node's loopback resource and
-  // throws InputError if the node has none.
+  // throws InputError if the node has none. `also` are further resources the transfer shares
+  // besides its path (the sending and receiving processes' transport threads: SimFabric).
   FlowId transfer(topo::NodeId src, topo::NodeId dst, double bytes, Callback on_done,
-                  double rate_cap_Bps = MaxMinSolver::kUncapped, Callback on_transmitted = nullptr);
+                  double rate_cap_Bps = MaxMinSolver::kUncapped, Callback on_transmitted = nullptr,
+                  std::span<const ResourceId> also = {});
 
   // Starts an element-wise reduction producing `bytes` on `node`: at the node's per-thread
   // reduction rate, sharing its memory bandwidth. Completes at once (next event) when reductions

@@ -154,6 +154,12 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
                              "grows with chunks x ranks): a larger chunk_size");
   }
   read_connection(w, options.transport);
+  if (options.transport.one_transport_thread &&
+      options.transport.endpoint != fabric::Endpoint::kHost) {
+    w.fail("transport_threads",
+           "one applies to host endpoints (a TCP transport thread per "
+           "rank); expected endpoint: host or transport_threads: unlimited");
+  }
   options.sharing = read_sharing(w);
   check_message_time(w, "max_bytes", max_bytes, ctx.topology.spec);
   if (const std::string host = io::shared_host_without_loopback(ctx.topology.spec);

@@ -19,6 +19,8 @@ void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport) {
   transport.serialize_per_peer = connection == "serialized";
   transport.per_message_overhead_ns = w.duration_ns_or("per_message_overhead", 0);
   transport.socket_buffer_bytes = static_cast<double>(w.size_bytes_or("socket_buffer", 0));
+  transport.one_transport_thread =
+      w.choice_or("transport_threads", {"unlimited", "one"}, "unlimited") == "one";
   if (transport.socket_buffer_bytes > 0 && !transport.serialize_per_peer) {
     w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
   }

@@ -276,6 +276,21 @@ TEST_CASE("socket_buffer: a size, only on serialized connections") {
   CHECK_MESSAGE(r.output.find("key 'workload.socket_buffer'") != std::string::npos, r.output);
 }
 
+TEST_CASE("transport_threads: unlimited or one, and one only on host endpoints") {
+  const std::string sc = (kRoot / "scenarios/allreduce.yaml").string();
+  Result r = run("validate " + sc + " --set workload.transport_threads=one");
+  CHECK_MESSAGE(r.code == 0, r.output);
+  r = run("validate " + sc + " --set workload.transport_threads=two");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("key 'workload.transport_threads'") != std::string::npos, r.output);
+  CHECK_MESSAGE(r.output.find("unlimited") != std::string::npos, r.output);
+  r = run("validate " + sc + " --set workload.transport_threads=one --set workload.endpoint=gpu");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("key 'workload.transport_threads': one applies to host endpoints") !=
+                    std::string::npos,
+                r.output);
+}
+
 TEST_CASE("share_cv: only with sharing tcp, and a plausible coefficient of variation") {
   const std::string sc = (kRoot / "scenarios/validate-testbed.yaml").string();
   Result r = run("validate " + sc);
