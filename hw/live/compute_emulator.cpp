@@ -47,10 +47,18 @@ std::unique_ptr<ComputeEmulator> make_compute_emulator(const ComputeEmulatorOpti
   }
 #if ADAPTSIM_LIVE_HAVE_CUDA
   const hw::CudaAvailability cuda = hw::probe_cuda();
-  if (cuda.device_count > 0) {
+  std::string why;
+  if (cuda.device_count > 0 &&
+      (options.device == ComputeDevice::kGpu || options.host_ranks <= cuda.device_count)) {
     return make_gpu_compute_emulator(options.local_rank % cuda.device_count);
   }
-  const std::string why = "no CUDA device is visible (" + cuda.reason + ")";
+  if (cuda.device_count > 0) {
+    why = std::to_string(options.host_ranks) + " ranks on this host would share " +
+          std::to_string(cuda.device_count) +
+          " GPU(s), time-sharing their emulation kernels (compute_mode gpu shares them anyway)";
+  } else {
+    why = "no CUDA device is visible (" + cuda.reason + ")";
+  }
 #else
   const std::string why = "this build has no CUDA (CMake's ADAPTSIM_HAVE_CUDA is off)";
 #endif

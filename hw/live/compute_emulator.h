@@ -43,6 +43,7 @@ struct ComputeEmulatorOptions {
   ComputeDevice device = ComputeDevice::kCpu;
   hw::CpuComputeMode cpu_mode = hw::CpuComputeMode::kSleep;  // kCpu, and kAuto's fallback
   int local_rank = 0;  // the rank's index among its host's ranks: selects the GPU
+  int host_ranks = 1;  // ranks on this host: kAuto uses the GPUs only when each rank has its own
 };
 
 // Whether this build has the GPU emulator (CMake's ADAPTSIM_HAVE_CUDA).
@@ -51,7 +52,10 @@ bool gpu_compute_available_in_build();
 // The emulator for the calling thread (the GPU one makes its device current on this thread for
 // its lifetime). kGpu throws RuntimeFailure naming the cause when the build has no CUDA or no
 // device is visible; kAuto then returns the CPU emulator and sets *fallback_note to one line
-// saying why (empty otherwise). GPU: device local_rank mod the visible devices.
+// saying why (empty otherwise); kAuto also takes the CPU, with a note, when the host has more
+// ranks than visible GPUs: ranks sharing a GPU time-share their emulation kernels (four ranks on
+// one H200 stepped 838 ms where 631 ms were asked), which no longer emulates their own GPUs.
+// kGpu keeps the GPUs then (device local_rank mod the visible devices).
 std::unique_ptr<ComputeEmulator> make_compute_emulator(const ComputeEmulatorOptions& options,
                                                        std::string* fallback_note);
 

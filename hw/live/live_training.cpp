@@ -24,6 +24,13 @@ int local_rank(const tcp::Runtime& rt) {
   return static_cast<int>(std::count(host.begin(), host.begin() + rt.rank(), mine));
 }
 
+// The ranks on the rank's host (every rank when the runtime has no host map: local processes).
+int host_ranks(const tcp::Runtime& rt) {
+  const std::vector<int>& host = rt.host_of_rank();
+  if (host.size() != static_cast<std::size_t>(rt.size())) return rt.size();
+  return static_cast<int>(std::count(host.begin(), host.end(), host[rt.rank()]));
+}
+
 }  // namespace
 
 void abort_cluster(tcp::Runtime& runtime, const std::string& reason) {
@@ -85,11 +92,12 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   std::unique_ptr<LiveEnv> env;
   try {
     std::string note;
-    env = std::make_unique<LiveEnv>(
-        rt, buffers ? &*buffers : nullptr, c.verify,
-        ComputeEmulatorOptions{
-            .device = c.compute_device, .cpu_mode = c.compute_mode, .local_rank = local_rank(rt)},
-        &note);
+    env = std::make_unique<LiveEnv>(rt, buffers ? &*buffers : nullptr, c.verify,
+                                    ComputeEmulatorOptions{.device = c.compute_device,
+                                                           .cpu_mode = c.compute_mode,
+                                                           .local_rank = local_rank(rt),
+                                                           .host_ranks = host_ranks(rt)},
+                                    &note);
     if (!note.empty() && local_rank(rt) == 0)
       std::fprintf(stderr, "rank %d: %s\n", rank, note.c_str());
   } catch (const std::exception& e) {

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "hw/cuda/cuda_device.h"
+#include "hw/live/compute_emulator.h"
 #include "hw/live/live_training.h"
 #include "tests/hw/live/live_test_support.h"
 
@@ -86,4 +88,25 @@ TEST_CASE("compute_mode gpu, kungfu on 2 ranks: gradients after each layer's ker
   CHECK(r.training.compute_s <= kHigh * kTotalS + kSlackS);
   CHECK(r.training.compute_s + r.training.exposed_link_s + r.training.exposed_wait_s ==
         doctest::Approx(r.training.step_mean_s));
+}
+
+TEST_CASE(
+    "compute_mode auto: the GPUs while each rank has its own, the CPU (said) once they share") {
+  const int gpus = hw::probe_cuda().device_count;
+  REQUIRE(gpus > 0);
+  std::string note;
+  auto own = make_compute_emulator({.device = ComputeDevice::kAuto, .host_ranks = gpus}, &note);
+  CHECK(note.empty());
+  CHECK(own->description() != "sleep");
+  auto shared =
+      make_compute_emulator({.device = ComputeDevice::kAuto, .host_ranks = gpus + 1}, &note);
+  CHECK(shared->description() == "sleep");
+  CHECK_MESSAGE(
+      note.find(std::to_string(gpus + 1) + " ranks on this host would share") != std::string::npos,
+      note);
+  // Asked for explicitly, the GPU is used even when shared.
+  auto forced =
+      make_compute_emulator({.device = ComputeDevice::kGpu, .host_ranks = gpus + 1}, &note);
+  CHECK(note.empty());
+  CHECK(forced->description() != "sleep");
 }
