@@ -31,6 +31,7 @@
 //                                        # rank's GPU), auto (gpu where a device is visible)
 //   congestion_control: cubic
 //   progress_file: /tmp/x/progress       # rank 0 publishes its step (background traffic's clock)
+//   timeline_dir: /tmp/x/timeline        # each rank writes rank<r>.trace.json there
 //
 // Bad input throws InputError "FILE:LINE: key 'system.strategy': unknown strategy ...".
 

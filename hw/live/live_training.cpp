@@ -10,6 +10,7 @@
 #include "hw/live/live_env.h"
 #include "hw/tcp/event_loop.h"
 #include "hw/tcp/tcp_transport.h"
+#include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 #include "sim/runtime/trainer.h"
 
@@ -116,6 +117,8 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   t.step_time_cv = c.step_time_cv;
   t.gradient_element_bytes = c.gradient_element_bytes;
   t.compute = c.compute;
+  runtime::Timeline timeline;
+  if (!c.timeline_dir.empty()) t.timeline = &timeline;
   runtime::TrainingRun training(*env, model, c.system, c.seam, std::move(t));
   runtime::Trainer& trainer = training.trainer();
 
@@ -159,6 +162,11 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   w.recv = {reinterpret_cast<std::byte*>(sum.data()), sum.size() * sizeof(double)};
   rt.run_allreduce(*coll::make_allreduce(coll::StrategyKind::kStar, rt.host_of_rank()), w,
                    c.timeout_ns);
+
+  if (!c.timeline_dir.empty()) {
+    write_file_atomic(c.timeline_dir / ("rank" + std::to_string(rank) + ".trace.json"),
+                      timeline.chrome_json(rank, "rank " + std::to_string(rank) + " (live)", 0));
+  }
 
   LiveResult out;
   out.training = trainer.summarize(sum);

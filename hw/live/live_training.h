@@ -54,6 +54,9 @@ struct LiveConfig {
   // Rank 0 publishes the step it starts here (its number and '\n', replaced by rename): the
   // clock of the scenario's background traffic (adaptsim-traffic reads it). Empty: none.
   std::filesystem::path progress_file;
+  // Each rank writes its timeline (sim/runtime/timeline.h; pid = its rank, times on the steady
+  // clock) to DIR/rank<r>.trace.json here. Empty: none.
+  std::filesystem::path timeline_dir;
 };
 
 struct LiveResult {

@@ -16,6 +16,7 @@
 #include "sim/core/units.h"
 #include "sim/io/output.h"
 #include "sim/runtime/system_config.h"
+#include "sim/runtime/timeline.h"
 
 namespace adaptsim::runner {
 namespace fs = std::filesystem;
@@ -50,7 +51,8 @@ std::filesystem::path find_traffic_tool() {
 }
 
 std::string live_config_yaml(const runtime::LiveTrainingTask& task,
-                             const std::filesystem::path& progress_file) {
+                             const std::filesystem::path& progress_file,
+                             const std::filesystem::path& timeline_dir) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << task.model;
@@ -68,6 +70,9 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
   }
   if (!progress_file.empty()) {
     out << YAML::Key << "progress_file" << YAML::Value << progress_file.string();
+  }
+  if (!timeline_dir.empty()) {
+    out << YAML::Key << "timeline_dir" << YAML::Value << timeline_dir.string();
   }
   out << YAML::EndMap;
   // The system, policy and monitors as their own readers read them back (one line each).
@@ -226,9 +231,20 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   const fs::path config = dir.path / "config.yaml";
   const fs::path result = dir.path / "result.json";
   const fs::path progress = task.background.empty() ? fs::path() : dir.path / "progress";
-  io::write_file_atomic(config, live_config_yaml(task, progress));
   const int gpus = task.nominal.server.gpus;
   const int ranks = task.nominal.servers * gpus;
+  // The ranks' timelines (one file each, merged below). The scratch folder is on this machine:
+  // local and testbed ranks share its file system.
+  const fs::path timeline = task.record_timeline ? dir.path / "timeline" : fs::path();
+  if (!timeline.empty()) {
+    if (task.live.placement == "hosts") {
+      throw InputError(
+          "--timeline with live.placement: hosts: the ranks' timelines are written "
+          "on this machine's file system, which only local and testbed ranks share");
+    }
+    fs::create_directories(timeline);
+  }
+  io::write_file_atomic(config, live_config_yaml(task, progress, timeline));
 
   std::vector<std::string> argv = {live_tool_.string(),
                                    config.string(),
@@ -302,7 +318,14 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     throw RuntimeFailure("live run of " + task.model + " / " + task.system.label +
                          ": its background traffic failed: " + traffic_failure);
   }
-  return parse_live_result(read_file(result), result.string());
+  runtime::TrainingResult out = parse_live_result(read_file(result), result.string());
+  if (!timeline.empty()) {
+    std::vector<std::string> ranks_json;
+    for (int r = 0; r < ranks; ++r)
+      ranks_json.push_back(read_file(timeline / ("rank" + std::to_string(r) + ".trace.json")));
+    out.timeline_json = runtime::merge_chrome_json(ranks_json);
+  }
+  return out;
 }
 
 }  // namespace adaptsim::runner

@@ -28,9 +28,11 @@ std::filesystem::path find_live_tool();
 
 // The configuration adaptsim-live reads for one task (YAML, in the scenario's own keys, read by
 // the same readers; exposed for tests).
-// With a progress file (background traffic), rank 0 publishes its steps there.
+// With a progress file (background traffic), rank 0 publishes its steps there; with a timeline
+// folder, every rank writes its timeline there.
 std::string live_config_yaml(const runtime::LiveTrainingTask& task,
-                             const std::filesystem::path& progress_file = {});
+                             const std::filesystem::path& progress_file = {},
+                             const std::filesystem::path& timeline_dir = {});
 // The adaptsim-traffic tool: $ADAPTSIM_TRAFFIC_TOOL, beside simctl's build, or on PATH.
 std::filesystem::path find_traffic_tool();
 

@@ -164,6 +164,19 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
       contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
     }
   }
+  if (!options.timeline_dir.empty()) {
+    for (const auto& p : scenario.points) {
+      if (!p.workload->has_timeline()) {
+        throw InputError("--timeline: scenario '" + scenario.name +
+                         "': its workload has no timeline (training only)");
+      }
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      contexts[i].timeline_dir = options.timeline_dir;
+      contexts[i].trace_name = "p";
+      contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
+    }
+  }
   std::vector<std::vector<io::OutputFile>> task_files(items.size());
   for (std::size_t i = 0; i < items.size(); ++i)
     contexts[i].files = &task_files[i];
@@ -262,6 +275,13 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
   m["points"] = points;
 
+  if (!options.timeline_dir.empty()) {
+    std::filesystem::create_directories(options.timeline_dir, ec);
+    if (ec) {
+      throw RuntimeFailure(options.timeline_dir.string() +
+                           ": cannot create the timeline folder: " + ec.message());
+    }
+  }
   if (!options.trace_dir.empty()) {
     std::filesystem::create_directories(options.trace_dir, ec);
     if (ec) {

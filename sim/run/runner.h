@@ -20,6 +20,9 @@ struct RunOptions {
   // Simulated training runs: write each task's per-connection trace here (created if missing),
   // as p<point>-<model>-<system>.connections.csv; empty: none.
   std::filesystem::path trace_dir;
+  // Training runs, simulated or live: write each task's timeline here (created if missing), as
+  // p<point>-<model>-<system>.trace.json (Chrome / Perfetto trace events); empty: none.
+  std::filesystem::path timeline_dir;
 };
 
 struct RunSummary {

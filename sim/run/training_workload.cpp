@@ -146,11 +146,13 @@ class TrainingWorkload final : public Workload {
     return out;
   }
   bool traces_connections() const override { return live_.backend == nullptr; }
+  bool has_timeline() const override { return true; }
 
  private:
   runtime::TrainingResult run_live(const std::string& model_name,
-                                   const runtime::SystemConfig& system) const {
+                                   const runtime::SystemConfig& system, bool timeline) const {
     runtime::LiveTrainingTask task;
+    task.record_timeline = timeline;
     task.nominal = live_.nominal;
     task.model = model_name;
     task.batch_per_gpu = options_.compute.batch_per_gpu;
@@ -173,13 +175,15 @@ class TrainingWorkload final : public Workload {
     const bool live = live_.backend != nullptr;
     runtime::TrainingResult r;
     if (live) {
-      r = run_live(model_name, system);
+      r = run_live(model_name, system, !context.timeline_dir.empty());
     } else {
       const topo::Topology topology = topo::build_cluster(spec_);
       simulate::TrainingOptions options = options_;
       options.host_transport.record_transmissions = !context.trace_dir.empty();
+      options.record_timeline = !context.timeline_dir.empty();
       simulate::SimulatedTraining sim =
           simulate::simulate_training(topology, model, device_, system, options);
+
       if (!context.trace_dir.empty() && context.files != nullptr) {
         context.files->push_back(
             {context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
@@ -187,6 +191,16 @@ class TrainingWorkload final : public Workload {
              connection_trace(sim.transmissions)});
       }
       r = std::move(sim.result);
+      if (options.record_timeline) {
+        r.timeline_json =
+            sim.timeline.chrome_json(0, model_name + " " + system.label + " (simulated)", 0);
+      }
+    }
+    if (!context.timeline_dir.empty() && context.files != nullptr) {
+      context.files->push_back(
+          {context.timeline_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
+                                   file_part(system.label) + ".trace.json"),
+           r.timeline_json});
     }
     const bool has_strategy = system.kind == runtime::SystemKind::kKungFu ||
                               system.kind == runtime::SystemKind::kHierarchical;

@@ -34,6 +34,8 @@ struct TaskContext {
   // Where to write per-connection traces (simctl run --trace-connections); empty: none.
   std::filesystem::path trace_dir;
   std::string trace_name;  // unique per task within the run: a prefix for its trace files
+  // Where to write the task's timeline (simctl run --timeline); empty: none.
+  std::filesystem::path timeline_dir;
   // Where a task puts the files it produces besides its rows (traces): the runner writes them
   // with the CSV and the manifest, all or none, once every task has run. Each task has its own.
   std::vector<io::OutputFile>* files = nullptr;
@@ -59,6 +61,8 @@ class Workload {
   virtual std::vector<std::string> step_columns() const { return {}; }
   // Whether its tasks write per-connection traces when TaskContext::trace_dir is set.
   virtual bool traces_connections() const { return false; }
+  // Whether its tasks write a timeline (simctl run --timeline; TaskContext::timeline_dir).
+  virtual bool has_timeline() const { return false; }
 };
 
 // Input files a scenario's sweep points share, each read and parsed once (a point only reads

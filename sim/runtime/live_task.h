@@ -61,6 +61,8 @@ struct LiveTrainingTask {
   std::uint64_t seed = 1;
   double compute_scale = 1.0;
   LiveOptions live;
+  // Each rank records its timeline; the backend merges them into TrainingResult::timeline_json.
+  bool record_timeline = false;
 };
 
 // Runs training tasks on real processes. The runner takes one as a parameter (sim/run's

@@ -117,10 +117,29 @@ void Trainer::start_step(int w) {
     const bool last = l + 1 == model_.layers.size();
     if (model_.layers[l].tensor_count > 0 || last) schedule.reported.push_back(l + 1);
   }
+  s.compute_start = now;
+  s.forward_end = schedule.phase_end_ns.front();
+  s.phase_at = -1;
   env_.compute(w, schedule, [this, w](std::size_t phase) {
     Worker& s2 = state_[w];
     const std::size_t l = phase - 1;
     const train::Layer& layer = model_.layers[l];
+    if (options_.timeline != nullptr) {
+      const TimeNs now = env_.now();
+      if (s2.phase_at < 0) {
+        // Forward is not reported on its own: it ends at its planned end, or at the first
+        // backward report if that came sooner.
+        const TimeNs forward_end = std::min(now, s2.forward_end);
+        span(w, "forward", "compute", s2.compute_start, forward_end);
+        s2.phase_at = forward_end;
+      }
+      span(w, "backward " + layer.name, "compute", s2.phase_at, now);
+      s2.phase_at = now;
+      if (s2.ready_at.size() != model_.backward_order.size())
+        s2.ready_at.assign(model_.backward_order.size(), 0);
+      for (std::size_t i = 0; i < layer.tensor_count; ++i)
+        s2.ready_at[layer.first_tensor + i] = now;
+    }
     for (std::size_t i = 0; i < layer.tensor_count; ++i)
       system_.gradient_ready(w, s2.step, layer.first_tensor + i);
     if (l + 1 == model_.layers.size()) {
@@ -140,6 +159,10 @@ void Trainer::gradient_reduced(int w, std::size_t tensor) {
   }
   s.reduced_tensor[tensor] = true;
   ++s.reduced;
+  if (options_.timeline != nullptr && tensor < s.ready_at.size()) {
+    span(w, "allreduce " + model_.backward_order[tensor].name, "comm", s.ready_at[tensor],
+         env_.now(), true, static_cast<std::uint64_t>(s.step) * 1000000 + tensor);
+  }
   if (progress_) progress_();
   maybe_finish(w);
 }
@@ -173,7 +196,9 @@ void Trainer::monitor_norms(int w) {
   if (seam_.needs_gradient_norms(s.step)) {
     // The monitors' norm kernel runs on the device before the update, as a monitoring op in the
     // training graph does: compute time of this step.
-    env_.gradient_norms(w, [this, w](double local_sq, double reduced_sq) {
+    const TimeNs begin = env_.now();
+    env_.gradient_norms(w, [this, w, begin](double local_sq, double reduced_sq) {
+      span(w, "gradient norms", "monitor", begin, env_.now());
       Worker& s2 = state_[w];
       s2.grad_sq_local = local_sq;
       s2.grad_sq_reduced = reduced_sq;
@@ -192,15 +217,21 @@ void Trainer::monitor_variance(int w) {
   }
   // KungFu's variance monitor: square the gradients (a kernel: compute time), all-reduce the
   // squares as the gradients were (exposed communication), then the variance kernel (compute).
-  env_.square_gradients(w, [this, w] {
+  const TimeNs begin = env_.now();
+  env_.square_gradients(w, [this, w, begin] {
+    span(w, "square gradients", "monitor", begin, env_.now());
     Worker& s2 = state_[w];
     s2.updating = false;
     s2.accounted_until = env_.now();
-    system_.reduce_squares(w, [this, w] {
+    const TimeNs reduce_begin = env_.now();
+    system_.reduce_squares(w, [this, w, reduce_begin] {
+      span(w, "allreduce squares", "comm", reduce_begin, env_.now());
       Worker& s3 = state_[w];
       account(s3);
       s3.updating = true;
-      env_.gradient_variance(w, [this, w](double norm_sum) {
+      const TimeNs variance_begin = env_.now();
+      env_.gradient_variance(w, [this, w, variance_begin](double norm_sum) {
+        span(w, "gradient variance", "monitor", variance_begin, env_.now());
         state_[w].grad_variance = norm_sum;
         update(w);
       });
@@ -211,7 +242,11 @@ void Trainer::monitor_variance(int w) {
 void Trainer::update(int w) {
   Worker& s = state_[w];
   const TimeNs update = seconds_to_ns_ceil(s.profile->optimizer_s * s.jitter);
-  env_.compute_until(w, env_.now() + update, [this, w] { end_step(w); });
+  const TimeNs begin = env_.now();
+  env_.compute_until(w, begin + update, [this, w, begin] {
+    span(w, "update", "compute", begin, env_.now());
+    end_step(w);
+  });
 }
 
 void Trainer::end_step(int w) {
@@ -220,6 +255,7 @@ void Trainer::end_step(int w) {
   const int step = s.step;
   const double step_s = to_seconds(now - s.start);
   step_sum_s_[static_cast<std::size_t>(step)] += step_s;
+  span(w, "step " + std::to_string(step), "step", s.start, now);
   if (step >= options_.warmup_steps) {
     const double exposed = to_seconds(s.exposed_link + s.exposed_wait);
     s.compute_s += step_s - exposed;
@@ -249,7 +285,22 @@ void Trainer::end_step(int w) {
                   squares ? s.grad_variance : 0.0,
                   seam_.policy ? seam_.policy->vote(s.own) : 0.0};
   }
-  env_.between_steps(w, step, [this, w, step] { after_step(w, step); });
+  env_.between_steps(w, step, [this, w, step, now] {
+    if (env_.now() > now) span(w, "between steps", "control", now, env_.now());
+    after_step(w, step);
+  });
+}
+
+void Trainer::span(int w, std::string name, const char* category, TimeNs begin, TimeNs end,
+                   bool overlapping, std::uint64_t id) {
+  if (options_.timeline == nullptr) return;
+  options_.timeline->add({.worker = w,
+                          .name = std::move(name),
+                          .category = category,
+                          .begin = begin,
+                          .end = std::max(begin, end),
+                          .overlapping = overlapping,
+                          .id = id});
 }
 
 void Trainer::after_step(int w, int step) {
@@ -328,6 +379,13 @@ void Trainer::control(int w, const std::string& name, Callback done) {
   ws.op = coll::ReduceOp::kSum;
   ws.send = {reinterpret_cast<const std::byte*>(s.agree_in.data()), ws.count * sizeof(double)};
   ws.recv = {reinterpret_cast<std::byte*>(s.agree_out.data()), ws.count * sizeof(double)};
+  if (options_.timeline != nullptr) {
+    const TimeNs begin = env_.now();
+    done = [this, w, name, begin, done = std::move(done)] {
+      span(w, name, "control", begin, env_.now());
+      done();
+    };
+  }
   agreement_->run(env_.transport(w), ws, std::move(done));
 }
 

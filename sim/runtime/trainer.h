@@ -36,6 +36,7 @@
 #include "sim/runtime/env.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
+#include "sim/runtime/timeline.h"
 #include "sim/runtime/training_result.h"
 #include "sim/train/compute_profile.h"
 #include "sim/train/model_zoo.h"
@@ -52,6 +53,8 @@ struct TrainerOptions {
   // The compute split of one worker at a batch size, without jitter. Called for the initial batch
   // and for every batch a policy chooses.
   std::function<train::ComputeProfile(int batch_per_gpu)> compute;
+  // Where to record each local worker's phases (timeline.h); null: not recorded.
+  Timeline* timeline = nullptr;
 };
 
 // The simulator's per-(worker, step) jitter factor: Rng::derive(seed, worker * 1000003 + step),
@@ -116,7 +119,17 @@ class Trainer final : public StepSink {
     std::vector<LocalStep> own;                     // what this worker measured of its steps
     double grad_sq_local = 0, grad_sq_reduced = 0;  // this step's norms, when monitors ask
     double grad_variance = 0;                       // and its gradient variance
+    // Timeline bookkeeping (options.timeline): the planned end of forward, the end of the last
+    // reported compute phase, and when each gradient was handed to the system.
+    TimeNs compute_start = 0;
+    TimeNs forward_end = 0;
+    TimeNs phase_at = -1;
+    std::vector<TimeNs> ready_at;
   };
+
+  // Records [begin, now) for worker w when a timeline is kept.
+  void span(int w, std::string name, const char* category, TimeNs begin, TimeNs end,
+            bool overlapping = false, std::uint64_t id = 0);
 
   void start_step(int w);
   void maybe_finish(int w);

@@ -38,6 +38,9 @@ struct TrainingResult {
   double samples_per_s_total = 0;
   std::vector<double> worker_step_mean_s;  // per worker: its own measured steps' mean
   std::vector<StepRow> steps;
+  // The run's timeline as trace-event JSON (timeline.h) when one was asked for; not part of the
+  // result's JSON form (a live run's ranks write theirs to files the backend merges).
+  std::string timeline_json;
   bool operator==(const TrainingResult&) const = default;
 };
 

@@ -16,6 +16,7 @@ struct RunOptions {
   int threads = 0;
   bool no_progress = false;
   std::string trace_dir;
+  std::string timeline_dir;
   bool live = false;
 };
 }  // namespace
@@ -31,6 +32,10 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--trace-connections", o->trace_dir,
                   "Simulated training: write every task's per-connection messages (start, end, "
                   "bytes) to DIR/p<point>-<model>-<system>.connections.csv");
+  cmd->add_option("--timeline", o->timeline_dir,
+                  "Training: write every task's timeline (each worker's phases and all-reduces, "
+                  "Chrome/Perfetto trace-event JSON) to DIR/p<point>-<model>-<system>.trace.json; "
+                  "simulated or --live");
   cmd->add_flag("--live", o->live,
                 "Run the workload on real processes (hw/tcp; `live:` places them) instead of "
                 "simulating it; the CSV gets mode=live");
@@ -52,6 +57,7 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
             options.progress = !o->no_progress;
             options.command_line = command_line;
             options.trace_dir = o->trace_dir;
+            options.timeline_dir = o->timeline_dir;
             const run::RunSummary s = run::run_scenario(scenario, options);
             std::printf("wrote %s (%zu rows)%s%s and %s in %.2f s\n", s.csv_path.string().c_str(),
                         s.rows, s.steps_path.empty() ? "" : ", ",

@@ -28,11 +28,12 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   t.step_time_cv = step_time_cv;
   t.gradient_element_bytes = options.gradient_element_bytes;
   t.compute = std::move(compute);
+  SimulatedTraining out;
+  if (options.record_timeline) t.timeline = &out.timeline;
   runtime::TrainingRun training(env, model, system_config, options.seam, std::move(t));
   runtime::Trainer& trainer = training.trainer();
   trainer.start();
   env.engine().run();
-  SimulatedTraining out;
   // Every worker is local: the local sums are the run's.
   out.result = trainer.summarize(trainer.local_sums());
   out.events = env.engine().events_run();

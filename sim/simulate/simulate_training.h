@@ -12,6 +12,7 @@
 #include "sim/net/flow_network.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
+#include "sim/runtime/timeline.h"
 #include "sim/runtime/training_result.h"
 #include "sim/simulate/sim_env.h"
 #include "sim/topo/topology.h"
@@ -39,6 +40,8 @@ struct TrainingOptions {
   std::optional<MonitorKernels> monitor_kernels;
   // Background traffic beside the job (the topology must hold the extra hosts it names).
   io::BackgroundSpec background;
+  // Record every worker's phases (SimulatedTraining::timeline).
+  bool record_timeline = false;
 };
 
 struct SimulatedTraining {
@@ -47,6 +50,8 @@ struct SimulatedTraining {
   // The host connections' messages, warm-up included (TrainingOptions::host_transport's
   // record_transmissions; empty otherwise).
   std::vector<fabric::Transmission> transmissions;
+  // Every worker's phases, warm-up included (TrainingOptions::record_timeline; empty otherwise).
+  runtime::Timeline timeline;
 };
 
 SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,

@@ -355,6 +355,20 @@ TEST_CASE("--trace-connections: training workloads only") {
   CHECK_FALSE(fs::exists(s.dir / "out"));
 }
 
+TEST_CASE("--timeline: training workloads only, nothing written otherwise") {
+  Scratch s("timeline_kind");
+  const Result r = run("run --no-progress " + (kRoot / "scenarios/allreduce.yaml").string() +
+                       " -o " + (s.dir / "out").string() + " --timeline " +
+                       (s.dir / "tl").string());
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("--timeline: scenario 'allreduce': its workload has no timeline "
+                              "(training only)") != std::string::npos,
+                r.output);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(s.dir / "out"));
+  CHECK_FALSE(fs::exists(s.dir / "tl"));
+}
+
 TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothing written") {
   const Scratch s("policy_bad");
   const std::string training =

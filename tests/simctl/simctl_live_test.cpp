@@ -12,6 +12,12 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <utility>
+#include <vector>
+
 #include "tests/simctl/live_rows_check.h"
 #include "tests/simctl/live_support.h"
 
@@ -201,4 +207,121 @@ TEST_CASE(
       CHECK(row.at("mode") == "live");
     fs::remove_all(dir);
   }
+}
+
+namespace {
+
+// Checks a --timeline file (sim/runtime/timeline.h) of `steps` steps with the variance monitor
+// every step: per (process, worker) track, one span per step in order and apart, every compute
+// and monitor span inside a step, the squares' all-reduce once per step, and every async
+// all-reduce ended after it began, as many per worker. Returns the step spans' durations in ms,
+// per step, per track.
+std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in, path.string());
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  const nlohmann::json& events = doc.at("traceEvents");
+  using Track = std::pair<int, int>;
+  std::map<Track, std::vector<std::pair<double, double>>> step_spans;
+  std::map<Track, int> squares, reductions;
+  std::map<std::string, double> begun;
+  for (const auto& e : events) {
+    const std::string ph = e.at("ph");
+    if (ph == "M") continue;
+    const Track t{e.at("pid").get<int>(), e.at("tid").get<int>()};
+    const std::string name = e.at("name");
+    if (ph == "X" && name.rfind("step ", 0) == 0) {
+      CHECK(std::stoi(name.substr(5)) == static_cast<int>(step_spans[t].size()));
+      step_spans[t].push_back(
+          {e.at("ts").get<double>(), e.at("ts").get<double>() + e.at("dur").get<double>()});
+    }
+    if (ph == "X" && name == "allreduce squares") ++squares[t];
+    const std::string key = std::to_string(t.first) + "/" + e.value("id", std::string());
+    if (ph == "b") begun[key] = e.at("ts").get<double>();
+    if (ph == "e") {
+      REQUIRE(begun.count(key) == 1);
+      CHECK(e.at("ts").get<double>() >= begun[key]);
+      ++reductions[t];
+    }
+  }
+  REQUIRE(!step_spans.empty());
+  std::vector<std::vector<double>> durations(static_cast<std::size_t>(steps));
+  for (const auto& [t, spans] : step_spans) {
+    CAPTURE(t.first);
+    CAPTURE(t.second);
+    REQUIRE(static_cast<int>(spans.size()) == steps);
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+      if (k > 0) CHECK(spans[k].first >= spans[k - 1].second - 1e-3);
+      durations[k].push_back((spans[k].second - spans[k].first) / 1e3);
+    }
+    CHECK(squares[t] == steps);
+    CHECK(reductions[t] > 0);
+    CHECK(reductions[t] % steps == 0);
+    CHECK(reductions[t] == reductions.begin()->second);
+  }
+  for (const auto& e : events) {
+    if (e.at("ph") != "X") continue;
+    const std::string cat = e.value("cat", std::string());
+    if (cat != "compute" && cat != "monitor") continue;
+    const Track t{e.at("pid").get<int>(), e.at("tid").get<int>()};
+    const double b = e.at("ts").get<double>(), end = b + e.at("dur").get<double>();
+    bool inside = false;
+    for (const auto& [s0, s1] : step_spans[t])
+      inside = inside || (b >= s0 - 1e-3 && end <= s1 + 1e-3);
+    CHECK_MESSAGE(inside, e.dump());
+  }
+  return durations;
+}
+
+}  // namespace
+
+TEST_CASE("--timeline: each worker's phases, simulated and live, nested in its steps") {
+  const fs::path root = ADAPTSIM_SOURCE_DIR;
+  const fs::path dir = scratch_dir("timeline");
+  constexpr int kSteps = 3;  // one warm-up step and two measured
+  auto args = [&](bool live) {
+    std::vector<std::string> a = {
+        "run",
+        (root / "scenarios/fig8-local.yaml").string(),
+        "-o",
+        (dir / (live ? "live" : "sim")).string(),
+        "--timeline",
+        (dir / (live ? "live-tl" : "sim-tl")).string(),
+        "--no-progress",
+        "--set",
+        "sweep.workload.monitors=[[{name: gradient-variance}]]",
+        "--set",
+        "workload.models=[mobilenetv2]",
+        "--set",
+        "workload.steps=2",
+        "--set",
+        "live.compute=sleep"};
+    if (live) a.insert(a.begin() + 1, "--live");
+    return a;
+  };
+  SimctlProcess sim(args(false), dir);
+  REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
+  SimctlProcess live(args(true), dir);
+  REQUIRE_MESSAGE(live.wait(120) == 0, live.output());
+  const auto sim_steps =
+      check_timeline(dir / "sim-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps);
+  const auto live_steps =
+      check_timeline(dir / "live-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps);
+  // Simulated: one process, four worker tracks; live: four processes (ranks), one track each.
+  CHECK(sim_steps.front().size() == 4);
+  CHECK(live_steps.front().size() == 4);
+  // The steps CSV's step time is the workers' mean step span.
+  for (const auto& [steps, csv] : {std::pair{&sim_steps, dir / "sim" / "fig8-local.steps.csv"},
+                                   std::pair{&live_steps, dir / "live" / "fig8-local.steps.csv"}}) {
+    const auto rows = read_csv(csv);
+    REQUIRE(rows.size() == static_cast<std::size_t>(kSteps));
+    for (int k = 0; k < kSteps; ++k) {
+      double mean = 0;
+      for (double d : (*steps)[static_cast<std::size_t>(k)])
+        mean += d / static_cast<double>((*steps)[static_cast<std::size_t>(k)].size());
+      CHECK(std::stod(rows[static_cast<std::size_t>(k)].at("step_time_ms")) ==
+            doctest::Approx(mean).epsilon(1e-4));
+    }
+  }
+  fs::remove_all(dir);
 }

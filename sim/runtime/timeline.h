@@ -1,0 +1,49 @@
+#pragma once
+// A record of what each worker of a training run did and when, written once in the Trainer and
+// so the same in both modes (simulated clock or live steady clock): per worker, the step, its
+// compute phases (forward, the backward layers reported to the system), the update, the
+// monitors' kernels and extra all-reduce, the step agreement, and each gradient's all-reduce from
+// the moment its layer handed it over to the moment it was reduced. Written as Chrome /
+// Perfetto trace-event JSON (the "JSON Object Format" of the Trace Event Format document):
+// complete events ("X") on one track per worker for the nested phases, and async events
+// ("b"/"e") for the all-reduces, which overlap one another.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.h"
+
+namespace adaptsim::runtime {
+
+struct TimelineSpan {
+  int worker = 0;
+  std::string name;      // "step 3", "forward", "backward conv1", "allreduce fc.w", ...
+  std::string category;  // step, compute, comm, monitor, control
+  TimeNs begin = 0;
+  TimeNs end = 0;
+  bool overlapping = false;  // may overlap its siblings (all-reduces): an async event
+  std::uint64_t id = 0;      // overlapping spans: unique per worker
+};
+
+class Timeline {
+ public:
+  void add(TimelineSpan span) { spans_.push_back(std::move(span)); }
+  const std::vector<TimelineSpan>& spans() const { return spans_; }
+  bool empty() const { return spans_.empty(); }
+
+  // The trace-event JSON: pid `process` (0 simulated; the rank live, so ranks' files merge),
+  // tid = worker, times in microseconds relative to `origin_ns`; metadata names the process
+  // `process_name` and each worker's track "worker <w>".
+  std::string chrome_json(int process, const std::string& process_name, TimeNs origin_ns) const;
+
+ private:
+  std::vector<TimelineSpan> spans_;
+};
+
+// Merges trace-event JSON documents written by chrome_json (live: one per rank, on one machine's
+// steady clock) into one, shifted so that the earliest event is at 0. Throws std::runtime_error
+// naming the document (by its index) that is not such JSON.
+std::string merge_chrome_json(const std::vector<std::string>& documents);
+
+}  // namespace adaptsim::runtime
