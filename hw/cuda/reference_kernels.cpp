@@ -68,17 +68,34 @@ double gradient_variance(std::span<float> var_out,
   return std::sqrt(norm_sq);
 }
 
-double gradient_variance_from_moments(std::span<float> var_out, std::span<const float> mean_sq,
-                                      std::span<const float> mean) {
-  require_same_size(var_out.size(), mean_sq.size(), "gradient_variance_from_moments mean_sq");
-  require_same_size(var_out.size(), mean.size(), "gradient_variance_from_moments mean");
+namespace {
+
+// var = E[g^2] - E[g]^2 per element from sums over k workers (k = 1: from the moments), and
+// ||var||_2; the one loop behind both entry points.
+double variance_from_sums(std::span<float> var_out, std::span<const float> sum_sq,
+                          std::span<const float> sum, float k, const char* what) {
+  require_same_size(var_out.size(), sum_sq.size(), what);
+  require_same_size(var_out.size(), sum.size(), what);
   double norm_sq = 0;
   for (std::size_t i = 0; i < var_out.size(); ++i) {
-    const double m = mean[i];
-    var_out[i] = static_cast<float>(static_cast<double>(mean_sq[i]) - m * m);
+    const float mean_sq = sum_sq[i] / k;
+    const double m = sum[i] / k;
+    var_out[i] = static_cast<float>(static_cast<double>(mean_sq) - m * m);
     norm_sq += static_cast<double>(var_out[i]) * static_cast<double>(var_out[i]);
   }
   return std::sqrt(norm_sq);
+}
+
+}  // namespace
+
+double gradient_variance_from_moments(std::span<float> var_out, std::span<const float> mean_sq,
+                                      std::span<const float> mean) {
+  return variance_from_sums(var_out, mean_sq, mean, 1.0f, "gradient_variance_from_moments");
+}
+
+double gradient_variance_from_sums(std::span<float> var_out, std::span<const float> sum_sq,
+                                   std::span<const float> sum, float k) {
+  return variance_from_sums(var_out, sum_sq, sum, k, "gradient_variance_from_sums");
 }
 
 }  // namespace adaptsim::hw

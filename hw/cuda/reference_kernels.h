@@ -46,4 +46,11 @@ double gradient_variance(std::span<float> var_out,
 double gradient_variance_from_moments(std::span<float> var_out, std::span<const float> mean_sq,
                                       std::span<const float> mean);
 
+// The same from the reduced sums themselves, divided by the k workers in the same pass:
+//   var_out[i] = float(double(float(sum_sq[i] / k)) - double(float(sum[i] / k))^2),
+// bit for bit gradient_variance_from_moments of the divided moments, without their buffers (the
+// live variance monitor: one pass over its two all-reduced buffers). var_out may be sum_sq.
+double gradient_variance_from_sums(std::span<float> var_out, std::span<const float> sum_sq,
+                                   std::span<const float> sum, float k);
+
 }  // namespace adaptsim::hw

@@ -86,18 +86,13 @@ double GradientBuffers::variance_norm_sum() {
   if (!sq_recv_) throw std::logic_error("GradientBuffers: variance_norm_sum before square()");
   const float k = static_cast<float>(size_);
   double sum = 0;
-  std::vector<float> mean, var;
+  // One pass per tensor over the two reduced buffers, the variance written over the squares
+  // (nothing reads them after): no per-call buffers, whose allocation and zeroing made this
+  // 50 ms for MobileNetV2 where the kernel itself takes 3.
   for (std::size_t t = 0; t < tensors(); ++t) {
     const std::size_t n = count_[t];
-    float* mean_sq = sq_recv_.get() + offset_[t];
-    const float* reduced = recv(t);
-    mean.resize(n);
-    var.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      mean_sq[i] /= k;
-      mean[i] = reduced[i] / k;
-    }
-    sum += hw::gradient_variance_from_moments(var, {mean_sq, n}, mean);
+    const std::span<float> sq(sq_recv_.get() + offset_[t], n);
+    sum += hw::gradient_variance_from_sums(sq, sq, {recv(t), n}, k);
   }
   return sum;
 }
