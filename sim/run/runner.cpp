@@ -145,37 +145,39 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<TaskContext> contexts(items.size());
-  if (!options.trace_dir.empty()) {
-    if (scenario.mode == Mode::kLive) {
-      throw InputError(
-          "--trace-connections: simulated runs only (live connections: "
-          "scripts/testbed-ss-trace.sh)");
-    }
+  if (!options.trace_dir.empty() && scenario.mode == Mode::kLive) {
+    throw InputError(
+        "--trace-connections: simulated runs only (live connections: "
+        "scripts/testbed-ss-trace.sh)");
+  }
+  // Per-task files besides the rows: every point's workload must write them.
+  const struct {
+    bool asked;
+    bool (Workload::*writes)() const;
+    const char* refusal;
+  } per_task_files[] = {
+      {!options.trace_dir.empty(), &Workload::traces_connections,
+       "--trace-connections: scenario '{}': its workload writes no connection traces (training "
+       "only)"},
+      {!options.timeline_dir.empty(), &Workload::has_timeline,
+       "--timeline: scenario '{}': its workload has no timeline (training only)"},
+  };
+  for (const auto& f : per_task_files) {
+    if (!f.asked) continue;
     for (const auto& p : scenario.points) {
-      if (!p.workload->traces_connections()) {
-        throw InputError("--trace-connections: scenario '" + scenario.name +
-                         "': its workload writes no connection traces (training only)");
+      if (!((*p.workload).*f.writes)()) {
+        std::string message = f.refusal;
+        message.replace(message.find("{}"), 2, scenario.name);
+        throw InputError(message);
       }
-    }
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      contexts[i].trace_dir = options.trace_dir;
-      // Appended, not "p" + ...: GCC 12's -Wrestrict false positive (bug 105651).
-      contexts[i].trace_name = "p";
-      contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
     }
   }
-  if (!options.timeline_dir.empty()) {
-    for (const auto& p : scenario.points) {
-      if (!p.workload->has_timeline()) {
-        throw InputError("--timeline: scenario '" + scenario.name +
-                         "': its workload has no timeline (training only)");
-      }
-    }
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      contexts[i].timeline_dir = options.timeline_dir;
-      contexts[i].trace_name = "p";
-      contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
-    }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    contexts[i].trace_dir = options.trace_dir;
+    contexts[i].timeline_dir = options.timeline_dir;
+    // Appended, not "p" + ...: GCC 12's -Wrestrict false positive (bug 105651).
+    contexts[i].trace_name = "p";
+    contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
   }
   std::vector<std::vector<io::OutputFile>> task_files(items.size());
   for (std::size_t i = 0; i < items.size(); ++i)

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace adaptsim::runtime {
 namespace {
@@ -41,31 +42,20 @@ std::string Timeline::chrome_json(int process, const std::string& process_name,
                       {"args", {{"name", "worker " + std::to_string(w)}}}});
   }
   for (const TimelineSpan& s : spans_) {
+    json e = {{"name", s.name}, {"cat", s.category}, {"pid", process}, {"tid", s.worker}};
     if (s.overlapping) {
       // Async begin and end, matched by (cat, id) within the process.
-      const std::string id = std::to_string(s.worker) + ":" + std::to_string(s.id);
-      events.push_back({{"name", s.name},
-                        {"cat", s.category},
-                        {"ph", "b"},
-                        {"pid", process},
-                        {"tid", s.worker},
-                        {"id", id},
-                        {"ts", us(s.begin)}});
-      events.push_back({{"name", s.name},
-                        {"cat", s.category},
-                        {"ph", "e"},
-                        {"pid", process},
-                        {"tid", s.worker},
-                        {"id", id},
-                        {"ts", us(s.end)}});
+      e["id"] = std::to_string(s.worker) + ":" + std::to_string(s.id);
+      for (const auto& [ph, t] : {std::pair{"b", s.begin}, std::pair{"e", s.end}}) {
+        e["ph"] = ph;
+        e["ts"] = us(t);
+        events.push_back(e);
+      }
     } else {
-      events.push_back({{"name", s.name},
-                        {"cat", s.category},
-                        {"ph", "X"},
-                        {"pid", process},
-                        {"tid", s.worker},
-                        {"ts", us(s.begin)},
-                        {"dur", us(s.end) - us(s.begin)}});
+      e["ph"] = "X";
+      e["ts"] = us(s.begin);
+      e["dur"] = us(s.end) - us(s.begin);
+      events.push_back(e);
     }
   }
   return render(events);
