@@ -22,13 +22,16 @@ def parse_args(description, default_csv):
     return args
 
 
-def parse_args_many(description, default_csv, scenario):
+def parse_args_many(description, default_csv, scenario, extra=None):
     """Like parse_args for scripts that take several CSVs (simulated and live side by side); the
-    default output is the first CSV's name, without `.steps`, with .png."""
+    default output is the first CSV's name, without `.steps`, with .png. `extra(parser)` may add
+    the script's own options."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("csv", nargs="*", default=[default_csv],
                    help=f"input CSVs (default {default_csv})")
     p.add_argument("-o", "--output", help="output image (default: the first CSV's name with .png)")
+    if extra:
+        extra(p)
     args = p.parse_args()
     for path in args.csv:
         if not os.path.exists(path):

@@ -7,8 +7,12 @@ throughput with the gradient noise scale and with the gradient variance monitor 
 the throughput without a monitor, against the interval k, each point labelled with its overhead
 1 - throughput/baseline. CSVs of the same topology share a panel (solid: simulated, dashed:
 live), and the table of every point is printed as CSV.
-A `simctl compare` CSV (scenarios/fig8-live.yaml) gives both its simulated and live lines.
-Usage: /usr/bin/python3 plots/fig8.py [out/fig8/fig8.csv [out/fig8-dgx1/fig8-dgx1.csv ...]] [-o out.png]
+A `simctl compare` CSV (scenarios/fig8-live.yaml) gives both its simulated and live lines;
+--pool-live C.compare.csv ... adds the live throughputs of further runs of the same scenario
+(matched by monitors, model and system): each compare CSV's live line is then their mean, so one
+run's drift weighs less.
+Usage: /usr/bin/python3 plots/fig8.py [out/fig8/fig8.csv [out/fig8-dgx1/fig8-dgx1.csv ...]]
+           [--pool-live RUN2.compare.csv ...] [-o out.png]
 """
 import os
 import re
@@ -18,7 +22,16 @@ import pandas as pd
 
 from common import parse_args_many, plt, read_csv, save
 
-args = parse_args_many(__doc__.splitlines()[0], "out/fig8/fig8.csv", "scenarios/fig8.yaml")
+args = parse_args_many(
+    __doc__.splitlines()[0], "out/fig8/fig8.csv", "scenarios/fig8.yaml",
+    lambda p: p.add_argument("--pool-live", nargs="+", default=[],
+                             help="more simctl compare CSVs whose live runs are averaged in"))
+KEY = ["monitors", "model", "system"]
+pooled = []
+for path in args.pool_live:
+    if not os.path.exists(path):
+        sys.exit(f"{path}: no such file")
+    pooled.append(read_csv(path, KEY + ["live_throughput_per_gpu"]))
 output = args.output
 
 MONITORS = {"gradient-noise-scale": "gradient noise scale", "gradient-variance": "gradient variance"}
@@ -53,8 +66,22 @@ def frames_of(path):
     on one panel named after the scenario."""
     raw = pd.read_csv(path)
     if "sim_throughput_per_gpu" in raw.columns:
-        df = read_csv(path, ["n_gpus", "model", "monitors", "sim_throughput_per_gpu",
+        df = read_csv(path, ["n_gpus", "model", "monitors", "system", "sim_throughput_per_gpu",
                              "live_throughput_per_gpu"])
+        if pooled:
+            stem = os.path.basename(path).split(".")[0]
+            for other in args.pool_live:
+                if os.path.basename(other).split(".")[0] != stem:
+                    sys.exit(f"--pool-live: {other} is a run of another scenario than {path}")
+            runs = [df[KEY + ["live_throughput_per_gpu"]]] + [p[KEY + ["live_throughput_per_gpu"]]
+                                                              for p in pooled]
+            mean = pd.concat(runs).groupby(KEY, sort=False)["live_throughput_per_gpu"]
+            counts = mean.count()
+            if (counts != len(runs)).any():
+                sys.exit("--pool-live: the runs do not hold the same rows (monitors, model, "
+                         "system) as " + path)
+            df = df.drop(columns="live_throughput_per_gpu").merge(
+                mean.mean().rename("live_throughput_per_gpu").reset_index(), on=KEY)
         stem = os.path.basename(path).split(".")[0]
         out = []
         for mode in ["sim", "live"]:
