@@ -9,7 +9,7 @@ the throughput without a monitor, against the interval k, each point labelled wi
 live), and the table of every point is printed as CSV.
 A `simctl compare` CSV (scenarios/fig8-live.yaml) gives both its simulated and live lines;
 --pool-live C.compare.csv ... adds the live throughputs of further runs of the same scenario
-(matched by monitors, model and system): each compare CSV's live line is then their mean, so one
+(their file names start with its name; rows matched by monitors, model and system): each compare CSV's live line is then their mean, so one
 run's drift weighs less.
 Usage: /usr/bin/python3 plots/fig8.py [out/fig8/fig8.csv [out/fig8-dgx1/fig8-dgx1.csv ...]]
            [--pool-live RUN2.compare.csv ...] [-o out.png]
@@ -71,7 +71,7 @@ def frames_of(path):
         if pooled:
             stem = os.path.basename(path).split(".")[0]
             for other in args.pool_live:
-                if os.path.basename(other).split(".")[0] != stem:
+                if not os.path.basename(other).split(".")[0].startswith(stem):
                     sys.exit(f"--pool-live: {other} is a run of another scenario than {path}")
             runs = [df[KEY + ["live_throughput_per_gpu"]]] + [p[KEY + ["live_throughput_per_gpu"]]
                                                               for p in pooled]
