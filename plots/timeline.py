@@ -36,7 +36,9 @@ def load(path):
         elif e["ph"] == "b":
             begun[(e["pid"], e["id"])] = e["ts"]
         elif e["ph"] == "e":
-            t["comm"].append((begun.pop((e["pid"], e["id"])), e["ts"]))
+            b = begun.pop((e["pid"], e["id"]))
+            if e.get("cat") == "comm":  # all-reduces; "transfer" messages are inside them
+                t["comm"].append((b, e["ts"]))
     return tracks
 
 

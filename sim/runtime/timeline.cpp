@@ -43,6 +43,10 @@ std::string Timeline::chrome_json(int process, const std::string& process_name,
   }
   for (const TimelineSpan& s : spans_) {
     json e = {{"name", s.name}, {"cat", s.category}, {"pid", process}, {"tid", s.worker}};
+    if (s.bytes > 0) {
+      const double seconds = static_cast<double>(s.end - s.begin) / 1e9;
+      e["args"] = {{"bytes", s.bytes}, {"rate_Bps", seconds > 0 ? s.bytes / seconds : 0.0}};
+    }
     if (s.overlapping) {
       // Async begin and end, matched by (cat, id) within the process.
       e["id"] = std::to_string(s.worker) + ":" + std::to_string(s.id);

@@ -6,7 +6,8 @@
 // the moment its layer handed it over to the moment it was reduced. Written as Chrome /
 // Perfetto trace-event JSON (the "JSON Object Format" of the Trace Event Format document):
 // complete events ("X") on one track per worker for the nested phases, and async events
-// ("b"/"e") for the all-reduces, which overlap one another.
+// ("b"/"e") for the all-reduces and, simulated, each message's transfer (bytes and achieved rate
+// in its args), which overlap one another.
 
 #include <cstdint>
 #include <string>
@@ -24,6 +25,7 @@ struct TimelineSpan {
   TimeNs end = 0;
   bool overlapping = false;  // may overlap its siblings (all-reduces): an async event
   std::uint64_t id = 0;      // overlapping spans: unique per worker
+  double bytes = 0;          // a transfer's payload: written with its rate as the span's args
 };
 
 class Timeline {

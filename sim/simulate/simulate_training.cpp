@@ -12,6 +12,9 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
                       const runtime::SystemConfig& system_config, const TrainingOptions& options) {
   SimEnvOptions env_options;
   env_options.host_transport = options.host_transport;
+  // The timeline shows each message's transfer: the fabric keeps them.
+  env_options.host_transport.record_transmissions =
+      options.host_transport.record_transmissions || options.record_timeline;
   env_options.sharing = options.sharing;
   env_options.share_cv = options.share_cv;
   env_options.seed = options.seed;
@@ -38,6 +41,21 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   out.result = trainer.summarize(trainer.local_sums());
   out.events = env.engine().events_run();
   out.transmissions = env.fabric().transmissions();
+  if (options.record_timeline) {
+    // Each host message from its first byte leaving to its last (the fabric's record), on the
+    // sender's track.
+    std::uint64_t id = 0;
+    for (const fabric::Transmission& t : out.transmissions) {
+      out.timeline.add({.worker = t.src,
+                        .name = "send to " + std::to_string(t.dst),
+                        .category = "transfer",
+                        .begin = t.start,
+                        .end = t.end,
+                        .overlapping = true,
+                        .id = (1ULL << 62) + id++,
+                        .bytes = static_cast<double>(t.bytes)});
+    }
+  }
   return out;
 }
 

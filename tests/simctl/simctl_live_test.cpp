@@ -213,10 +213,12 @@ namespace {
 
 // Checks a --timeline file (sim/runtime/timeline.h) of `steps` steps with the variance monitor
 // every step: per (process, worker) track, one span per step in order and apart, every compute
-// and monitor span inside a step, the squares' all-reduce once per step, and every async
-// all-reduce ended after it began, as many per worker. Returns the step spans' durations in ms,
-// per step, per track.
-std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps) {
+// and monitor span inside a step, the squares' all-reduce once per step, every async all-reduce
+// ended after it began, as many per worker, and each message's transfer (simulated only:
+// `transfers_expected`) with its bytes and rate. Returns the step spans' durations in ms, per
+// step, per track.
+std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps,
+                                                bool transfers_expected) {
   std::ifstream in(path);
   REQUIRE_MESSAGE(in, path.string());
   const nlohmann::json doc = nlohmann::json::parse(in);
@@ -225,6 +227,7 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps)
   std::map<Track, std::vector<std::pair<double, double>>> step_spans;
   std::map<Track, int> squares, reductions;
   std::map<std::string, double> begun;
+  int transfers = 0;
   for (const auto& e : events) {
     const std::string ph = e.at("ph");
     if (ph == "M") continue;
@@ -241,7 +244,13 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps)
     if (ph == "e") {
       REQUIRE(begun.count(key) == 1);
       CHECK(e.at("ts").get<double>() >= begun[key]);
-      ++reductions[t];
+      if (e.value("cat", std::string()) == "comm") ++reductions[t];
+      if (e.value("cat", std::string()) == "transfer") {
+        // Simulated messages: their payload and achieved rate.
+        CHECK(e.at("args").at("bytes").get<double>() > 0);
+        CHECK(e.at("args").at("rate_Bps").get<double>() >= 0);
+        ++transfers;
+      }
     }
   }
   REQUIRE(!step_spans.empty());
@@ -270,6 +279,10 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps)
       inside = inside || (b >= s0 - 1e-3 && end <= s1 + 1e-3);
     CHECK_MESSAGE(inside, e.dump());
   }
+  if (transfers_expected)
+    CHECK(transfers > 0);
+  else
+    CHECK(transfers == 0);
   return durations;
 }
 
@@ -280,22 +293,21 @@ TEST_CASE("--timeline: each worker's phases, simulated and live, nested in its s
   const fs::path dir = scratch_dir("timeline");
   constexpr int kSteps = 3;  // one warm-up step and two measured
   auto args = [&](bool live) {
-    std::vector<std::string> a = {
-        "run",
-        (root / "scenarios/fig8-local.yaml").string(),
-        "-o",
-        (dir / (live ? "live" : "sim")).string(),
-        "--timeline",
-        (dir / (live ? "live-tl" : "sim-tl")).string(),
-        "--no-progress",
-        "--set",
-        "sweep.workload.monitors=[[{name: gradient-variance}]]",
-        "--set",
-        "workload.models=[mobilenetv2]",
-        "--set",
-        "workload.steps=2",
-        "--set",
-        "live.compute=sleep"};
+    std::vector<std::string> a = {"run",
+                                  (root / "scenarios/fig8-local.yaml").string(),
+                                  "-o",
+                                  (dir / (live ? "live" : "sim")).string(),
+                                  "--timeline",
+                                  (dir / (live ? "live-tl" : "sim-tl")).string(),
+                                  "--no-progress",
+                                  "--set",
+                                  "sweep.workload.monitors=[[{name: gradient-variance}]]",
+                                  "--set",
+                                  "workload.models=[mobilenetv2]",
+                                  "--set",
+                                  "workload.steps=2",
+                                  "--set",
+                                  "live.compute=sleep"};
     if (live) a.insert(a.begin() + 1, "--live");
     return a;
   };
@@ -304,9 +316,9 @@ TEST_CASE("--timeline: each worker's phases, simulated and live, nested in its s
   SimctlProcess live(args(true), dir);
   REQUIRE_MESSAGE(live.wait(120) == 0, live.output());
   const auto sim_steps =
-      check_timeline(dir / "sim-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps);
+      check_timeline(dir / "sim-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps, true);
   const auto live_steps =
-      check_timeline(dir / "live-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps);
+      check_timeline(dir / "live-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps, false);
   // Simulated: one process, four worker tracks; live: four processes (ranks), one track each.
   CHECK(sim_steps.front().size() == 4);
   CHECK(live_steps.front().size() == 4);
