@@ -255,7 +255,7 @@ void Trainer::end_step(int w) {
   const int step = s.step;
   const double step_s = to_seconds(now - s.start);
   step_sum_s_[static_cast<std::size_t>(step)] += step_s;
-  span(w, "step " + std::to_string(step), "step", s.start, now);
+  if (options_.timeline != nullptr) span(w, "step " + std::to_string(step), "step", s.start, now);
   if (step >= options_.warmup_steps) {
     const double exposed = to_seconds(s.exposed_link + s.exposed_wait);
     s.compute_s += step_s - exposed;
@@ -291,11 +291,11 @@ void Trainer::end_step(int w) {
   });
 }
 
-void Trainer::span(int w, std::string name, const char* category, TimeNs begin, TimeNs end,
+void Trainer::span(int w, std::string_view name, const char* category, TimeNs begin, TimeNs end,
                    bool overlapping, std::uint64_t id) {
   if (options_.timeline == nullptr) return;
   options_.timeline->add({.worker = w,
-                          .name = std::move(name),
+                          .name = std::string(name),
                           .category = category,
                           .begin = begin,
                           .end = std::max(begin, end),

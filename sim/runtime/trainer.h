@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/runtime/env.h"
@@ -127,8 +128,8 @@ class Trainer final : public StepSink {
     std::vector<TimeNs> ready_at;
   };
 
-  // Records [begin, now) for worker w when a timeline is kept.
-  void span(int w, std::string name, const char* category, TimeNs begin, TimeNs end,
+  // Records [begin, end) for worker w when a timeline is kept (names are copied only then).
+  void span(int w, std::string_view name, const char* category, TimeNs begin, TimeNs end,
             bool overlapping = false, std::uint64_t id = 0);
 
   void start_step(int w);

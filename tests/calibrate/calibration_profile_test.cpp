@@ -377,7 +377,8 @@ TEST_CASE("apply_calibration: an intra-node NCCL all-reduce sets the NVSwitch po
   check_same_spec(spec, expected);
 }
 
-TEST_CASE("every shipped profile loads, and the measured GPU's kernel lines stream below its copy rate") {
+TEST_CASE(
+    "every shipped profile loads, and the measured GPU's kernel lines stream below its copy rate") {
   int profiles = 0, gpus = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kRoot / "traces/calibration")) {
     if (entry.path().extension() != ".yaml") continue;

@@ -357,9 +357,9 @@ TEST_CASE("--trace-connections: training workloads only") {
 
 TEST_CASE("--timeline: training workloads only, nothing written otherwise") {
   Scratch s("timeline_kind");
-  const Result r = run("run --no-progress " + (kRoot / "scenarios/allreduce.yaml").string() +
-                       " -o " + (s.dir / "out").string() + " --timeline " +
-                       (s.dir / "tl").string());
+  const Result r =
+      run("run --no-progress " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " +
+          (s.dir / "out").string() + " --timeline " + (s.dir / "tl").string());
   CHECK(r.code == 2);
   CHECK_MESSAGE(r.output.find("--timeline: scenario 'allreduce': its workload has no timeline "
                               "(training only)") != std::string::npos,
