@@ -156,7 +156,7 @@ std::vector<PingPongRow> run_local_loopback_pingpong(const PingPongOptions& opti
   o.responder = 1;
   std::vector<std::unique_ptr<tcp::Runtime>> ranks;
   tcp::ClusterSpec cluster;
-  cluster.token = tcp::random_token();
+  cluster.secret = tcp::JobSecret::random();
   cluster.host_of_rank = {0, 0};
   for (int r = 0; r < 2; ++r) {
     ranks.push_back(std::make_unique<tcp::Runtime>(tcp::SocketAddress{"127.0.0.1", 0}, runtime));

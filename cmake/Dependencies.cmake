@@ -7,6 +7,7 @@ find_package(yaml-cpp REQUIRED)          # 0.7: the target is plain `yaml-cpp`
 find_package(CLI11 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
+find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)  # libcrypto: the live runtime's frame authentication
 find_package(MPI COMPONENTS CXX)         # optional: only the mpirun rendezvous needs it
 if(ADAPTSIM_BUILD_TESTS)
   find_package(doctest REQUIRED)

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake git
   libboost-graph-dev libeigen3-dev libyaml-cpp-dev doctest-dev libbenchmark-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
   libopenmpi-dev openmpi-bin
   python3-matplotlib python3-pandas
   iproute2 iperf3 procps

@@ -120,16 +120,19 @@ int launch_with_prefixes(const ToolOptions& o, const live::LiveRunSpec& spec) {
   }
   live::assign_addresses(ranks, o.rendezvous.hosts);
   const std::string hosts = live::host_list_of(ranks);
-  const std::string token =
-      o.rendezvous.token.empty() ? tcp::format_token(tcp::random_token()) : o.rendezvous.token;
+  // One secret for the job, handed to every rank through its environment (ip netns exec keeps
+  // it), never its command line.
+  const std::optional<tcp::JobSecret> configured = tcp::configured_secret(o.rendezvous);
+  const tcp::JobSecret secret = configured ? *configured : tcp::JobSecret::random();
   const std::string program = live::self_executable();
   live::CommandLaunchOptions lo;
+  lo.env.push_back(std::string(tcp::kEnvSecret) + "=" + secret.hex());
   lo.grace_ns = spec.live.timeout_ns + 2 * kNsPerSecond;
   for (int r = 0; r < o.rendezvous.procs; ++r) {
     const live::RankPlacement& p = ranks[static_cast<std::size_t>(r)];
     std::vector<std::string> cmd = p.prefix;
-    cmd.insert(cmd.end(), {program, absolute(o.config), "--hosts", hosts, "--rank",
-                           std::to_string(r), "--token", token});
+    cmd.insert(cmd.end(),
+               {program, absolute(o.config), "--hosts", hosts, "--rank", std::to_string(r)});
     const std::string bind = p.bind.empty() ? o.rendezvous.bind_host : p.bind;
     if (!bind.empty()) cmd.insert(cmd.end(), {"--bind", bind});
     if (o.rendezvous.ranks_per_host > 0) {

@@ -149,7 +149,8 @@ std::string self_executable() {
 
 tcp::LaunchResult launch_commands(const CommandLaunchOptions& options) {
   if (options.commands.empty()) throw InputError("no rank to launch");
-  const std::vector<std::string> env = tcp::environment_without_launch_variables();
+  std::vector<std::string> env = tcp::environment_without_launch_variables();
+  env.insert(env.end(), options.env.begin(), options.env.end());
   std::vector<tcp::WorkerCommand> workers;
   for (const auto& argv : options.commands) {
     if (argv.empty()) throw InputError("empty command");

@@ -50,6 +50,8 @@ struct CommandLaunchOptions {
   // has no slash.
   std::vector<std::vector<std::string>> commands;
   TimeNs grace_ns = 10 * kNsPerSecond;  // as LaunchOptions::grace_ns
+  // Added to every rank's environment ("NAME=value"), e.g. the job's secret.
+  std::vector<std::string> env;
 };
 
 // Starts every command and waits for all; results by rank as hw/tcp's launcher reports them.

@@ -19,6 +19,7 @@ void ClusterSpec::validate() const {
     throw InputError("host_of_rank has " + std::to_string(host_of_rank.size()) + " entries for " +
                      std::to_string(size()) + " ranks");
   }
+  if (secret.empty()) throw InputError("the cluster has no job secret");
 }
 
 std::vector<int> ClusterSpec::hosts() const {
@@ -67,40 +68,6 @@ std::vector<SocketAddress> parse_host_list(std::string_view text) {
     }
   }
   return out;
-}
-
-std::uint64_t random_token() {
-  std::random_device rd;
-  std::uint64_t t = 0;
-  while (t == 0)
-    t = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  return t;
-}
-
-std::uint64_t token_from_text(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64-bit offset basis
-  for (char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;  // FNV prime
-  }
-  return h == 0 ? 1 : h;
-}
-
-std::string format_token(std::uint64_t token) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(token));
-  return buf;
-}
-
-std::uint64_t parse_token(std::string_view text) {
-  std::string_view s = text;
-  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
-  std::uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-  if (s.empty() || s.size() > 16 || ec != std::errc() || ptr != s.data() + s.size()) {
-    throw InputError("expected a token of up to 16 hex digits, got \"" + std::string(text) + "\"");
-  }
-  return v;
 }
 
 }  // namespace adaptsim::tcp

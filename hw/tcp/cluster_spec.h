@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/tcp/auth.h"
 #include "hw/tcp/socket_util.h"
 
 namespace adaptsim::tcp {
@@ -18,14 +19,13 @@ struct ClusterSpec {
   // Host id of every rank (same value = same machine), used by topology-aware strategies.
   // Empty: derived from the address hosts (hosts_from_addresses).
   std::vector<int> host_of_rank;
-  // Shared secret every rank presents in its handshake; a connection that does not know it is
-  // never counted as a peer. It guards against stray and crossed clusters, not eavesdroppers
-  // (it travels in clear).
-  std::uint64_t token = 0;
+  // The job's secret (auth.h): a connection that cannot prove it knows it is never counted as a
+  // peer, and every frame is authenticated with keys derived from it.
+  JobSecret secret;
 
   int size() const { return static_cast<int>(addresses.size()); }
-  // Throws InputError when the rank is out of range, the cluster is empty or host_of_rank has
-  // the wrong length.
+  // Throws InputError when the rank is out of range, the cluster is empty, host_of_rank has
+  // the wrong length or there is no secret.
   void validate() const;
   // host_of_rank, or the derived one when empty.
   std::vector<int> hosts() const;
@@ -38,14 +38,5 @@ std::vector<int> hosts_by_block(int size, int ranks_per_host);
 
 // "127.0.0.1:7000,127.0.0.1:7001" -> addresses; throws InputError naming the bad entry.
 std::vector<SocketAddress> parse_host_list(std::string_view text);
-
-// A fresh random token (std::random_device), never 0.
-std::uint64_t random_token();
-// A token every rank of a host-list cluster derives alike from the list (FNV-1a of the text):
-// clusters with different lists cannot cross-connect even without --token.
-std::uint64_t token_from_text(std::string_view text);
-// Hexadecimal text <-> token; parse throws InputError.
-std::string format_token(std::uint64_t token);
-std::uint64_t parse_token(std::string_view text);
 
 }  // namespace adaptsim::tcp

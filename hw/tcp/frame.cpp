@@ -1,6 +1,7 @@
 #include "hw/tcp/frame.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace adaptsim::tcp {
 namespace {
@@ -34,7 +35,7 @@ void encode_frame_header(const FrameHeader& h, std::byte* out) {
   put<std::uint32_t>(p, kFrameMagic);
   put<std::uint16_t>(p, kFrameVersion);
   put<std::uint16_t>(p, static_cast<std::uint16_t>(h.kind));
-  put<std::uint64_t>(p, h.token);
+  put<std::uint64_t>(p, h.job_id);
   put<std::uint32_t>(p, h.src_rank);
   put<std::uint32_t>(p, h.name_bytes);
   put<std::uint64_t>(p, h.payload_bytes);
@@ -45,7 +46,7 @@ std::string decode_frame_header(const std::byte* in, const FrameLimits& limits, 
   const auto magic = get<std::uint32_t>(p);
   const auto version = get<std::uint16_t>(p);
   const auto kind = get<std::uint16_t>(p);
-  out.token = get<std::uint64_t>(p);
+  out.job_id = get<std::uint64_t>(p);
   out.src_rank = get<std::uint32_t>(p);
   out.name_bytes = get<std::uint32_t>(p);
   out.payload_bytes = get<std::uint64_t>(p);
@@ -70,17 +71,20 @@ std::string decode_frame_header(const std::byte* in, const FrameLimits& limits, 
   return {};
 }
 
-void encode_hello_payload(std::uint32_t expected_peer, std::uint32_t cluster_size, std::byte* out) {
+void encode_hello_payload(const HelloPayload& hello, std::byte* out) {
   std::byte* p = out;
-  put<std::uint32_t>(p, expected_peer);
-  put<std::uint32_t>(p, cluster_size);
+  put<std::uint32_t>(p, hello.expected_peer);
+  put<std::uint32_t>(p, hello.cluster_size);
+  std::memcpy(p, hello.nonce.data(), hello.nonce.size());
 }
 
-void decode_hello_payload(const std::byte* in, std::uint32_t& expected_peer,
-                          std::uint32_t& cluster_size) {
+HelloPayload decode_hello_payload(const std::byte* in) {
   const std::byte* p = in;
-  expected_peer = get<std::uint32_t>(p);
-  cluster_size = get<std::uint32_t>(p);
+  HelloPayload out;
+  out.expected_peer = get<std::uint32_t>(p);
+  out.cluster_size = get<std::uint32_t>(p);
+  std::memcpy(out.nonce.data(), p, out.nonce.size());
+  return out;
 }
 
 std::string_view frame_kind_name(FrameKind kind) {

@@ -35,7 +35,7 @@ extern "C" void on_launcher_signal(int) {
 constexpr auto kPollPeriod = std::chrono::milliseconds(5);
 
 bool is_launch_variable(const char* entry) {
-  for (const char* name : {kEnvRank, kEnvSize, kEnvToken, kEnvAddresses, kEnvListenFd}) {
+  for (const char* name : {kEnvRank, kEnvSize, kEnvSecret, kEnvAddresses, kEnvListenFd}) {
     const std::size_t n = std::strlen(name);
     if (std::strncmp(entry, name, n) == 0 && entry[n] == '=') return true;
   }
@@ -244,7 +244,7 @@ LaunchResult launch_local(const LaunchOptions& options) {
     if (!address_list.empty()) address_list += ',';
     address_list += a.str();
   }
-  const std::string token = format_token(random_token());
+  const std::string secret = JobSecret::random().hex();
   const std::vector<std::string> base_env = environment_without_launch_variables();
   std::vector<WorkerCommand> workers(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -255,7 +255,7 @@ LaunchResult launch_local(const LaunchOptions& options) {
     w.inherit = std::move(listeners[static_cast<std::size_t>(r)]);
     w.env.push_back(std::string(kEnvRank) + "=" + std::to_string(r));
     w.env.push_back(std::string(kEnvSize) + "=" + std::to_string(n));
-    w.env.push_back(std::string(kEnvToken) + "=" + token);
+    w.env.push_back(std::string(kEnvSecret) + "=" + secret);
     w.env.push_back(std::string(kEnvAddresses) + "=" + address_list);
     w.env.push_back(std::string(kEnvListenFd) + "=" + std::to_string(w.inherit.get()));
   }
@@ -286,7 +286,8 @@ std::optional<LaunchedWorker> launched_worker_from_env() {
   LaunchedWorker w;
   w.cluster.rank = parse_int(kEnvRank, rank);
   const int size = parse_int(kEnvSize, need(kEnvSize));
-  w.cluster.token = parse_token(need(kEnvToken));
+  w.cluster.secret =
+      JobSecret::from_hex(need(kEnvSecret), std::string("environment variable ") + kEnvSecret);
   w.cluster.addresses = parse_host_list(need(kEnvAddresses));
   if (static_cast<int>(w.cluster.addresses.size()) != size) {
     throw InputError(std::string(kEnvAddresses) + " lists " +

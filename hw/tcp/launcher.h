@@ -25,7 +25,6 @@ namespace adaptsim::tcp {
 // Environment of a launched worker.
 inline constexpr const char* kEnvRank = "ADAPTSIM_TCP_RANK";
 inline constexpr const char* kEnvSize = "ADAPTSIM_TCP_SIZE";
-inline constexpr const char* kEnvToken = "ADAPTSIM_TCP_TOKEN";          // hex
 inline constexpr const char* kEnvAddresses = "ADAPTSIM_TCP_ADDRESSES";  // host:port,... by rank
 inline constexpr const char* kEnvListenFd = "ADAPTSIM_TCP_LISTEN_FD";   // inherited listener
 

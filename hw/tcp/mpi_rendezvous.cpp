@@ -72,7 +72,7 @@ std::string mpi_library_version() {
 
 #if ADAPTSIM_TCP_HAVE_MPI
 
-ClusterSpec mpi_rendezvous(const SocketAddress& advertised) {
+ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSecret> secret) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) check(MPI_Init(nullptr, nullptr), "MPI_Init");
@@ -89,11 +89,13 @@ ClusterSpec mpi_rendezvous(const SocketAddress& advertised) {
   check(MPI_Allgather(slot.data(), kAddressSlot, MPI_CHAR, all.data(), kAddressSlot, MPI_CHAR,
                       MPI_COMM_WORLD),
         "MPI_Allgather");
-  std::uint64_t token = rank == 0 ? random_token() : 0;
-  check(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  SecretKey key{};
+  if (rank == 0) key = (secret ? *secret : JobSecret::random()).key();
+  check(MPI_Bcast(key.data(), static_cast<int>(key.size()), MPI_BYTE, 0, MPI_COMM_WORLD),
+        "MPI_Bcast");
   ClusterSpec cluster;
   cluster.rank = rank;
-  cluster.token = token;
+  cluster.secret = JobSecret(key);
   for (int r = 0; r < size; ++r) {
     const char* p = all.data() + static_cast<std::size_t>(r) * kAddressSlot;
     cluster.addresses.push_back(
@@ -106,7 +108,7 @@ ClusterSpec mpi_rendezvous(const SocketAddress& advertised) {
 
 #else
 
-ClusterSpec mpi_rendezvous(const SocketAddress&) {
+ClusterSpec mpi_rendezvous(const SocketAddress&, std::optional<JobSecret>) {
   throw RuntimeFailure(
       "this adaptsim-tcp was built without MPI; rebuild with an MPI development package "
       "(e.g. libopenmpi-dev) or use --procs or --hosts");

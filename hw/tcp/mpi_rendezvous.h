@@ -1,6 +1,6 @@
 #pragma once
 // Rendezvous inside an `mpirun` job: MPI is used only to learn rank and size and to exchange
-// every rank's listen address (and rank 0's random token); the collectives then run over
+// every rank's listen address (and rank 0's job secret); the collectives then run over
 // TcpTransport. Compiled with MPI only where CMake found it (ADAPTSIM_TCP_HAVE_MPI); otherwise
 // mpi_rendezvous() throws.
 //
@@ -26,8 +26,9 @@ bool mpi_rendezvous_available();
 std::string mpi_library_version();
 
 // Initialises MPI, gathers every rank's `advertised` address (where the others can reach this
-// rank's listening socket), takes rank 0's random token, and finalises MPI. Throws
-// RuntimeFailure when built without MPI or when MPI fails.
-ClusterSpec mpi_rendezvous(const SocketAddress& advertised);
+// rank's listening socket), takes rank 0's job secret (`secret` where rank 0 has one configured,
+// else random from its OS; the broadcast crosses MPI's own transport, so the secret is as private
+// as that), and finalises MPI. Throws RuntimeFailure when built without MPI or when MPI fails.
+ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSecret> secret);
 
 }  // namespace adaptsim::tcp

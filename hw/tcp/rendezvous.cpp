@@ -15,6 +15,14 @@ void apply_host_layout(const RendezvousOptions& o, ClusterSpec& cluster) {
 
 }  // namespace
 
+std::optional<JobSecret> configured_secret(const RendezvousOptions& o) {
+  if (!o.secret_file.empty()) return JobSecret::from_file(o.secret_file);
+  if (const char* hex = std::getenv(kEnvSecret)) {
+    return JobSecret::from_hex(hex, std::string("environment variable ") + kEnvSecret);
+  }
+  return std::nullopt;
+}
+
 RendezvousMode choose_rendezvous(const RendezvousOptions& o) {
   if (std::getenv(kEnvRank) != nullptr) return RendezvousMode::kLaunchedWorker;
   if (o.procs < 0) throw InputError("--procs must be at least 1, got " + std::to_string(o.procs));
@@ -67,10 +75,15 @@ std::unique_ptr<Runtime> connect_runtime(const RendezvousOptions& o, RendezvousM
         throw InputError("--rank " + std::to_string(o.rank) + " is outside the host list of " +
                          std::to_string(cluster.size()) + " entries");
       }
-      std::string canonical;
-      for (const SocketAddress& a : cluster.addresses)
-        canonical += a.str() + ",";
-      cluster.token = o.token.empty() ? token_from_text(canonical) : parse_token(o.token);
+      const std::optional<JobSecret> secret = configured_secret(o);
+      if (!secret) {
+        throw InputError(
+            std::string("a host-list job needs its secret: --secret-file FILE (the same "
+                        "file on every host; e.g. (umask 077; head -c 32 /dev/urandom "
+                        "> job.secret)) or the environment variable ") +
+            kEnvSecret);
+      }
+      cluster.secret = *secret;
       apply_host_layout(o, cluster);
       const SocketAddress& mine = cluster.addresses[static_cast<std::size_t>(o.rank)];
       auto rt = std::make_unique<Runtime>(
@@ -79,13 +92,13 @@ std::unique_ptr<Runtime> connect_runtime(const RendezvousOptions& o, RendezvousM
       return rt;
     }
     case RendezvousMode::kMpi: {
-      const std::string bind = o.bind_host.empty() ? "0.0.0.0" : o.bind_host;
+      // The job's interface, not every address, unless --bind asks for that.
+      const std::string bind = o.bind_host.empty() ? default_advertised_host() : o.bind_host;
       auto rt = std::make_unique<Runtime>(SocketAddress{bind, 0}, runtime);
       const bool wildcard = bind == "0.0.0.0" || bind == "::";
       const SocketAddress advertised{wildcard ? default_advertised_host() : bind,
                                      rt->listen_address().port};
-      ClusterSpec cluster = mpi_rendezvous(advertised);
-      if (!o.token.empty()) cluster.token = parse_token(o.token);
+      ClusterSpec cluster = mpi_rendezvous(advertised, configured_secret(o));
       apply_host_layout(o, cluster);
       rt->connect(cluster);
       return rt;

@@ -8,9 +8,12 @@
 //
 // The first that applies wins, in this order, so a worker started by the launcher (whose argv
 // still says --procs N) does not launch again.
+//
+// Every mode gives the ranks one job secret (auth.h) without putting it on a command line.
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hw/tcp/runtime.h"
@@ -21,9 +24,12 @@ struct RendezvousOptions {
   int procs = 0;      // > 0: local launcher with this many workers
   std::string hosts;  // host list "host:port,..." (rank order)
   int rank = -1;      // this process's rank in the host list
-  std::string token;  // hex cluster token; empty: derived from the host list (or random)
-  // Address to listen on: host-list mode default = this rank's entry, mpirun default = 0.0.0.0
-  // with the first non-loopback IPv4 address advertised.
+  // The job's secret (auth.h): this file if given; else the environment's ADAPTSIM_JOB_SECRET;
+  // else, for the launcher and mpirun, a random one made by the launcher or rank 0. A host list
+  // needs one of the first two.
+  std::string secret_file;
+  // Address to listen on: host-list mode default = this rank's entry, mpirun default = the
+  // first non-loopback IPv4 address (the one advertised); 0.0.0.0 listens on every address.
   std::string bind_host;
   // > 0: rank r is on host r / ranks_per_host (lets loopback ranks pose as separate machines);
   // 0: ranks with the same address host share a host.
@@ -42,6 +48,9 @@ int rank_before_connect(const RendezvousOptions& options, RendezvousMode mode);
 
 // For the worker modes: the rendezvous, then a Runtime connected to every peer. `runtime` is
 // used as given (its transport.connect_timeout_ns bounds the whole connection phase).
+// The secret the options name (--secret-file, else ADAPTSIM_JOB_SECRET), or nullopt.
+std::optional<JobSecret> configured_secret(const RendezvousOptions& options);
+
 std::unique_ptr<Runtime> connect_runtime(const RendezvousOptions& options, RendezvousMode mode,
                                          const RuntimeOptions& runtime);
 

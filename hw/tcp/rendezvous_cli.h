@@ -11,15 +11,16 @@
 
 namespace adaptsim::tcp {
 
-// --procs --hosts --rank --token --bind --ranks-per-host, in the help group `group`.
+// --procs --hosts --rank --secret-file --bind --ranks-per-host, in the help group `group`.
 inline void add_rendezvous_options(CLI::App& app, RendezvousOptions& r,
                                    const std::string& group = "Rendezvous") {
   app.add_option("--procs", r.procs, "Start N worker processes on this machine")->group(group);
   app.add_option("--hosts", r.hosts, "Host list host:port,... in rank order (with --rank)")
       ->group(group);
   app.add_option("--rank", r.rank, "This process's rank in --hosts")->group(group);
-  app.add_option("--token", r.token,
-                 "Cluster token, hex (default: derived from --hosts, random under --procs/mpirun)")
+  app.add_option("--secret-file", r.secret_file,
+                 "File holding the job's secret, mode 600 (a host list needs it or "
+                 "ADAPTSIM_JOB_SECRET; --procs and mpirun make a random one)")
       ->group(group);
   app.add_option("--bind", r.bind_host, "Address to listen on")->group(group);
   app.add_option("--ranks-per-host", r.ranks_per_host,

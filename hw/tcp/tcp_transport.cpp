@@ -20,9 +20,26 @@
 namespace adaptsim::tcp {
 namespace {
 
-// One sendmsg() gathers at most this many buffers (3 per frame: header, name, payload); Linux
-// accepts up to IOV_MAX = 1024.
+// One sendmsg() gathers at most this many buffers (4 per frame: header, name, payload, tag);
+// Linux accepts up to IOV_MAX = 1024.
 constexpr int kMaxIov = 192;
+// ... and frames up to about this many bytes: frames are sealed (their tag computed) as they are
+// gathered, and there is no point in sealing far beyond what the socket buffer takes at once.
+constexpr std::size_t kMaxGatherBytes = std::size_t{8} << 20;
+
+// Labels of the handshake tags (auth.h).
+constexpr std::string_view kHelloLabel = "adaptsim-tcp v2 hello";
+constexpr std::string_view kHelloAckLabel = "adaptsim-tcp v2 hello-ack";
+
+std::string hex_id(std::uint64_t id) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+ByteView view(const void* p, std::size_t n) {
+  return {static_cast<const std::byte*>(p), n};
+}
 
 std::string plural(std::size_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -42,14 +59,16 @@ struct TcpTransport::OutFrame {
   std::size_t head_bytes = kFrameHeaderBytes;
   std::string name;
   coll::ConstBytes payload;
-  std::size_t written = 0;  // bytes of head + name + payload already handed to the kernel
+  Tag tag{};
+  bool sealed = false;      // tag computed (handshake frames: at creation; others: when gathered)
+  std::size_t written = 0;  // bytes of head + name + payload + tag already handed to the kernel
   bool is_data = false;
   bool is_bye = false;
   coll::Callback done;
 
-  std::size_t total() const { return head_bytes + name.size() + payload.size; }
-  // Appends the iovecs of what is still unwritten (head, name, payload past `written`) to
-  // iov[*n_iov...]; at most 3.
+  std::size_t total() const { return head_bytes + name.size() + payload.size + kTagBytes; }
+  // Appends the iovecs of what is still unwritten (head, name, payload, tag past `written`) to
+  // iov[*n_iov...]; at most 4.
   void unwritten_iov(iovec* iov, int* n_iov) const {
     std::size_t skip = written;
     auto add = [&](const void* base, std::size_t len) {
@@ -64,12 +83,13 @@ struct TcpTransport::OutFrame {
     add(head.data(), head_bytes);
     add(name.data(), name.size());
     add(payload.data, payload.size);
+    add(tag.data(), tag.size());
   }
 };
 
 struct TcpTransport::Connection {
   enum class State { kDialing, kHandshake, kEstablished };
-  enum class ReadState { kHeader, kName, kPayload };
+  enum class ReadState { kHeader, kName, kPayload, kTag };
 
   UniqueFd fd;
   State state = State::kHandshake;
@@ -80,13 +100,22 @@ struct TcpTransport::Connection {
   EventLoop::TimerId handshake_timer = 0;
   bool want_write = false;  // EPOLLOUT registered (the last write hit a full socket buffer)
 
-  // Read side: a frame is parsed header -> name -> payload.
+  // Authentication (auth.h): this end's handshake nonce, then one session key per direction and
+  // the sequence number of the next frame each way.
+  Nonce nonce{};
+  FrameMac tx;
+  FrameMac rx;
+  std::uint64_t tx_seq = 0;
+  std::uint64_t rx_seq = 0;
+
+  // Read side: a frame is parsed header -> name -> payload -> tag.
   ReadState rstate = ReadState::kHeader;
   bool in_read = false;  // inside on_readable (which must not re-enter itself)
   std::vector<std::byte> rbuf;
   std::size_t rbeg = 0;  // unconsumed bytes are rbuf[rbeg, rend)
   std::size_t rend = 0;
   FrameHeader header;
+  std::array<std::byte, kFrameHeaderBytes> raw_header{};  // as received: the tag covers it
   std::string name;
   std::byte* dst = nullptr;  // where the payload goes
   std::size_t got = 0;       // payload bytes placed so far
@@ -94,6 +123,8 @@ struct TcpTransport::Connection {
   coll::Callback claimed;    // the posted recv's callback when dst is the caller's buffer
   std::array<std::byte, kHelloPayloadBytes> hello{};
   std::string abort_reason;  // payload of an abort frame
+  Tag tag{};
+  std::size_t tag_got = 0;
 
   // Write side.
   std::deque<OutFrame> outq;
@@ -168,7 +199,8 @@ void TcpTransport::start(const ClusterSpec& cluster, UniqueFd listener, coll::Ca
   started_ = true;
   rank_ = cluster.rank;
   size_ = cluster.size();
-  token_ = cluster.token;
+  secret_ = cluster.secret;
+  job_id_ = secret_.job_id();
   addresses_ = cluster.addresses;
   host_of_rank_ = cluster.hosts();
   const auto n = static_cast<std::size_t>(size_);
@@ -310,16 +342,20 @@ void TcpTransport::on_connect_event(const std::shared_ptr<Connection>& c, std::u
     return;
   }
   c->state = Connection::State::kHandshake;
+  c->nonce = random_nonce();
   OutFrame hello;
   FrameHeader h;
   h.kind = FrameKind::kHello;
-  h.token = token_;
+  h.job_id = job_id_;
   h.src_rank = static_cast<std::uint32_t>(rank_);
   h.payload_bytes = kHelloPayloadBytes;
   encode_frame_header(h, hello.head.data());
-  encode_hello_payload(static_cast<std::uint32_t>(c->peer), static_cast<std::uint32_t>(size_),
-                       hello.head.data() + kFrameHeaderBytes);
+  encode_hello_payload(
+      {static_cast<std::uint32_t>(c->peer), static_cast<std::uint32_t>(size_), c->nonce},
+      hello.head.data() + kFrameHeaderBytes);
   hello.head_bytes = kFrameHeaderBytes + kHelloPayloadBytes;
+  hello.tag = handshake_tag(secret_, kHelloLabel, {view(hello.head.data(), hello.head_bytes)});
+  hello.sealed = true;
   // No reply timer here: giving up early and dialing again would leave the acceptor with a
   // dead half of an established connection. The connect deadline bounds the wait.
   update_interest(*c);
@@ -327,8 +363,20 @@ void TcpTransport::on_connect_event(const std::shared_ptr<Connection>& c, std::u
 }
 
 void TcpTransport::on_handshake_frame(const std::shared_ptr<Connection>& c) {
-  std::uint32_t expected = 0, cluster_size = 0;
-  decode_hello_payload(c->hello.data(), expected, cluster_size);
+  // First the proof: nothing else a stranger says is looked at.
+  const ByteView frame[] = {view(c->raw_header.data(), c->raw_header.size()),
+                            view(c->hello.data(), c->hello.size())};
+  const Tag want = c->outgoing
+                       ? handshake_tag(secret_, kHelloAckLabel,
+                                       {frame[0], frame[1], view(c->nonce.data(), c->nonce.size())})
+                       : handshake_tag(secret_, kHelloLabel, {frame[0], frame[1]});
+  if (!tags_equal(want.data(), c->tag.data())) {
+    drop(c, std::string(frame_kind_name(c->header.kind)) +
+                " frame failed authentication: the peer does not know this job's secret");
+    return;
+  }
+  const HelloPayload hello = decode_hello_payload(c->hello.data());
+  const std::uint32_t expected = hello.expected_peer, cluster_size = hello.cluster_size;
   const auto src = static_cast<int>(c->header.src_rank);
   if (cluster_size != static_cast<std::uint32_t>(size_)) {
     drop(c, "peer believes the cluster has " + std::to_string(cluster_size) + " ranks, not " +
@@ -347,6 +395,11 @@ void TcpTransport::on_handshake_frame(const std::shared_ptr<Connection>& c) {
       return;
     }
     dialing_[static_cast<std::size_t>(src)] = nullptr;
+    const SessionKeys keys =
+        derive_session_keys(secret_, static_cast<std::uint32_t>(rank_),
+                            static_cast<std::uint32_t>(src), c->nonce, hello.nonce);
+    c->tx = FrameMac(keys.dialer_to_acceptor);
+    c->rx = FrameMac(keys.acceptor_to_dialer);
     establish(c, src);
     return;
   }
@@ -361,16 +414,27 @@ void TcpTransport::on_handshake_frame(const std::shared_ptr<Connection>& c) {
     return;
   }
   handshaking_.erase(c->fd.get());
+  c->nonce = random_nonce();
+  const SessionKeys keys =
+      derive_session_keys(secret_, static_cast<std::uint32_t>(src),
+                          static_cast<std::uint32_t>(rank_), hello.nonce, c->nonce);
+  c->tx = FrameMac(keys.acceptor_to_dialer);
+  c->rx = FrameMac(keys.dialer_to_acceptor);
   OutFrame ack;
   FrameHeader h;
   h.kind = FrameKind::kHelloAck;
-  h.token = token_;
+  h.job_id = job_id_;
   h.src_rank = static_cast<std::uint32_t>(rank_);
   h.payload_bytes = kHelloPayloadBytes;
   encode_frame_header(h, ack.head.data());
-  encode_hello_payload(static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(size_),
-                       ack.head.data() + kFrameHeaderBytes);
+  encode_hello_payload(
+      {static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(size_), c->nonce},
+      ack.head.data() + kFrameHeaderBytes);
   ack.head_bytes = kFrameHeaderBytes + kHelloPayloadBytes;
+  ack.tag = handshake_tag(
+      secret_, kHelloAckLabel,
+      {view(ack.head.data(), ack.head_bytes), view(hello.nonce.data(), hello.nonce.size())});
+  ack.sealed = true;
   establish(c, src);
   enqueue(*c, std::move(ack));
 }
@@ -458,6 +522,7 @@ bool TcpTransport::consume_buffer(const std::shared_ptr<Connection>& c) {
         if (c->rend - c->rbeg < kFrameHeaderBytes) return true;
         const std::string err =
             decode_frame_header(c->rbuf.data() + c->rbeg, options_.limits, c->header);
+        std::memcpy(c->raw_header.data(), c->rbuf.data() + c->rbeg, kFrameHeaderBytes);
         c->rbeg += kFrameHeaderBytes;
         if (!err.empty()) {
           drop(c, err);
@@ -490,6 +555,17 @@ bool TcpTransport::consume_buffer(const std::shared_ptr<Connection>& c) {
           }
           if (take < remaining) return true;
         }
+        c->tag_got = 0;
+        c->rstate = RS::kTag;
+        break;
+      }
+      case RS::kTag: {
+        const std::size_t take = std::min(kTagBytes - c->tag_got, c->rend - c->rbeg);
+        std::memcpy(c->tag.data() + c->tag_got, c->rbuf.data() + c->rbeg, take);
+        c->tag_got += take;
+        c->rbeg += take;
+        if (c->tag_got < kTagBytes) return true;
+        if (c->state == Connection::State::kEstablished && !authenticate(c)) return false;
         if (!on_frame_complete(c)) return false;
         c->rstate = RS::kHeader;
         break;
@@ -500,8 +576,9 @@ bool TcpTransport::consume_buffer(const std::shared_ptr<Connection>& c) {
 
 bool TcpTransport::on_header(const std::shared_ptr<Connection>& c) {
   const FrameHeader& h = c->header;
-  if (h.token != token_) {
-    drop(c, "wrong cluster token in a " + std::string(frame_kind_name(h.kind)) + " frame");
+  if (h.job_id != job_id_) {
+    drop(c, std::string(frame_kind_name(h.kind)) + " frame of another job (job id " +
+                hex_id(h.job_id) + ", this job's is " + hex_id(job_id_) + ")");
     return false;
   }
   if (c->state == Connection::State::kEstablished) {
@@ -535,6 +612,17 @@ bool TcpTransport::on_header(const std::shared_ptr<Connection>& c) {
     return false;
   }
   return true;
+}
+
+bool TcpTransport::authenticate(const std::shared_ptr<Connection>& c) {
+  const std::size_t payload = c->header.payload_bytes;
+  const Tag want = c->rx.tag(c->rx_seq++, {view(c->raw_header.data(), c->raw_header.size()),
+                                           view(c->name.data(), c->name.size()),
+                                           view(payload > 0 ? c->dst : nullptr, payload)});
+  if (tags_equal(want.data(), c->tag.data())) return true;
+  fail("a " + std::string(frame_kind_name(c->header.kind)) + " frame from " + peer_name(c->peer) +
+       " failed authentication (altered in flight, or not sent by this job)");
+  return false;
 }
 
 bool TcpTransport::on_name(const std::shared_ptr<Connection>& c) {
@@ -631,6 +719,13 @@ void TcpTransport::enqueue(Connection& c, OutFrame frame) {
   }
 }
 
+void TcpTransport::seal(Connection& c, OutFrame& f) {
+  f.tag =
+      c.tx.tag(c.tx_seq++, {view(f.head.data(), f.head_bytes), view(f.name.data(), f.name.size()),
+                            view(f.payload.data, f.payload.size)});
+  f.sealed = true;
+}
+
 void TcpTransport::update_interest(Connection& c) {
   if (c.closed) return;
   loop_.modify_fd(c.fd.get(), EPOLLIN | (c.want_write ? EPOLLOUT : 0u));
@@ -640,9 +735,12 @@ void TcpTransport::flush(const std::shared_ptr<Connection>& c) {
   while (!c->outq.empty() && !c->closed) {
     iovec iov[kMaxIov];
     int n_iov = 0;
-    for (const OutFrame& f : c->outq) {
-      if (n_iov + 3 > kMaxIov) break;
+    std::size_t gathered = 0;
+    for (OutFrame& f : c->outq) {
+      if (n_iov + 4 > kMaxIov || gathered >= kMaxGatherBytes) break;
+      if (!f.sealed) seal(*c, f);
       f.unwritten_iov(iov, &n_iov);
+      gathered += f.total() - f.written;
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -730,7 +828,7 @@ void TcpTransport::send(int peer, const std::string& name, coll::ConstBytes data
   OutFrame f;
   FrameHeader h;
   h.kind = FrameKind::kData;
-  h.token = token_;
+  h.job_id = job_id_;
   h.src_rank = static_cast<std::uint32_t>(rank_);
   h.name_bytes = static_cast<std::uint32_t>(name.size());
   h.payload_bytes = data.size;
@@ -778,8 +876,8 @@ void TcpTransport::recv(int peer, const std::string& name, coll::Bytes into, col
   // 2. A message being staged right now: take it over, so the rest lands in place.
   const std::shared_ptr<Connection>& c = peers_[static_cast<std::size_t>(peer)];
   if (c && !c->closed && c->state == Connection::State::kEstablished &&
-      c->rstate == Connection::ReadState::kPayload && c->staged &&
-      c->header.kind == FrameKind::kData && c->name == name) {
+      (c->rstate == Connection::ReadState::kPayload || c->rstate == Connection::ReadState::kTag) &&
+      c->staged && c->header.kind == FrameKind::kData && c->name == name) {
     if (c->header.payload_bytes != into.size) {
       size_mismatch(c->header.payload_bytes);
       return;
@@ -898,7 +996,7 @@ void TcpTransport::shutdown(TimeNs timeout_ns, coll::Callback done) {
     OutFrame bye;
     FrameHeader h;
     h.kind = FrameKind::kBye;
-    h.token = token_;
+    h.job_id = job_id_;
     h.src_rank = static_cast<std::uint32_t>(rank_);
     encode_frame_header(h, bye.head.data());
     bye.is_bye = true;
@@ -944,25 +1042,31 @@ void TcpTransport::send_abort(Connection& c, const std::string& reason, TimeNs d
     }
     return true;
   };
-  // A frame cut in the middle would hide the abort behind it: finish that frame first. Its
-  // payload is still valid, since the collective that sent it has not completed (its caller is
-  // still waiting).
-  if (!c.outq.empty() && c.outq.front().written > 0) {
-    iovec iov[3];
+  // A frame cut in the middle would hide the abort behind it, and a sealed frame left out would
+  // break the sequence the abort's tag counts on: finish every sealed frame first. Their
+  // payloads are still valid, since the collectives that sent them have not completed (their
+  // callers are still waiting).
+  if (!c.tx.keyed()) return;
+  for (const OutFrame& f : c.outq) {
+    if (!f.sealed) break;
+    iovec iov[4];
     int n_iov = 0;
-    c.outq.front().unwritten_iov(iov, &n_iov);
+    f.unwritten_iov(iov, &n_iov);
     if (!write_all(iov, n_iov)) return;
   }
   const std::string text = reason.substr(0, kMaxAbortReasonBytes);
   std::array<std::byte, kFrameHeaderBytes> head{};
   FrameHeader h;
   h.kind = FrameKind::kAbort;
-  h.token = token_;
+  h.job_id = job_id_;
   h.src_rank = static_cast<std::uint32_t>(rank_);
   h.payload_bytes = text.size();
   encode_frame_header(h, head.data());
-  iovec iov[2] = {{head.data(), head.size()}, {const_cast<char*>(text.data()), text.size()}};
-  write_all(iov, 2);
+  Tag tag = c.tx.tag(c.tx_seq++, {view(head.data(), head.size()), view(text.data(), text.size())});
+  iovec iov[3] = {{head.data(), head.size()},
+                  {const_cast<char*>(text.data()), text.size()},
+                  {tag.data(), tag.size()}};
+  write_all(iov, 3);
 }
 
 void TcpTransport::check_shutdown_done() {

@@ -4,10 +4,12 @@
 //
 // Topology: a full mesh, one connection per rank pair; the higher rank connects to the lower
 // one, which accepts. A connection counts as a peer only after the handshake proved it knows the
-// cluster token and names the expected ranks (frame.h). Stray, garbage or wrong-token
-// connections are dropped with a logged reason and never disturb the collectives.
+// job's secret and names the expected ranks (frame.h, auth.h). Stray, garbage or unauthenticated
+// connections are dropped with a logged reason and never disturb the collectives; every later
+// frame is authenticated, and one that fails its tag fails the transport before its payload is
+// handed to anyone.
 //
-// Messages: send() frames header + name + the caller's payload and writes them with one
+// Messages: send() frames header + name + the caller's payload + tag and writes them with one
 // sendmsg() gather (the payload is never copied; partial writes resume from where they
 // stopped). recv() matches (source, name) in FIFO order. When the recv is already posted as the
 // message arrives, the payload goes straight from the socket into the caller's buffer; otherwise
@@ -119,7 +121,7 @@ class TcpTransport final : public coll::Transport {
   std::string describe_pending(std::size_t max_items = 4) const;
   // "rank 1 (127.0.0.1:7001)".
   std::string peer_name(int rank) const;
-  // Connections dropped before or during their handshake (strays, garbage, wrong token).
+  // Connections dropped before or during their handshake (strays, garbage, failed authentication).
   // Thread-safe.
   std::uint64_t rejected_connections() const { return rejected_connections_; }
 
@@ -173,8 +175,10 @@ class TcpTransport final : public coll::Transport {
   bool consume_buffer(const std::shared_ptr<Connection>& c);  // false: connection gone
   bool on_header(const std::shared_ptr<Connection>& c);
   bool on_name(const std::shared_ptr<Connection>& c);
+  bool authenticate(const std::shared_ptr<Connection>& c);  // false: failed (and reported)
   bool on_frame_complete(const std::shared_ptr<Connection>& c);
   void flush(const std::shared_ptr<Connection>& c);
+  void seal(Connection& c, OutFrame& f);  // computes f's tag with the next sequence number
   void update_interest(Connection& c);
   void enqueue(Connection& c, OutFrame frame);
   void after_data_sent();
@@ -193,7 +197,8 @@ class TcpTransport final : public coll::Transport {
 
   int rank_ = 0;
   int size_ = 1;
-  std::uint64_t token_ = 0;
+  JobSecret secret_;
+  std::uint64_t job_id_ = 0;
   std::vector<SocketAddress> addresses_;
   std::vector<int> host_of_rank_{0};
 

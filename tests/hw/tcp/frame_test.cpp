@@ -25,7 +25,7 @@ std::array<std::byte, kFrameHeaderBytes> encoded(const FrameHeader& h) {
 TEST_CASE("a frame header round-trips through its little-endian encoding") {
   FrameHeader h;
   h.kind = FrameKind::kData;
-  h.token = 0x0123456789abcdefull;
+  h.job_id = 0x0123456789abcdefull;
   h.src_rank = 7;
   h.name_bytes = 21;
   h.payload_bytes = (std::uint64_t{1} << 32) + 5;
@@ -38,7 +38,7 @@ TEST_CASE("a frame header round-trips through its little-endian encoding") {
   FrameHeader out;
   CHECK(decode_frame_header(buf.data(), limits, out).empty());
   CHECK(out.kind == FrameKind::kData);
-  CHECK(out.token == h.token);
+  CHECK(out.job_id == h.job_id);
   CHECK(out.src_rank == 7);
   CHECK(out.name_bytes == 21);
   CHECK(out.payload_bytes == h.payload_bytes);
@@ -57,8 +57,10 @@ TEST_CASE(
 
   FrameHeader h;
   auto buf = encoded(h);
-  buf[4] = std::byte{2};  // version 2
-  CHECK(decode_frame_header(buf.data(), limits, out).find("protocol version 2") == 0);
+  buf[4] = std::byte{3};  // version 3
+  CHECK(decode_frame_header(buf.data(), limits, out).find("protocol version 3, expected 2") == 0);
+  buf[4] = std::byte{1};  // version 1: unauthenticated frames, refused
+  CHECK(decode_frame_header(buf.data(), limits, out).find("protocol version 1") == 0);
 
   buf = encoded(h);
   buf[6] = std::byte{99};  // kind 99
@@ -71,15 +73,6 @@ TEST_CASE(
 
   h.payload_bytes = (1 << 20) + 1;
   CHECK(decode_frame_header(encoded(h).data(), limits, out).find("payload of 1048577 bytes") == 0);
-}
-
-TEST_CASE("the handshake payload carries the expected peer and the cluster size") {
-  std::array<std::byte, kHelloPayloadBytes> p{};
-  encode_hello_payload(3, 8, p.data());
-  std::uint32_t peer = 0, size = 0;
-  decode_hello_payload(p.data(), peer, size);
-  CHECK(peer == 3);
-  CHECK(size == 8);
 }
 
 TEST_CASE("addresses and host lists parse, and bad ones name the offending text") {
@@ -103,24 +96,28 @@ TEST_CASE("addresses and host lists parse, and bad ones name the offending text"
   CHECK_THROWS_WITH_AS(parse_host_list("a:1,a:1"), doctest::Contains("appears twice"), InputError);
 }
 
-TEST_CASE(
-    "tokens: hex round trip, derived tokens differ by host list, bad text is an input error") {
-  CHECK(parse_token(format_token(0xdeadbeef12345678ull)) == 0xdeadbeef12345678ull);
-  CHECK(parse_token("0xff") == 255);
-  CHECK(token_from_text("a:1,b:2") == token_from_text("a:1,b:2"));
-  CHECK(token_from_text("a:1,b:2") != token_from_text("a:1,b:3"));
-  CHECK(random_token() != 0);
-  CHECK_THROWS_AS(parse_token("xyz"), InputError);
-  CHECK_THROWS_AS(parse_token("12345678901234567"), InputError);  // 17 digits
+TEST_CASE("the handshake payload carries the expected peer, the cluster size and the nonce") {
+  HelloPayload in{3, 8, random_nonce()};
+  std::array<std::byte, kHelloPayloadBytes> buf{};
+  encode_hello_payload(in, buf.data());
+  const HelloPayload out = decode_hello_payload(buf.data());
+  CHECK(out.expected_peer == 3);
+  CHECK(out.cluster_size == 8);
+  CHECK(out.nonce == in.nonce);
 }
 
-TEST_CASE("a cluster spec rejects a rank outside it and a host map of the wrong length") {
+TEST_CASE(
+    "a cluster spec rejects a rank outside it, a host map of the wrong length and no secret") {
   ClusterSpec c;
   c.addresses = parse_host_list("127.0.0.1:1,127.0.0.1:2");
   c.rank = 2;
+  c.secret = JobSecret::random();
   CHECK_THROWS_AS(c.validate(), InputError);
   c.rank = 1;
   CHECK_NOTHROW(c.validate());
+  c.secret = JobSecret();
+  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("no job secret"), InputError);
+  c.secret = JobSecret::random();
   c.host_of_rank = {0};
   CHECK_THROWS_AS(c.validate(), InputError);
 }

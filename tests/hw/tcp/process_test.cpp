@@ -6,11 +6,14 @@
 
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "hw/tcp/frame.h"
@@ -40,6 +43,19 @@ std::vector<std::vector<std::string>> sweep_rows(const std::string& dir) {
 std::vector<std::string> tool(std::vector<std::string> args) {
   args.insert(args.begin(), tool_path());
   return args;
+}
+
+// A job secret file in `dir` with `mode`: `bytes` random bytes (the form the docs suggest).
+std::string secret_file(const std::string& dir, ::mode_t mode = 0600, std::size_t bytes = 32) {
+  const std::string path = dir + "/job.secret";
+  std::string content(bytes, '\0');
+  for (std::size_t i = 0; i < bytes; i += kNonceBytes) {
+    const Nonce n = random_nonce();
+    std::memcpy(content.data() + i, n.data(), std::min(kNonceBytes, bytes - i));
+  }
+  std::ofstream(path, std::ios::binary) << content;
+  ::chmod(path.c_str(), mode);
+  return path;
 }
 
 }  // namespace
@@ -152,13 +168,32 @@ TEST_CASE(
     hosts += "127.0.0.1:" + std::to_string(p);
   }
   const std::string dir = make_temp_dir();
+  const std::string secret = secret_file(dir);
   std::vector<std::unique_ptr<ChildProcess>> procs(3);
   // Rank 2 first: it dials ranks 0 and 1 before they listen, and must retry.
   for (int rank : {2, 1, 0}) {
-    procs[static_cast<std::size_t>(rank)] = std::make_unique<ChildProcess>(
-        tool({"--hosts", hosts, "--rank", std::to_string(rank), "--strategy", "CLASSIC_RING,TREE",
-              "--maxbytes", "256KiB", "--stepfactor", "16", "--iters", "2", "--warmup-iters", "1",
-              "--timeout", "20s", "-q", "-o", dir}));
+    procs[static_cast<std::size_t>(rank)] =
+        std::make_unique<ChildProcess>(tool({"--hosts",
+                                             hosts,
+                                             "--rank",
+                                             std::to_string(rank),
+                                             "--secret-file",
+                                             secret,
+                                             "--strategy",
+                                             "CLASSIC_RING,TREE",
+                                             "--maxbytes",
+                                             "256KiB",
+                                             "--stepfactor",
+                                             "16",
+                                             "--iters",
+                                             "2",
+                                             "--warmup-iters",
+                                             "1",
+                                             "--timeout",
+                                             "20s",
+                                             "-q",
+                                             "-o",
+                                             dir}));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   for (int rank = 0; rank < 3; ++rank) {
@@ -175,15 +210,21 @@ TEST_CASE(
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a worker's port shrugs off garbage and a wrong-token handshake, and the run completes") {
+TEST_CASE(
+    "a worker's port shrugs off garbage and a handshake without the secret, and the run "
+    "completes") {
   const std::vector<int> ports = free_ports(2);
   const std::string hosts =
       "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
+  // The secret reaches the ranks through the environment here (as adaptsim-live hands it on).
+  const JobSecret secret = JobSecret::random();
   std::vector<std::unique_ptr<ChildProcess>> procs;
   for (int rank = 0; rank < 2; ++rank) {
-    procs.push_back(std::make_unique<ChildProcess>(tool(
-        {"--hosts", hosts, "--rank", std::to_string(rank), "--strategy", "CLASSIC_RING",
-         "--maxbytes", "1MiB", "--iters", "5", "--warmup-iters", "1", "--timeout", "20s", "-q"})));
+    procs.push_back(std::make_unique<ChildProcess>(
+        tool({"--hosts", hosts, "--rank", std::to_string(rank), "--strategy", "CLASSIC_RING",
+              "--maxbytes", "1MiB", "--iters", "5", "--warmup-iters", "1", "--timeout", "20s",
+              "-q"}),
+        std::vector<std::string>{std::string(kEnvSecret) + "=" + secret.hex()}));
   }
   // Attack rank 0's port as soon as it listens.
   const SocketAddress target{"127.0.0.1", static_cast<std::uint16_t>(ports[0])};
@@ -195,15 +236,16 @@ TEST_CASE("a worker's port shrugs off garbage and a wrong-token handshake, and t
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
     }
-    std::vector<std::byte> bytes(kFrameHeaderBytes + kHelloPayloadBytes, std::byte{0x5a});
-    if (attacks == 1) {  // a well-formed hello with a wrong token
+    std::vector<std::byte> bytes(kFrameHeaderBytes + kHelloPayloadBytes + kTagBytes,
+                                 std::byte{0x5a});
+    if (attacks == 1) {  // a well-formed hello with the job's public id and an all-0x5a tag
       FrameHeader h;
       h.kind = FrameKind::kHello;
-      h.token = 12345;
+      h.job_id = secret.job_id();
       h.src_rank = 1;
       h.payload_bytes = kHelloPayloadBytes;
       encode_frame_header(h, bytes.data());
-      encode_hello_payload(0, 2, bytes.data() + kFrameHeaderBytes);
+      encode_hello_payload({0, 2, random_nonce()}, bytes.data() + kFrameHeaderBytes);
     }
     [[maybe_unused]] ssize_t w = ::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
     ++attacks;
@@ -216,7 +258,7 @@ TEST_CASE("a worker's port shrugs off garbage and a wrong-token handshake, and t
     if (rank == 0) {
       CHECK(r.err.find("rejected connection from 127.0.0.1") != std::string::npos);
       CHECK(r.err.find("bad magic") != std::string::npos);
-      CHECK(r.err.find("wrong cluster token") != std::string::npos);
+      CHECK(r.err.find("hello frame failed authentication") != std::string::npos);
     }
   }
 }
@@ -273,6 +315,11 @@ TEST_CASE("killing the launcher takes its workers with it") {
 }
 
 TEST_CASE("bad input: one clear line and exit code 2") {
+  const std::string dir = make_temp_dir();
+  const std::string open_secret = secret_file(dir, 0644);
+  const std::string short_secret = dir + "/short.secret";
+  std::ofstream(short_secret) << "12345678";
+  ::chmod(short_secret.c_str(), 0600);
   struct Case {
     std::vector<std::string> args;
     std::string expect;
@@ -287,6 +334,14 @@ TEST_CASE("bad input: one clear line and exit code 2") {
       {{"--procs", "2", "--minbytes", "1MiB", "--maxbytes", "1KiB"}, "--maxbytes"},
       {{"--hosts", "127.0.0.1:1,127.0.0.1:2"}, "--hosts needs --rank"},
       {{"--hosts", "127.0.0.1", "--rank", "0"}, "expected an address"},
+      {{"--hosts", "127.0.0.1:1,127.0.0.1:2", "--rank", "0"},
+       "a host-list job needs its secret: --secret-file FILE"},
+      {{"--hosts", "127.0.0.1:1,127.0.0.1:2", "--rank", "0", "--secret-file", open_secret},
+       "may be read by group or others (mode 0644); chmod 600"},
+      {{"--hosts", "127.0.0.1:1,127.0.0.1:2", "--rank", "0", "--secret-file", short_secret},
+       "has 8 bytes, at least 16 are needed"},
+      {{"--hosts", "127.0.0.1:1,127.0.0.1:2", "--rank", "0", "--secret-file", dir + "/none"},
+       "cannot read the secret file"},
       {{}, "--procs N"},
       {{"--no-such-flag"}, "no-such-flag"},
   };
@@ -297,6 +352,15 @@ TEST_CASE("bad input: one clear line and exit code 2") {
     CHECK(r.err.find(c.expect) != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+  {  // a secret in the environment that is not one
+    const auto r = run_process(tool({"--hosts", "127.0.0.1:1,127.0.0.1:2", "--rank", "0"}),
+                               kDeadlineS, {std::string(kEnvSecret) + "=xyz"});
+    INFO(diagnostics(r));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("environment variable ADAPTSIM_JOB_SECRET: expected a job secret of 64 hex "
+                     "digits, got 3 characters") != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("congestion control: set on a socket, checked by name, and used by a whole run") {

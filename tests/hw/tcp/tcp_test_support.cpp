@@ -57,7 +57,7 @@ RuntimeOptions test_options(const std::shared_ptr<LogCapture>& log) {
 ThreadCluster::ThreadCluster(int n, std::vector<int> host_of_rank,
                              std::function<RuntimeOptions(int)> options_for_rank,
                              bool connect_now) {
-  spec_.token = 0x5eed0000u + static_cast<std::uint64_t>(n);
+  spec_.secret = JobSecret::random();
   spec_.host_of_rank = std::move(host_of_rank);
   for (int r = 0; r < n; ++r) {
     RuntimeOptions o = options_for_rank ? options_for_rank(r) : test_options();

@@ -84,16 +84,20 @@ void send_all(int fd, const void* data, std::size_t n) {
   }
 }
 
-std::vector<std::byte> hello_frame(std::uint64_t token, std::uint32_t src, std::uint32_t dst,
-                                   std::uint32_t size) {
+// A hello as a dialer sends it (frame.h): header with `job_id`, payload, and the tag under
+// `secret` (the real job's id with a wrong secret is a stranger that guessed the public id).
+std::vector<std::byte> hello_frame(std::uint64_t job_id, const JobSecret& secret, std::uint32_t src,
+                                   std::uint32_t dst, std::uint32_t size) {
   std::vector<std::byte> f(kFrameHeaderBytes + kHelloPayloadBytes);
   FrameHeader h;
   h.kind = FrameKind::kHello;
-  h.token = token;
+  h.job_id = job_id;
   h.src_rank = src;
   h.payload_bytes = kHelloPayloadBytes;
   encode_frame_header(h, f.data());
-  encode_hello_payload(dst, size, f.data() + kFrameHeaderBytes);
+  encode_hello_payload({dst, size, random_nonce()}, f.data() + kFrameHeaderBytes);
+  const Tag tag = handshake_tag(secret, "adaptsim-tcp v2 hello", {ByteView(f.data(), f.size())});
+  f.insert(f.end(), tag.begin(), tag.end());
   return f;
 }
 
@@ -390,7 +394,8 @@ TEST_CASE("a recv whose size differs from the message fails, naming the message 
   CHECK(errors[1].find("has 8 bytes, but its recv was posted for 4 bytes") != std::string::npos);
 }
 
-TEST_CASE("garbage, wrong-token and impostor connections are rejected while collectives complete") {
+TEST_CASE(
+    "garbage, strangers without the secret and impostors are rejected while collectives complete") {
   auto log = std::make_shared<LogCapture>();
   const int n = 3;
   ThreadCluster cluster(
@@ -402,7 +407,8 @@ TEST_CASE("garbage, wrong-token and impostor connections are rejected while coll
       },
       /*connect_now=*/false);
   const SocketAddress target = cluster.address(0);
-  const std::uint64_t token = cluster.spec().token;
+  const JobSecret& secret = cluster.spec().secret;
+  const std::uint64_t job = secret.job_id();
 
   auto attack = [&] {
     std::vector<UniqueFd> keep;
@@ -412,15 +418,22 @@ TEST_CASE("garbage, wrong-token and impostor connections are rejected while coll
       send_all(fd.get(), junk.data(), junk.size());
       keep.push_back(std::move(fd));
     }
-    {  // a well-formed hello with the wrong token
+    {  // a well-formed hello of another job
+      const JobSecret other = JobSecret::random();
       UniqueFd fd = dial(target);
-      auto f = hello_frame(token + 1, 2, 0, n);
+      auto f = hello_frame(other.job_id(), other, 2, 0, n);
       send_all(fd.get(), f.data(), f.size());
       keep.push_back(std::move(fd));
     }
-    {  // the right token, but rank 0 is dialed only by higher ranks: an impostor claiming rank 0
+    {  // this job's public id, but a wrong secret
       UniqueFd fd = dial(target);
-      auto f = hello_frame(token, 0, 0, n);
+      auto f = hello_frame(job, JobSecret::random(), 2, 0, n);
+      send_all(fd.get(), f.data(), f.size());
+      keep.push_back(std::move(fd));
+    }
+    {  // the secret, but rank 0 is dialed only by higher ranks: an insider claiming rank 0
+      UniqueFd fd = dial(target);
+      auto f = hello_frame(job, secret, 0, 0, n);
       send_all(fd.get(), f.data(), f.size());
       keep.push_back(std::move(fd));
     }
@@ -429,7 +442,7 @@ TEST_CASE("garbage, wrong-token and impostor connections are rejected while coll
       std::array<std::byte, kFrameHeaderBytes> h{};
       FrameHeader fh;
       fh.kind = FrameKind::kHello;
-      fh.token = token;
+      fh.job_id = job;
       fh.name_bytes = 1u << 30;
       encode_frame_header(fh, h.data());
       send_all(fd.get(), h.data(), h.size());
@@ -440,7 +453,7 @@ TEST_CASE("garbage, wrong-token and impostor connections are rejected while coll
       std::array<std::byte, kFrameHeaderBytes> h{};
       FrameHeader fh;
       fh.kind = FrameKind::kData;
-      fh.token = token;
+      fh.job_id = job;
       fh.src_rank = 1;
       fh.payload_bytes = 16;
       encode_frame_header(fh, h.data());
@@ -473,13 +486,15 @@ TEST_CASE("garbage, wrong-token and impostor connections are rejected while coll
   during.join();
   INFO(join_errors(errors));
   CHECK(std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return e.empty(); }));
-  // 6 strays per attack, two attacks, all at rank 0 (the silent ones by the handshake timeout).
-  for (int i = 0; i < 100 && cluster.rank(0).rejected_connections() < 12; ++i) {
+  // 7 strays per attack, two attacks, all at rank 0 (the silent ones by the handshake timeout).
+  for (int i = 0; i < 100 && cluster.rank(0).rejected_connections() < 14; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  CHECK(cluster.rank(0).rejected_connections() == 12);
+  CHECK(cluster.rank(0).rejected_connections() == 14);
   CHECK(log->contains("bad magic"));
-  CHECK(log->contains("wrong cluster token"));
+  CHECK(log->contains("hello frame of another job (job id "));
+  CHECK(
+      log->contains("hello frame failed authentication: the peer does not know this job's secret"));
   CHECK(log->contains("hello from rank 0, which must not dial rank 0"));
   CHECK(log->contains("name of 1073741824 bytes exceeds the limit"));
   CHECK(log->contains("expected a hello frame, got a data frame"));
@@ -549,7 +564,7 @@ TEST_CASE(
     "connecting fails after the connect timeout, naming the rank and address that never came") {
   const std::vector<int> ports = free_ports(2);
   ClusterSpec spec;
-  spec.token = 42;
+  spec.secret = JobSecret::random();
   spec.addresses = {{"127.0.0.1", static_cast<std::uint16_t>(ports[0])},
                     {"127.0.0.1", static_cast<std::uint16_t>(ports[1])}};
   RuntimeOptions o = test_options();
