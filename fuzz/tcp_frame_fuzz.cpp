@@ -8,7 +8,7 @@
 //         strangers must never disturb it, so after each one it must still be healthy.
 //   odd:  an insider. The target completes a real handshake with the job's secret (hello with
 //         its HMAC tag, the acceptor's reply, the session keys of auth.h), then sends the rest as
-//         frames it seals with valid GMAC tags, so the parser behind the authentication (kinds,
+//         frames it seals with valid tags, so the parser behind the authentication (kinds,
 //         names, sizes against posted receives, goodbye and abort frames) is reached. Records:
 //         kind u8 | name length u8 | payload length u16 (little-endian) | name | payload; the top
 //         bit of kind sends the frame with a zeroed tag instead. A fresh transport per input,

@@ -193,11 +193,11 @@ FrameMac& FrameMac::operator=(FrameMac&&) noexcept = default;
 FrameMac::FrameMac(const SecretKey& key) : ctx_(std::make_unique<Ctx>()) {
   ctx_->evp = EVP_CIPHER_CTX_new();
   if (ctx_->evp == nullptr ||
-      EVP_EncryptInit_ex(ctx_->evp, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx_->evp, EVP_CTRL_GCM_SET_IVLEN, 12, nullptr) != 1 ||
+      EVP_EncryptInit_ex(ctx_->evp, EVP_chacha20_poly1305(), nullptr, nullptr, nullptr) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx_->evp, EVP_CTRL_AEAD_SET_IVLEN, 12, nullptr) != 1 ||
       EVP_EncryptInit_ex(ctx_->evp, nullptr, nullptr,
                          reinterpret_cast<const unsigned char*>(key.data()), nullptr) != 1) {
-    throw RuntimeFailure("AES-256-GCM setup failed (OpenSSL)");
+    throw RuntimeFailure("ChaCha20-Poly1305 setup failed (OpenSSL)");
   }
 }
 
@@ -223,9 +223,9 @@ Tag FrameMac::tag(std::uint64_t seq, std::initializer_list<ByteView> parts) {
   int outl = 0;
   ok = ok && EVP_EncryptFinal_ex(e, none, &outl) == 1;
   Tag t{};
-  ok =
-      ok && EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_GCM_GET_TAG, static_cast<int>(t.size()), t.data()) == 1;
-  if (!ok) throw RuntimeFailure("AES-256-GMAC failed (OpenSSL)");
+  ok = ok &&
+       EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(t.size()), t.data()) == 1;
+  if (!ok) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
   return t;
 }
 

@@ -11,13 +11,15 @@
 // frame; the reply's tag also covers the dialer's nonce, so a recorded reply cannot be replayed
 // to a new dialer. A hello without the right tag is dropped as the first frame it is.
 // Each connection then has two session keys, one per direction, HMAC-SHA256(secret, direction,
-// both ranks, both nonces), and every later frame carries AES-256-GMAC over its header, name and
-// payload with the frame's sequence number on that connection as the nonce (never reused under
-// one key: keys are per connection and direction). A frame altered, dropped, reordered or
-// replayed fails its tag. GMAC rather than HMAC because it runs at memory speed on AES-NI/PCLMUL
-// CPUs (openssl speed on this machine class: AES-256-GCM 4.6 GB/s, SHA-256 1.7 GB/s), so the
-// cost on the all-reduce stays small (docs/reliability.md). Payloads are authenticated, not
-// encrypted: gradients travel in clear.
+// both ranks, both nonces), and every later frame carries a tag over its header, name and payload:
+// the ChaCha20-Poly1305 AEAD of RFC 8439 with the frame as associated data and nothing to
+// encrypt, the frame's sequence number on that connection as the nonce (never reused under one
+// key: keys are per connection and direction). A frame altered, dropped, reordered or replayed
+// fails its tag. This construction because it is the cheapest standard MAC per byte that
+// OpenSSL offers on this machine class (1 MiB messages, one core, measured together: 6.2 GB/s,
+// against 4.0 GB/s for AES-256-GMAC and 1.7 GB/s for HMAC-SHA256), and the all-reduce pays it on
+// every byte sent and received (docs/reliability.md). Payloads are authenticated, not encrypted:
+// gradients travel in clear.
 //
 // A replayed hello (an eavesdropper resending a recorded one) is answered, but its sender cannot
 // derive the session keys, so its first later frame fails; meanwhile it can occupy the rank's slot
@@ -88,9 +90,10 @@ SessionKeys derive_session_keys(const JobSecret& secret, std::uint32_t dialer_ra
                                 std::uint32_t acceptor_rank, const Nonce& dialer_nonce,
                                 const Nonce& acceptor_nonce);
 
-// AES-256-GMAC of one direction of a connection: tag(seq, parts) authenticates the
-// concatenation of `parts` with the 96-bit nonce = seq. Move-only; the key schedule is set up
-// once. Not thread-safe (one per connection and direction, used on the loop thread).
+// The frame MAC of one direction of a connection: tag(seq, parts) is the ChaCha20-Poly1305 tag
+// (RFC 8439) of an empty plaintext with the concatenation of `parts` as associated data and the
+// 96-bit nonce = seq (little-endian). Move-only; the key is set once. Not thread-safe (one per
+// connection and direction, used on the loop thread).
 class FrameMac {
  public:
   FrameMac();

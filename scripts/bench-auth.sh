@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The cost of frame authentication on the live TCP all-reduce (docs/reliability.md,
+# "Authentication"): adaptsim-tcp at 64 MiB, 4 local processes, one per emulated host, against the
+# same tool built from BASE_REV (default a3aed98, the last commit before authenticated frames) in
+# build-base/. The two binaries alternate, ROUNDS times each, so that a busy machine slows both
+# alike; prints every run's bus bandwidth, the medians and their ratio.
+#
+#   scripts/bench-auth.sh [--base-rev REV] [--rounds N] [--strategies LIST]
+#
+# Needs ./build built (scripts/build.sh). The base is built once (a git worktree under
+# build-base/src, then only the adaptsim-tcp target).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+base_rev=a3aed98
+rounds=7
+strategies=CLASSIC_RING,BINARY_TREE_STAR
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --base-rev) base_rev=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
+    --strategies) strategies=$2; shift ;;
+    *) sed -n '2,/^set -euo/p' "$0" | sed '$d;s/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+  shift
+done
+
+new=$root/build/hw/tcp/adaptsim-tcp
+[[ -x $new ]] || { echo "bench-auth.sh: $new missing: run scripts/build.sh" >&2; exit 2; }
+base_dir=$root/build-base
+base=$base_dir/build/hw/tcp/adaptsim-tcp
+if [[ ! -x $base || $(cat "$base_dir/rev" 2>/dev/null) != "$base_rev" ]]; then
+  rm -rf "$base_dir/src"
+  git worktree prune
+  git worktree add --detach "$base_dir/src" "$base_rev" > /dev/null
+  cmake -S "$base_dir/src" -B "$base_dir/build" -DCMAKE_BUILD_TYPE=Release -DADAPTSIM_CUDA=OFF \
+    -DADAPTSIM_BUILD_TESTS=OFF -DADAPTSIM_BUILD_BENCHMARKS=OFF > /dev/null
+  cmake --build "$base_dir/build" -j"$(nproc)" --target adaptsim-tcp > /dev/null
+  echo "$base_rev" > "$base_dir/rev"
+fi
+
+run() {  # BINARY -> one line per strategy: strategy busbw_GBps
+  local out
+  out=$(mktemp -d)
+  "$1" --procs 4 --ranks-per-host 1 --strategy "$strategies" --minbytes 64MiB --maxbytes 64MiB \
+    --iters 10 --warmup-iters 3 --check 0 -q -o "$out"
+  # allreduce_tcp.csv: size_bytes,count,type,redop,strategy,n_ranks,time_us,algbw,busbw,wrong
+  tail -n +2 "$out/allreduce_tcp.csv" | awk -F, '{print $5, $9}'
+  rm -rf "$out"
+}
+
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+for ((i = 1; i <= rounds; i++)); do
+  run "$base" | sed 's/^/base /' >> "$results"
+  run "$new" | sed 's/^/auth /' >> "$results"
+done
+/usr/bin/python3 - "$results" "$base_rev" "$(git rev-parse --short HEAD)" << 'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print(f"# busbw at 64 MiB, 4 processes on loopback, GB/s: base {sys.argv[2]} vs auth {sys.argv[3]}")
+print(f"{'strategy':<22}{'base runs':<40}{'auth runs':<40}{'base med':>9}{'auth med':>9}{'auth/base':>10}")
+for s in sorted({r[1] for r in rows}):
+    b = [float(r[2]) for r in rows if r[0] == 'base' and r[1] == s]
+    a = [float(r[2]) for r in rows if r[0] == 'auth' and r[1] == s]
+    mb, ma = statistics.median(b), statistics.median(a)
+    fmt = lambda v: ' '.join(f'{x:.3f}' for x in v)
+    print(f"{s:<22}{fmt(b):<40}{fmt(a):<40}{mb:>9.3f}{ma:>9.3f}{ma / mb:>10.3f}")
+EOF
