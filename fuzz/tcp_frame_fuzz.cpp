@@ -17,6 +17,7 @@
 // A crash, a sanitizer report, an exception escaping the transport or its loop, or a transport
 // that never closes the connection (5 s) is a finding.
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -125,8 +126,17 @@ class Harness {
   static UniqueFd dial(const SocketAddress& a) {
     auto [addr, len] = resolve_address(a);
     UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!fd.valid() || ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len) != 0)
-      finding(std::string("cannot connect to the transport: ") + std::strerror(errno));
+    if (!fd.valid()) finding(std::string("socket: ") + std::strerror(errno));
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+      // libFuzzer's timer signal can interrupt the call; the connection then completes on its own.
+      pollfd p{fd.get(), POLLOUT, 0};
+      int err = errno;
+      if (err == EINTR && ::poll(&p, 1, 5000) == 1) {
+        socklen_t el = sizeof err;
+        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &el);
+      }
+      if (err != 0) finding(std::string("cannot connect to the transport: ") + std::strerror(err));
+    }
     return fd;
   }
 
