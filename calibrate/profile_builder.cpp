@@ -36,9 +36,9 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<coll::SweepRow>& rows
   std::vector<io::LinkFit> fits;
   for (const GroupKey& key : order) {
     const auto& [link_class, algorithm, collective, n] = key;
+    // Compared with `key`: clang before 16 cannot capture a structured binding.
     auto in_group = [&](const coll::SweepRow& r) {
-      return r.link_class == link_class && r.algorithm == algorithm && r.collective == collective &&
-             r.n_ranks == n;
+      return std::tie(r.link_class, r.algorithm, r.collective, r.n_ranks) == key;
     };
     const bool has_out_of_place =
         std::any_of(rows.begin(), rows.end(),

@@ -118,10 +118,11 @@ class HdRun : public std::enable_shared_from_this<HdRun> {
     const std::string name = w_.name + "/rd" + std::to_string(d);
     pending_ = 2;
     auto self = shared_from_this();
-    auto finish = [self, d, parent_lo, parent_hi] {
+    // Copied by name: clang before 16 cannot capture a structured binding.
+    auto finish = [self, d, lo = parent_lo, hi = parent_hi] {
       if (--self->pending_ == 0) {
-        self->lo_ = parent_lo;
-        self->hi_ = parent_hi;
+        self->lo_ = lo;
+        self->hi_ = hi;
         self->doubling(d * 2);
       }
     };
