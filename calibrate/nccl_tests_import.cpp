@@ -448,13 +448,17 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
 
 NcclTestsImport import_nccl_tests(const std::filesystem::path& path,
                                   const NcclTestsImportOptions& options) {
-  const std::string text = io::read_input_file(path);
+  return parse_nccl_tests(io::read_input_file(path), path.string(), options);
+}
+
+NcclTestsImport parse_nccl_tests(const std::string& text, const std::string& label,
+                                 const NcclTestsImportOptions& options) {
   const std::string_view content = trim(text);
-  if (content.empty()) throw InputError(path.string() + ": empty file");
+  if (content.empty()) throw InputError(label + ": empty file");
   if (content.front() == '{' || content.front() == '[') {
-    return parse_nccl_tests_json(text, path.string(), options);
+    return parse_nccl_tests_json(text, label, options);
   }
-  return parse_nccl_tests_text(text, path.string(), options);
+  return parse_nccl_tests_text(text, label, options);
 }
 
 }  // namespace adaptsim::calibrate

@@ -58,6 +58,9 @@ struct NcclTestsImportOptions {
 // "file:line: ..." (text) or "file: ..." (JSON) when nothing can be read.
 NcclTestsImport import_nccl_tests(const std::filesystem::path& path,
                                   const NcclTestsImportOptions& options = {});
+// The same from the file's text (`label` names it in messages): the format chosen as above.
+NcclTestsImport parse_nccl_tests(const std::string& text, const std::string& label,
+                                 const NcclTestsImportOptions& options = {});
 NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string& label,
                                       const NcclTestsImportOptions& options = {});
 NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string& label,

@@ -254,11 +254,14 @@ std::uint64_t parse_seed(const std::string& text, const std::string& origin) {
   return std::stoull(text);
 }
 
-Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options) {
+namespace {
+
+// load_scenario and parse_scenario, from the file as parsed (`base.path()` is the file's path).
+Scenario load_document(io::Document base, const LoadOptions& options) {
+  const std::filesystem::path path = base.path();
   const std::vector<std::string>& overrides = options.overrides;
   const std::optional<std::uint64_t>& seed = options.seed;
   const std::optional<std::filesystem::path>& calibration = options.calibration;
-  io::Document base = io::Document::load_file(path);
   // --set "sweep.topology.params.servers=[...]" names a sweep key, not a path under `sweep`.
   base.set_path_keyed("sweep");
   for (const std::string& o : overrides) {
@@ -384,6 +387,17 @@ Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& opt
   }
   bar.finish();
   return sc;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options) {
+  return load_document(io::Document::load_file(path), options);
+}
+
+Scenario parse_scenario(const std::string& text, const std::filesystem::path& path,
+                        const LoadOptions& options) {
+  return load_document(io::Document::parse_string(text, path.string()), options);
 }
 
 }  // namespace adaptsim::run

@@ -80,6 +80,11 @@ struct LoadOptions {
 inline constexpr std::size_t kMaxSweepPoints = 10'000'000;
 
 Scenario load_scenario(const std::filesystem::path& path, const LoadOptions& options = {});
+// The same from the file's text, as if read from `path`: it labels messages and its folder is
+// where the scenario's relative paths (topology, calibration, device profile) start. For tests
+// and fuzzing (fuzz/scenario_fuzz.cpp).
+Scenario parse_scenario(const std::string& text, const std::filesystem::path& path,
+                        const LoadOptions& options = {});
 
 // A seed given on a command line ("--seed 7"): 0 to INT64_MAX, as a scenario's `seed:`; anything
 // else (a sign, an exponent, a fraction) is an InputError naming `origin`.

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "sim/core/error.h"
@@ -69,6 +70,24 @@ TEST_CASE("validation can keep only the counts of a sweep's points and tasks") {
   CHECK(counted.point_count == 50);
   CHECK(counted.task_count == 200);
   CHECK(counted.sweep_columns == all.sweep_columns);
+}
+
+TEST_CASE("a scenario's text loads as its file does, relative paths from the given folder") {
+  // parse_scenario is what fuzz/scenario_fuzz.cpp feeds: the same checks without a file.
+  const fs::path p = fs::path(ADAPTSIM_SOURCE_DIR) / "scenarios/allreduce.yaml";
+  std::ifstream in(p);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  run::LoadOptions o;
+  o.overrides = {"topology.params.servers=4", "workload.strategies=[STAR]"};
+  const run::Scenario from_file = run::load_scenario(p, o);
+  const run::Scenario from_text = run::parse_scenario(text, p, o);
+  CHECK(from_text.path == p);
+  CHECK(from_text.resolved_yaml == from_file.resolved_yaml);
+  CHECK(from_text.file_hash == from_file.file_hash);
+  CHECK(from_text.task_count == from_file.task_count);
+  o.overrides = {"workload.strategies=[STAR"};
+  CHECK_THROWS_WITH_AS(run::parse_scenario(text, p, o),
+                       doctest::Contains("--set workload.strategies=[STAR:"), InputError);
 }
 
 TEST_CASE("a sweep beyond the stated bound is refused before any point is loaded") {
