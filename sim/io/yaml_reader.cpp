@@ -5,6 +5,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include <yaml-cpp/eventhandler.h>
+
 #include "sim/core/error.h"
 #include "sim/core/strings.h"
 #include "sim/core/units.h"
@@ -134,6 +136,28 @@ void check_unique_keys(const YAML::Node& root, const std::string& label, std::si
   UniqueKeyCheck(label, 2 * text_size + 16).walk(root, path);
 }
 
+// Where each document of a YAML stream starts, up to the second: parse events only, no nodes.
+// yaml-cpp 0.7's LoadAll never returns on a ',' at a document's top level (",", "- a\n,", "--- ,"):
+// the parser cannot consume the token, so it starts an empty document at it, again and again,
+// building nodes until memory runs out. Stopping at the second document ends that loop.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 // The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
 // no surrogates, nothing above U+10FFFF), or npos.
 std::size_t invalid_utf8_at(std::string_view s) {
@@ -178,13 +202,25 @@ YAML::Node parse_yaml(const std::string& text, const std::string& label) {
                      ": expected UTF-8 text, found a byte that is not (offset " +
                      std::to_string(at) + ")");
   }
-  std::vector<YAML::Node> documents;
+  DocumentStarts starts;
+  YAML::Node first;
   try {
-    documents = YAML::LoadAll(text);
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+    }
+    if (starts.marks.size() < 2) first = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(label + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
-  if (documents.size() > 1) {
+  if (starts.marks.size() > 1) {
+    const YAML::Mark& second = starts.marks[1];
+    if (second.pos >= 0 && static_cast<std::size_t>(second.pos) < text.size() &&
+        text[static_cast<std::size_t>(second.pos)] == ',') {
+      throw InputError(
+          label + ":" + line_of(second) +
+          ": not valid YAML: a ',' outside a flow collection ([a, b] or {a: 1, b: 2})");
+    }
     // The line of the second document's "---" (or "..."), which yaml-cpp does not mark.
     std::size_t markers = 0, line = 0, at = 0;
     bool content = false;  // a document before the marker (a leading "---" opens the first)
@@ -201,12 +237,12 @@ YAML::Node parse_yaml(const std::string& text, const std::string& label) {
       }
       at = end + 1;
     }
-    throw InputError(label + ":" + (line ? std::to_string(line) : line_of(documents[1].Mark())) +
+    throw InputError(label + ":" + (line ? std::to_string(line) : line_of(second)) +
                      ": a second YAML document; expected one document per file");
   }
-  if (documents.empty()) return YAML::Node();
-  check_unique_keys(documents.front(), label, text.size(), "");
-  return documents.front();
+  if (starts.marks.empty()) return YAML::Node();
+  check_unique_keys(first, label, text.size(), "");
+  return first;
 }
 
 // ---------------------------------------------------------------------------------------------

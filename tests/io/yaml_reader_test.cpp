@@ -259,3 +259,25 @@ TEST_CASE("clone_without drops a top-level key's lines and keeps every other lin
       Document::parse_string("{name: x, sweep: {a: [1]}}\n", "f.yaml").clone_without("sweep");
   CHECK(flow.root()["sweep"].IsDefined());
 }
+
+TEST_CASE("a ',' at a document's top level is an error, not an endless parse (fuzz_topology)") {
+  // yaml-cpp 0.7's LoadAll started an empty document at such a ',' again and again until memory
+  // ran out; fuzz/regressions/topology/yaml-top-level-comma is the input the fuzzer found.
+  for (const char* text : {",", " ,H100 SXM serv= (servers_peera", "--- ,", "\"a\" ,"}) {
+    CHECK_THROWS_WITH_AS(parse_yaml(text, "c.yaml"),
+                         "c.yaml:1: not valid YAML: a ',' outside a flow collection ([a, b] or "
+                         "{a: 1, b: 2})",
+                         InputError);
+  }
+  CHECK_THROWS_WITH_AS(Document::parse_string("name: x\n- a\n,\n", "t.yaml"),
+                       doctest::Contains("t.yaml:2: not valid YAML"), InputError);
+  CHECK_THROWS_WITH_AS(parse_yaml("- a\n,\n", "l.yaml"),
+                       "l.yaml:2: not valid YAML: a ',' outside a flow collection ([a, b] or "
+                       "{a: 1, b: 2})",
+                       InputError);
+  // A second document is still one, named at its marker; a ',' inside a value is text.
+  CHECK_THROWS_WITH_AS(parse_yaml("a: 1\n---\nb: 2\n", "d.yaml"),
+                       "d.yaml:2: a second YAML document; expected one document per file",
+                       InputError);
+  CHECK(parse_yaml("a: b\n ,\n", "v.yaml")["a"].as<std::string>() == "b ,");
+}
