@@ -14,6 +14,7 @@
 #include "sim/coll/collective.h"
 #include "sim/core/error.h"
 #include "sim/core/strings.h"
+#include "sim/core/units.h"
 #include "sim/io/input_file.h"
 
 namespace adaptsim::calibrate {
@@ -44,6 +45,32 @@ std::optional<long long> to_integer(std::string_view s) {
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
   return v;
+}
+
+// The most ranks a profile holds (io::parse_calibration_profile, sweep.ranks).
+constexpr long long kMaxRanks = 1 << 20;
+
+// `v` as a whole number when it is from 0 to `max`, else 0, as when it is absent: header counts
+// (iterations, step factor) outside what a profile holds are unknown. Converting a double
+// outside the target type's range is undefined behaviour, so no number from a file is cast
+// without this.
+long long whole_or_zero(std::optional<double> v, double max) {
+  return v && *v >= 0 && *v <= max ? static_cast<long long>(*v) : 0;
+}
+
+// A rank count for finish(): 0 when not a number >= 0, at most kMaxRanks + 1 (an error there).
+long long rank_count(std::optional<double> v) {
+  if (!v || !(*v >= 0)) return 0;
+  return static_cast<long long>(std::min(*v, static_cast<double>(kMaxRanks + 1)));
+}
+
+// A row's size: sizes are at most 1 PiB (sim/core/units.h), as everywhere in adaptsim.
+void check_size(double size, const std::string& where) {
+  if (!(size <= static_cast<double>(kMaxSizeBytes))) {
+    std::ostringstream text;
+    text << size;
+    throw InputError(where + ": size " + text.str() + " B is beyond 1 PiB");
+  }
 }
 
 // Bytes per element of nccl-tests' and adaptsim's type names; 0 when unknown.
@@ -90,20 +117,27 @@ std::string infer_collective(const std::vector<coll::SweepRow>& rows,
 
 void finish(NcclTestsImport& out, const std::vector<RowExtra>& extra,
             const std::set<std::string>& hostnames, const std::string& label,
-            const NcclTestsImportOptions& options, int ranks_listed, int ranks_product) {
+            const NcclTestsImportOptions& options, long long ranks_listed,
+            long long ranks_product) {
   if (out.rows.empty())
     throw InputError(label + ": no result rows found (is this nccl-tests output?)");
+  long long n_ranks = 0;
   if (options.n_ranks > 0) {
-    out.n_ranks = options.n_ranks;
+    n_ranks = options.n_ranks;
   } else if (ranks_listed > 0) {
-    out.n_ranks = ranks_listed;
+    n_ranks = ranks_listed;
   } else if (ranks_product > 0) {
-    out.n_ranks = ranks_product;
+    n_ranks = ranks_product;
     out.notes.push_back("rank count " + std::to_string(ranks_product) +
                         " from nThread x nGpus (pass --ranks when several processes ran)");
   } else {
     throw InputError(label + ": the rank count is not in the file; pass --ranks N");
   }
+  if (n_ranks > kMaxRanks) {
+    throw InputError(label + ": more than " + std::to_string(kMaxRanks) +
+                     " ranks; expected at most that");
+  }
+  out.n_ranks = static_cast<int>(n_ranks);
   if (!options.collective.empty()) {
     out.collective = options.collective;
   } else if (out.collective.empty()) {
@@ -158,7 +192,7 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
   std::vector<RowExtra> extra;
   std::set<std::string> hostnames;
   std::set<long long> ranks;
-  int nthread = 0, ngpus = 0;
+  long long nthread = 0, ngpus = 0;
   int lead = 0;               // columns before the first time column (from the header)
   bool error_column = false;  // old format: max abs error instead of #wrong
   std::istringstream in(text);
@@ -184,14 +218,14 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
         }
       } else if (t[0] == "nThread") {
         for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-          if (t[i] == "nThread") nthread = static_cast<int>(to_integer(t[i + 1]).value_or(0));
-          if (t[i] == "nGpus") ngpus = static_cast<int>(to_integer(t[i + 1]).value_or(0));
+          if (t[i] == "nThread") nthread = to_integer(t[i + 1]).value_or(0);
+          if (t[i] == "nGpus") ngpus = to_integer(t[i + 1]).value_or(0);
           if (t[i] == "step:" && t[i + 1].find("(factor)") != std::string::npos) {
             out.step_factor = static_cast<std::uint64_t>(
-                to_integer(t[i + 1].substr(0, t[i + 1].find('('))).value_or(0));
+                whole_or_zero(to_integer(t[i + 1].substr(0, t[i + 1].find('('))), 1 << 20));
           }
           if (t[i] == "iters:") {
-            const int v = static_cast<int>(to_integer(t[i + 1]).value_or(0));
+            const int v = static_cast<int>(whole_or_zero(to_integer(t[i + 1]), 1 << 30));
             if (i > 0 && t[i - 1] == "warmup") {
               out.warmup_iters = v;
             } else if (i == 0 || t[i - 1] != "agg") {
@@ -233,6 +267,7 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
       throw InputError(where + ": expected integer size and count, got \"" + t[0] + "\" \"" + t[1] +
                        "\"");
     }
+    check_size(static_cast<double>(*size), where);
     RowExtra e;
     if (l >= 5) e.root = to_integer(t[4]).value_or(-1);
     // Blocks of 4: out-of-place, then in-place; a single block is in-place (trace replay).
@@ -267,7 +302,8 @@ NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string
       extra.push_back(e);
     }
   }
-  finish(out, extra, hostnames, label, options, static_cast<int>(ranks.size()), nthread * ngpus);
+  finish(out, extra, hostnames, label, options, static_cast<long long>(ranks.size()),
+         rank_count(static_cast<double>(nthread) * static_cast<double>(ngpus)));
   return out;
 }
 
@@ -352,7 +388,7 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
   Json doc;
   try {
     doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     throw InputError(label + ": invalid JSON: " + e.what());
   }
   NcclTestsImport out;
@@ -369,16 +405,19 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
     if (!row.is_object()) throw InputError(where + ": expected an object");
     const auto size = number_of(member(row, {"size", "sizebytes", "bytes", "nbytes"}));
     if (!size || *size < 0) throw InputError(where + ": no size");
+    check_size(*size, where);
     coll::SweepRow base;
     base.size_bytes = static_cast<std::uint64_t>(*size);
     base.count = static_cast<std::uint64_t>(
-        number_of(member(row, {"count", "nelem", "elements", "nelements"})).value_or(0));
+        whole_or_zero(number_of(member(row, {"count", "nelem", "elements", "nelements"})),
+                      static_cast<double>(kMaxSizeBytes)));
     base.type = string_of(member(row, {"type", "datatype", "dtype"}));
     if (base.type.empty()) base.type = "float";
     base.redop = string_of(member(row, {"redop", "op", "reduceop"}));
     if (base.redop.empty()) base.redop = "none";
     RowExtra e;
-    e.root = static_cast<long long>(number_of(member(row, {"root"})).value_or(-1));
+    const auto root = number_of(member(row, {"root"}));
+    e.root = root && *root >= 0 ? whole_or_zero(root, static_cast<double>(kMaxRanks)) : -1;
 
     auto add = [&](const Json& perf, bool in_place) {
       const auto time = number_of(member(perf, {"time", "timeus", "cputime", "avgus"}));
@@ -417,23 +456,27 @@ NcclTestsImport parse_nccl_tests_json(const std::string& text, const std::string
       if (!h.empty()) hostnames.insert(h);
     }
   }
-  int listed = 0;
+  long long listed = 0;
   for (const Json* obj : std::initializer_list<const Json*>{&doc, &cfg}) {
     if (auto n = number_of(member(*obj, {"nranks", "worldsize", "ranks", "totalranks"}))) {
-      listed = static_cast<int>(*n);
+      listed = rank_count(n);
       break;
     }
   }
-  const int nthreads =
-      static_cast<int>(number_of(member(cfg, {"nthreads", "nthread"})).value_or(1));
-  const int ngpus = static_cast<int>(number_of(member(cfg, {"ngpus"})).value_or(0));
-  const int product = nthreads * ngpus * std::max(1, devices);
+  const double nthreads = number_of(member(cfg, {"nthreads", "nthread"})).value_or(1);
+  const double ngpus = number_of(member(cfg, {"ngpus"})).value_or(0);
+  const long long product = rank_count(nthreads * ngpus * std::max(1, devices));
 
-  out.step_factor = static_cast<std::uint64_t>(number_of(member(cfg, {"stepfactor"})).value_or(0));
-  out.iters = static_cast<int>(number_of(member(cfg, {"iterations", "iters"})).value_or(0));
-  out.warmup_iters = static_cast<int>(number_of(member(cfg, {"warmupiters"})).value_or(0));
+  out.step_factor =
+      static_cast<std::uint64_t>(whole_or_zero(number_of(member(cfg, {"stepfactor"})), 1 << 20));
+  out.iters =
+      static_cast<int>(whole_or_zero(number_of(member(cfg, {"iterations", "iters"})), 1 << 30));
+  out.warmup_iters =
+      static_cast<int>(whole_or_zero(number_of(member(cfg, {"warmupiters"})), 1 << 30));
   if (const Json* v = member(doc, {"ncclversion"})) {
-    out.nccl_version = v->is_number() ? nccl_version_from_code(v->get<long>()) : string_of(v);
+    out.nccl_version =
+        v->is_number() ? nccl_version_from_code(static_cast<long>(whole_or_zero(number_of(v), 1e9)))
+                       : string_of(v);
   }
   out.collective = string_of(member(doc, {"collective", "test", "collectivetest"}));
   if (!out.collective.empty()) {

@@ -9,6 +9,7 @@
 #include "calibrate/alpha_beta_fit.h"
 #include "calibrate/collective_model.h"
 #include "sim/coll/collective.h"
+#include "sim/core/units.h"
 
 namespace adaptsim::calibrate {
 namespace {
@@ -19,6 +20,28 @@ std::string group_name(const GroupKey& k) {
   return std::get<0>(k) + " " + std::get<1>(k) + " " +
          std::string(coll::collective_name(std::get<2>(k))) + " on " +
          std::to_string(std::get<3>(k)) + " ranks";
+}
+
+// Why a profile cannot hold `fit` (io::parse_calibration_profile checks the ranges of
+// sim/core/units.h), or empty. A line that is almost flat over the sizes measured (a time that
+// barely grows with size) gives a bandwidth of 10^21 B/s: no link's, and unreadable once written.
+std::string profile_range_problem(const io::LinkFit& fit) {
+  const auto in_range = [](double bw) { return bw >= kMinBandwidthBps && bw <= kMaxBandwidthBps; };
+  if (!in_range(fit.bandwidth_Bps) || !in_range(fit.busbw_inf_Bps)) {
+    return "fitted bandwidth " + io::profile_bandwidth_text(fit.bandwidth_Bps) + " (bus " +
+           io::profile_bandwidth_text(fit.busbw_inf_Bps) + ") is outside 1 Kbit/s to 1 PB/s";
+  }
+  if (!(fit.latency_us * 1e3 <= static_cast<double>(kMaxDurationNs))) {
+    return "fitted latency " + io::profile_duration_text(fit.latency_us * 1e3) +
+           " is beyond 10^6 s";
+  }
+  if (!(fit.m_half_bytes <= static_cast<double>(kMaxSizeBytes)) || fit.max_bytes > kMaxSizeBytes) {
+    return "sizes beyond 1 PiB";
+  }
+  if (!std::isfinite(fit.residual_rms) || !std::isfinite(fit.r2)) {
+    return "the fit's residual or R^2 is not a number";
+  }
+  return "";
 }
 
 }  // namespace
@@ -105,6 +128,10 @@ std::vector<io::LinkFit> fit_link_groups(const std::vector<coll::SweepRow>& rows
     fit.m_half_bytes = fit.latency_us * 1e-6 * fit.bandwidth_Bps;
     fit.residual_rms = pw.residual_rms;
     fit.r2 = pw.r2;
+    if (const std::string problem = profile_range_problem(fit); !problem.empty()) {
+      notes.push_back(group_name(key) + ": " + problem + ", not fitted");
+      continue;
+    }
     fits.push_back(fit);
   }
   return fits;

@@ -239,6 +239,26 @@ TEST_CASE("calibrate import: nccl-tests text into a CSV and a profile") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("calibrate import of rows whose fit no profile holds: one line, exit 2 (fuzz)") {
+  // fuzz_nccl_tests: 0.01 us more for 1 GiB is 1.07e17 B/s, which the import wrote into a
+  // profile that simctl then refused (fuzz/regressions/nccl_tests/flat-fit-bandwidth).
+  const fs::path dir = scratch("import_flat");
+  std::ofstream(dir / "flat.txt")
+      << "# nThread 1 nGpus 2\n"
+         "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+         "        1024           256     float     sum      -1    25.00    0.04    0.04       0\n"
+         "  1073741824     268435456     float     sum      -1    25.01  42932.0  42932.0     0\n";
+  const Result r = run("import " + (dir / "flat.txt").string() + " -o " + (dir / "out").string());
+  INFO("stderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("flat.txt: no fit could be made (nccl_intra nccl all_reduce on 2 ranks: "
+                   "fitted bandwidth ") != std::string::npos);
+  CHECK(r.err.find("is outside 1 Kbit/s to 1 PB/s, not fitted)") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out/flat.yaml"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("calibrate --gpus 1 without a visible GPU: one line, exit code 2") {
   // CUDA_VISIBLE_DEVICES= hides every GPU, so this holds on GPU machines too.
   const Result r = run("--gpus 1 -o /nonexistent/never", "CUDA_VISIBLE_DEVICES=");

@@ -247,3 +247,63 @@ TEST_CASE("import: what is not nccl-tests output is an error naming the file") {
   CHECK(nccl_version_from_code(2708) == "2.7.8");
   CHECK(nccl_version_from_code(21903) == "2.19.3");
 }
+
+// The inputs fuzz_nccl_tests found (fuzz/regressions/nccl_tests/): each was read into a profile
+// that simctl could not read back, or converted a number out of its type's range (undefined
+// behaviour); each is now one clear error, or a value left unknown.
+TEST_CASE("import: numbers beyond what a profile holds are errors, not casts (fuzz_nccl_tests)") {
+  // Sizes above 1 PiB (a size_t cast of 1.8e23 was undefined).
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_json("{\"nranks\": 2, \"results\": [{\"size\": 1.8e23, \"time\": 5}]}",
+                            "s.json"),
+      "s.json: results[0]: size 1.8e+23 B is beyond 1 PiB", InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_text("# nThread 1 nGpus 2\n 2251799813685248 8 float sum -1 5.0 0 0 0\n",
+                            "s.txt"),
+      "s.txt:2: size 2.2518e+15 B is beyond 1 PiB", InputError);
+  // A number JSON cannot hold (nlohmann throws out_of_range, not parse_error).
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_json("{\"results\": [{\"size\": 1e400}]}", "o.json"),
+                       doctest::Contains("o.json: invalid JSON: "), InputError);
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_json("{\"results\": [{\"size\": 1e400}]}", "o.json"),
+                       doctest::Contains("number overflow parsing '1e400'"), InputError);
+  // Rank counts: nThread x nGpus overflowed an int; 1e300 ranks were cast to int.
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_text("# nThread 65536 nGpus 65536\n 8 2 float sum -1 5.0 0 0 0\n", "r.txt"),
+      "r.txt: more than 1048576 ranks; expected at most that", InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_json("{\"nranks\": 1e300, \"results\": [{\"size\": 8, \"time\": 5}]}",
+                            "r.json"),
+      "r.json: more than 1048576 ranks; expected at most that", InputError);
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_json("{\"config\": {\"nthreads\": 1e10, \"ngpus\": 1e10},"
+                                             " \"results\": [{\"size\": 8, \"time\": 5}]}",
+                                             "p.json"),
+                       "p.json: more than 1048576 ranks; expected at most that", InputError);
+  // Header counts outside a profile's ranges are unknown (0), as when absent.
+  const NcclTestsImport imp = parse_nccl_tests_json(
+      "{\"nranks\": 2, \"nccl_version\": 1e300, \"config\": {\"stepfactor\": 1e300, "
+      "\"iters\": -5, \"warmupiters\": 1e20}, \"results\": [{\"size\": 8, \"count\": -3, "
+      "\"root\": 1e300, \"time\": 5}]}",
+      "h.json");
+  CHECK(imp.step_factor == 0);
+  CHECK(imp.iters == 0);
+  CHECK(imp.warmup_iters == 0);
+  CHECK(imp.nccl_version.empty());
+  REQUIRE(imp.rows.size() == 1);
+  CHECK(imp.rows[0].count == 0);
+}
+
+TEST_CASE("import: a fit beyond what a profile holds is left out with a note (fuzz_nccl_tests)") {
+  // t = 25 us + m / 1.07e17 B/s: 0.01 us more for 1 GiB. Written, "1.07e+02TB/s" was an
+  // unreadable profile; now the group is not fitted, and `calibrate import` says why.
+  const NcclTestsImport imp = parse_nccl_tests_text(
+      "# nThread 1 nGpus 2\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+      "        1024           256     float     sum      -1    25.00    0.04    0.04       0\n"
+      "  1073741824     268435456     float     sum      -1    25.01  42932.0  42932.0     0\n",
+      "flat.txt");
+  std::vector<std::string> notes;
+  CHECK(fit_link_groups(imp.rows, {}, notes).empty());
+  REQUIRE_FALSE(notes.empty());
+  CHECK(notes.back().find("nccl_intra nccl all_reduce on 2 ranks: fitted bandwidth ") == 0);
+  CHECK(notes.back().find(" is outside 1 Kbit/s to 1 PB/s, not fitted") != std::string::npos);
+}
