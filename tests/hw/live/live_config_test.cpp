@@ -155,8 +155,8 @@ TEST_CASE("result JSON: the simulator's quantities, per-rank means and the compu
   r.training.step_mean_s = 0.011;
   r.training.samples_per_s_per_gpu = 128 / 0.011;
   r.training.worker_step_mean_s = {0.0105, 0.0115};
-  r.training.steps = {{0, false, 0.02, 128, 2, 4096, "MULTI_BINARY_TREE_STAR", ""},
-                      {1, true, 0.01, 128, 2, 8192, "MULTI_BINARY_TREE_STAR", "batch 256"}};
+  r.training.steps = {{0, false, 0.02, 128, 2, 4096, "MULTI_BINARY_TREE_STAR", "", {}},
+                      {1, true, 0.01, 128, 2, 8192, "MULTI_BINARY_TREE_STAR", "batch 256", {}}};
   r.verified_steps = 3;
   const std::string text = result_json(s, r, 1.5);
   const auto j = nlohmann::json::parse(text);
