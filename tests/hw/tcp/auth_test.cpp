@@ -142,7 +142,8 @@ TEST_CASE(
   CHECK_FALSE(tags_equal(base.data(), other.data()));
 }
 
-TEST_CASE("session keys differ by direction, nonce and secret; the job id is stable and public") {
+TEST_CASE(
+    "session keys differ by direction, nonce and secret, and the job id is stable and public") {
   const JobSecret s = JobSecret::random();
   const Nonce a = random_nonce(), b = random_nonce();
   CHECK(a != b);
@@ -256,7 +257,8 @@ std::vector<std::string> allreduce_through_relay(std::size_t flip_at, bool& flip
 }
 
 TEST_CASE(
-    "a byte flipped in flight fails the collective at its frame; the same relay unflipped works") {
+    "a byte flipped in flight fails the collective at its frame, and the same relay unflipped "
+    "works") {
   // Rank 1's stream starts with the hello (header 32 + payload 24 + tag 16 = 72 bytes); its
   // first data frame's header, name and 200,000-byte payload (a ring segment) follow, so offset
   // 5,000 lies inside that payload.
