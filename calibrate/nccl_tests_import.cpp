@@ -188,6 +188,14 @@ std::string nccl_version_from_code(long code) {
 
 NcclTestsImport parse_nccl_tests_text(const std::string& text, const std::string& label,
                                       const NcclTestsImportOptions& options) {
+  // Host names go into the profile, whose YAML must be UTF-8 (io::parse_yaml); JSON strings are
+  // UTF-8 already (nlohmann checks).
+  if (const std::size_t at = invalid_utf8_at(text); at != std::string_view::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+    throw InputError(label + ":" + std::to_string(line) +
+                     ": expected UTF-8 text, found a byte that is not (offset " +
+                     std::to_string(at) + ")");
+  }
   NcclTestsImport out;
   std::vector<RowExtra> extra;
   std::set<std::string> hostnames;

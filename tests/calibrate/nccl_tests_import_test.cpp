@@ -292,6 +292,17 @@ TEST_CASE("import: numbers beyond what a profile holds are errors, not casts (fu
   CHECK(imp.rows[0].count == 0);
 }
 
+TEST_CASE("import: text that is not UTF-8 is an error at its line (fuzz_nccl_tests)") {
+  // A host name with a byte that is not UTF-8 went into the profile's YAML, which simctl then
+  // refused (fuzz/regressions/nccl_tests/text-hostname-not-utf8).
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_text("# nThread 1 nGpus 1\n"
+                                             "#  Rank  0 Group  0 Pid 1 on node\x9b device 0\n"
+                                             " 8 2 float sum -1 5.0 0 0 0\n",
+                                             "u.txt"),
+                       "u.txt:2: expected UTF-8 text, found a byte that is not (offset 53)",
+                       InputError);
+}
+
 TEST_CASE("import: a fit beyond what a profile holds is left out with a note (fuzz_nccl_tests)") {
   // t = 25 us + m / 1.07e17 B/s: 0.01 us more for 1 GiB. Written, "1.07e+02TB/s" was an
   // unreadable profile; now the group is not fitted, and `calibrate import` says why.
