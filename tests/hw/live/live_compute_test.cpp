@@ -53,7 +53,7 @@ TEST_CASE("compute_mode: sleep (default), spin, gpu and auto: anything else name
   } else {
     // Refused with the file and key before any worker starts (exit code 2 in the tool).
     CHECK_THROWS_WITH_AS(parse("gpu"),
-                         doctest::Contains("cfg.json: key 'compute_mode': gpu needs an "
+                         doctest::Contains("cfg.json:4: key 'compute_mode': gpu needs an "
                                            "adaptsim-live built with CUDA"),
                          InputError);
   }

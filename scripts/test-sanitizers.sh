@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds adaptsim with sanitizers and runs its tests through CTest (docs/reliability.md,
+# "Sanitizers"):
+#
+#   scripts/test-sanitizers.sh asan [ctest args...]          ASan + UBSan (build-asan): every test
+#   scripts/test-sanitizers.sh tsan [--all] [ctest args...]  TSan (build-tsan): the tests labelled
+#                                                            `threaded`; --all: every test
+#
+# Every target is instrumented (-DADAPTSIM_SANITIZE, CMakeLists.txt), so the tools the tests run
+# (simctl, calibrate, adaptsim-tcp, adaptsim-live, ...) are checked too. The sanitizers write
+# their reports to files in build-*/sanitizer-reports/, not to stderr, and the run fails when any
+# is there afterwards: a report from a child process whose failure a test expected (exit code 2
+# on bad input, a killed worker) is not lost, nor one from output a test swallows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+usage() { echo "usage: $0 asan|tsan [--all] [ctest args...]" >&2; exit 2; }
+[[ $# -ge 1 ]] || usage
+mode=$1
+shift
+all=0
+if [[ ${1:-} == --all ]]; then
+  all=1
+  shift
+fi
+
+case $mode in
+  asan) sanitize=address,undefined ;;
+  tsan) sanitize=thread ;;
+  *) usage ;;
+esac
+build=build-$mode
+reports=$root/$build/sanitizer-reports
+
+# -O1 -g: readable stacks at a fraction of -O0's run time. CUDA off: nvcc's code and the CUDA
+# runtime are not instrumented, and the GPU tests skip without a device anyway.
+launcher=()
+if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DADAPTSIM_SANITIZE=$sanitize -DADAPTSIM_CUDA=OFF "${launcher[@]}"
+cmake --build "$build" -j"$(nproc)"
+
+rm -rf "$reports"
+mkdir -p "$reports"
+supp=$root/scripts/sanitizers
+# Common to all: reports to files (above), with the executable's name in the file's name.
+common="log_path=$reports/report:log_exe_name=1:print_summary=1"
+export ASAN_OPTIONS="$common:detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
+export LSAN_OPTIONS="print_suppressions=0"
+if [[ -f $supp/lsan-$mode.supp ]]; then LSAN_OPTIONS+=":suppressions=$supp/lsan-$mode.supp"; fi
+export UBSAN_OPTIONS="$common:print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="$common:halt_on_error=1:second_deadlock_stack=1"
+if [[ -f $supp/tsan.supp ]]; then TSAN_OPTIONS+=":suppressions=$supp/tsan.supp"; fi
+# Ranks that mpirun starts (Open MPI's mca_base_env_list sets their environment) unwind every
+# malloc fully: Open MPI is built without frame pointers, so the fast unwinder stops inside it and
+# its leaks would not reach the libraries lsan-asan.supp names. Only there: it is slow.
+export OMPI_MCA_mca_base_env_list="ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+
+# Left out under both: see docs/reliability.md, "Sanitizers".
+#   memory_limit  runs under `ulimit -v`; the sanitizers' shadow memory alone is terabytes of
+#                 address space, so the limit, not the program, fails it
+#   timing        asserts on wall-clock times that sanitizer slowdown (2x ASan, 5-15x TSan) breaks
+exclude='^(memory_limit|timing)$'
+select=()
+if [[ $mode == tsan && $all == 0 ]]; then select=(-L '^threaded$'); fi
+
+status=0
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 900 "${select[@]}" \
+  -LE "$exclude" "$@" || status=$?
+
+shopt -s nullglob
+found=("$reports"/*)
+if [[ ${#found[@]} -gt 0 ]]; then
+  for f in "${found[@]}"; do
+    echo "==== $f"
+    cat "$f"
+  done
+  echo "$mode: ${#found[@]} sanitizer report(s) in $reports" >&2
+  exit 1
+fi
+if [[ $status -ne 0 ]]; then exit "$status"; fi
+echo "$mode: no sanitizer reports"
