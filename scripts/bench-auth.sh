@@ -6,30 +6,42 @@
 # alike; prints every run's bus bandwidth, the medians and their ratio.
 #
 #   scripts/bench-auth.sh [--base-rev REV] [--rounds N] [--strategies LIST]
+#                         [--new BINARY --base BINARY]
 #
 # Needs ./build built (scripts/build.sh). The base is built once (a git worktree under
-# build-base/src, then only the adaptsim-tcp target).
+# build-base/src, then only the adaptsim-tcp target). --new and --base name both binaries instead
+# (the device machine's bundle, scripts/gpu-bundle.sh); without /usr/bin/python3 there, the runs
+# are printed one per line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 base_rev=a3aed98
 rounds=7
 strategies=CLASSIC_RING,BINARY_TREE_STAR
+new=$root/build/hw/tcp/adaptsim-tcp
+base=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --base-rev) base_rev=$2; shift ;;
     --rounds) rounds=$2; shift ;;
     --strategies) strategies=$2; shift ;;
+    --new) new=$2; shift ;;
+    --base) base=$2; shift ;;
     *) sed -n '2,/^set -euo/p' "$0" | sed '$d;s/^# \{0,1\}//' >&2; exit 2 ;;
   esac
   shift
 done
 
-new=$root/build/hw/tcp/adaptsim-tcp
 [[ -x $new ]] || { echo "bench-auth.sh: $new missing: run scripts/build.sh" >&2; exit 2; }
 base_dir=$root/build-base
-base=$base_dir/build/hw/tcp/adaptsim-tcp
-if [[ ! -x $base || $(cat "$base_dir/rev" 2>/dev/null) != "$base_rev" ]]; then
+if [[ -n $base ]]; then
+  [[ -x $base ]] || { echo "bench-auth.sh: $base missing" >&2; exit 2; }
+  base_rev="$base_rev ($base)"
+else
+  base=$base_dir/build/hw/tcp/adaptsim-tcp
+fi
+if [[ $base == "$base_dir/build/hw/tcp/adaptsim-tcp" &&
+      ( ! -x $base || $(cat "$base_dir/rev" 2>/dev/null) != "$base_rev" ) ]]; then
   rm -rf "$base_dir/src"
   git worktree prune
   git worktree add --detach "$base_dir/src" "$base_rev" > /dev/null
@@ -55,7 +67,12 @@ for ((i = 1; i <= rounds; i++)); do
   run "$base" | sed 's/^/base /' >> "$results"
   run "$new" | sed 's/^/auth /' >> "$results"
 done
-/usr/bin/python3 - "$results" "$base_rev" "$(git rev-parse --short HEAD)" << 'EOF'
+if [[ ! -x /usr/bin/python3 ]]; then
+  cat "$results"
+  exit 0
+fi
+rev=$(git rev-parse --short HEAD 2> /dev/null || echo "the working tree")
+/usr/bin/python3 - "$results" "$base_rev" "$rev" << 'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 print(f"# busbw at 64 MiB, 4 processes on loopback, GB/s: base {sys.argv[2]} vs auth {sys.argv[3]}")

@@ -50,6 +50,12 @@ done
 find "$out/root" -type d -exec chmod 755 {} +
 rm "$out/files"
 cp "$root/scripts/gpu-check.sh" "$out/gpu-check.sh"
+# The adaptsim-tcp without frame authentication, for gpu-check.sh's auth step (scripts/bench-auth.sh
+# builds it in build-base/), when it is there.
+if [ -x "$root/build-base/build/hw/tcp/adaptsim-tcp" ]; then
+  mkdir -p "$out/base"
+  cp "$root/build-base/build/hw/tcp/adaptsim-tcp" "$out/base/"
+fi
 # The paths the executables were configured with: gpu-check.sh recreates them as links.
 printf 'built_root=%s\nbuilt_build=%s\n' "$root" "$(cd "$build" && pwd)" > "$out/paths"
 du -sh "$out"

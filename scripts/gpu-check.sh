@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# The GPU checks, on a machine with an NVIDIA GPU, from the bundle scripts/gpu-bundle.sh packed
-# (binaries built elsewhere): the GPU tests (the gpu label of ctest, run directly), adaptsim-nccl
-# over every collective and `calibrate --gpus 1`. Run from the repository root as root, with the
-# bundle in .devrun/ (bash .devrun/gpu-check.sh); everything lands in $OUT (default /tmp/gpu-check):
-# run.log, nccl/*.csv and cal/gpu-1.{csv,yaml}, the profile to commit under traces/calibration/.
-# Each step has its own time limit and reports its exit code; the script's code is the number of
-# failed steps.
+# The checks on a machine with an NVIDIA GPU, from the bundle scripts/gpu-bundle.sh packed
+# (binaries built elsewhere). Run from the repository root as root, with the bundle in .devrun/:
+#
+#   bash .devrun/gpu-check.sh [gpu] [auth] [fig8]        (default: gpu)
+#
+#   gpu   the GPU tests (the gpu label of ctest, run directly), adaptsim-nccl over every
+#         collective and `calibrate --gpus 1`
+#   auth  scripts/bench-auth.sh on the machine's cores: adaptsim-tcp with and without frame
+#         authentication (the bundle's base binary), docs/reliability.md "Authentication"
+#   fig8  `simctl compare scenarios/fig8-local.yaml` with that machine's loopback profile and
+#         `live.compute=sleep`, docs/figures.md "Figure 8" (16 cores)
+#
+# Everything lands in $OUT (default /tmp/gpu-check): run.log, nccl/*.csv, cal/gpu-1.{csv,yaml}
+# (the profile to commit under traces/calibration/), auth.txt, fig8/. Each step has its own time
+# limit, cut to what is left of DEADLINE seconds (default 3600) from the start, and reports its
+# exit code; the script's code is the number of failed steps.
 R="$(pwd)"
 O="${OUT:-/tmp/gpu-check}"
 mkdir -p "$O"
@@ -13,8 +22,12 @@ exec > >(tee "$O/run.log") 2>&1
 t0=$(date +%s)
 step() { echo "### +$(( $(date +%s) - t0 ))s $*"; }
 failed=0
+deadline=${DEADLINE:-3600}
 check() {  # check SECONDS COMMAND...: runs it, 77 (skipped) counts as a failure here
-  timeout "$1" "${@:2}"
+  local left=$(( deadline - ($(date +%s) - t0) ))
+  local limit=$(( $1 < left ? $1 : left ))
+  if [ "$limit" -le 5 ]; then echo "skipped: past the deadline"; failed=$((failed + 1)); return; fi
+  timeout "$limit" "${@:2}"
   local rc=$?
   echo "rc=$rc"
   [ "$rc" -eq 0 ] || failed=$((failed + 1))
@@ -35,14 +48,35 @@ export LD_LIBRARY_PATH="$R/.devrun/lib:$(dirname "$nccl"):$(dirname "$cuda_libs"
 if [ ! -e "$built_root" ]; then mkdir -p "$(dirname "$built_root")"; ln -s "$R" "$built_root"; fi
 if [ ! -e "$built_build" ]; then mkdir -p "$(dirname "$built_build")"; ln -s "$R/.devrun/build" "$built_build"; fi
 # Open MPI at its own paths, adding files only: existing files and directories are left as they are.
-tar -C .devrun/root -cf - . | tar -C / -xf - --skip-old-files --no-overwrite-dir && ldconfig
+# (GNU tar 1.35 refuses --no-overwrite-dir beside --skip-old-files: then without it; the bundle's
+# directories are 755, as /usr's are.)
+extract() { tar -C .devrun/root -cf - . | tar -C / -xf - --skip-old-files "$@"; }
+{ extract --no-overwrite-dir 2> /dev/null || extract; } && ldconfig
 mpiexec --version | head -1
-step hw_cuda_gpu_test;  check 240 build/tests/hw/cuda/hw_cuda_gpu_test
-step live_gpu_test;     check 150 build/tests/hw/live/live_gpu_test
-step "calibrate test";  check 240 build/tests/hw/cuda/hw_gpu_tools_test "--test-case=calibrate --gpus 1*"
-step "mpirun test";     check 120 build/tests/hw/cuda/hw_gpu_tools_test "--test-case=mpirun -np 1*"
-step adaptsim-nccl;     check 150 build/hw/nccl/adaptsim-nccl --collective all -o "$O/nccl"
-step "calibrate --gpus 1"
-check 240 build/calibrate/calibrate --gpus 1 -o "$O/cal" --name gpu-1
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(gpu)
+for s in "${steps[@]}"; do
+  case $s in
+    gpu)
+      step hw_cuda_gpu_test;  check 240 build/tests/hw/cuda/hw_cuda_gpu_test
+      step live_gpu_test;     check 150 build/tests/hw/live/live_gpu_test
+      step "calibrate test";  check 240 build/tests/hw/cuda/hw_gpu_tools_test "--test-case=calibrate --gpus 1*"
+      step "mpirun test";     check 120 build/tests/hw/cuda/hw_gpu_tools_test "--test-case=mpirun -np 1*"
+      step adaptsim-nccl;     check 150 build/hw/nccl/adaptsim-nccl --collective all -o "$O/nccl"
+      step "calibrate --gpus 1"
+      check 240 build/calibrate/calibrate --gpus 1 -o "$O/cal" --name gpu-1 ;;
+    auth)
+      step "bench-auth"
+      check 200 bash scripts/bench-auth.sh --rounds 5 --new build/hw/tcp/adaptsim-tcp \
+        --base .devrun/base/adaptsim-tcp > "$O/auth.txt"
+      cat "$O/auth.txt" ;;
+    fig8)
+      step "fig8 compare (16 cores)"
+      check 420 build/sim/simctl/simctl compare scenarios/fig8-local.yaml \
+        --calibration traces/calibration/loopback-tcp-4procs-16cores.yaml \
+        --set live.compute=sleep -o "$O/fig8" ;;
+    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8)"; failed=$((failed + 1)) ;;
+  esac
+done
 step "done: $failed failed step(s)"
 exit "$failed"
