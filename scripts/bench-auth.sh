@@ -2,8 +2,10 @@
 # The cost of frame authentication on the live TCP all-reduce (docs/reliability.md,
 # "Authentication"): adaptsim-tcp at 64 MiB, 4 local processes, one per emulated host, against the
 # same tool built from BASE_REV (default a3aed98, the last commit before authenticated frames) in
-# build-base/. The two binaries alternate, ROUNDS times each, so that a busy machine slows both
-# alike; prints every run's bus bandwidth, the medians and their ratio.
+# build-base/. Three variants alternate, ROUNDS times each, so that a busy machine slows all
+# alike: base; auth (tags on helper threads where the cores allow, the default); auth with
+# --tag-threads 0 (every tag on the rank's loop thread: the helper threads' share). Prints every
+# run's bus bandwidth, the medians and their ratios to base.
 #
 #   scripts/bench-auth.sh [--base-rev REV] [--rounds N] [--strategies LIST]
 #                         [--new BINARY --base BINARY]
@@ -51,10 +53,10 @@ if [[ $base == "$base_dir/build/hw/tcp/adaptsim-tcp" &&
   echo "$base_rev" > "$base_dir/rev"
 fi
 
-run() {  # BINARY -> one line per strategy: strategy busbw_GBps
+run() {  # BINARY [ARGS...] -> one line per strategy: strategy busbw_GBps
   local out
   out=$(mktemp -d)
-  "$1" --procs 4 --ranks-per-host 1 --strategy "$strategies" --minbytes 64MiB --maxbytes 64MiB \
+  "$@" --procs 4 --ranks-per-host 1 --strategy "$strategies" --minbytes 64MiB --maxbytes 64MiB \
     --iters 10 --warmup-iters 3 --check 0 -q -o "$out"
   # allreduce_tcp.csv: size_bytes,count,type,redop,strategy,n_ranks,time_us,algbw,busbw,wrong
   tail -n +2 "$out/allreduce_tcp.csv" | awk -F, '{print $5, $9}'
@@ -66,6 +68,7 @@ trap 'rm -f "$results"' EXIT
 for ((i = 1; i <= rounds; i++)); do
   run "$base" | sed 's/^/base /' >> "$results"
   run "$new" | sed 's/^/auth /' >> "$results"
+  run "$new" --tag-threads 0 | sed 's/^/auth-inline /' >> "$results"
 done
 if [[ ! -x /usr/bin/python3 ]]; then
   cat "$results"
@@ -75,12 +78,15 @@ rev=$(git rev-parse --short HEAD 2> /dev/null || echo "the working tree")
 /usr/bin/python3 - "$results" "$base_rev" "$rev" << 'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-print(f"# busbw at 64 MiB, 4 processes on loopback, GB/s: base {sys.argv[2]} vs auth {sys.argv[3]}")
-print(f"{'strategy':<22}{'base runs':<40}{'auth runs':<40}{'base med':>9}{'auth med':>9}{'auth/base':>10}")
+print(f"# busbw at 64 MiB, 4 processes on loopback, GB/s (medians): base {sys.argv[2]} vs {sys.argv[3]}")
+variants = ["base", "auth", "auth-inline"]
+print(f"{'strategy':<20}" + "".join(f"{v:>13}" for v in variants) + f"{'auth/base':>11}{'inline/base':>13}")
 for s in sorted({r[1] for r in rows}):
-    b = [float(r[2]) for r in rows if r[0] == 'base' and r[1] == s]
-    a = [float(r[2]) for r in rows if r[0] == 'auth' and r[1] == s]
-    mb, ma = statistics.median(b), statistics.median(a)
-    fmt = lambda v: ' '.join(f'{x:.3f}' for x in v)
-    print(f"{s:<22}{fmt(b):<40}{fmt(a):<40}{mb:>9.3f}{ma:>9.3f}{ma / mb:>10.3f}")
+    med = {v: statistics.median(float(r[2]) for r in rows if r[0] == v and r[1] == s) for v in variants}
+    print(f"{s:<20}" + "".join(f"{med[v]:>13.3f}" for v in variants) +
+          f"{med['auth'] / med['base']:>11.3f}{med['auth-inline'] / med['base']:>13.3f}")
+print("# every run:")
+for v in variants:
+    for s in sorted({r[1] for r in rows}):
+        print(f"#   {v:<12}{s:<20}" + " ".join(r[2] for r in rows if r[0] == v and r[1] == s))
 EOF

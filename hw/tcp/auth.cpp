@@ -6,10 +6,12 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -180,34 +182,33 @@ SessionKeys derive_session_keys(const JobSecret& secret, std::uint32_t dialer_ra
   return keys;
 }
 
-struct FrameMac::Ctx {
-  EVP_CIPHER_CTX* evp = nullptr;
-  ~Ctx() { EVP_CIPHER_CTX_free(evp); }
-};
+namespace {
 
-FrameMac::FrameMac() = default;
-FrameMac::~FrameMac() = default;
-FrameMac::FrameMac(FrameMac&&) noexcept = default;
-FrameMac& FrameMac::operator=(FrameMac&&) noexcept = default;
-
-FrameMac::FrameMac(const SecretKey& key) : ctx_(std::make_unique<Ctx>()) {
-  ctx_->evp = EVP_CIPHER_CTX_new();
-  if (ctx_->evp == nullptr ||
-      EVP_EncryptInit_ex(ctx_->evp, EVP_chacha20_poly1305(), nullptr, nullptr, nullptr) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx_->evp, EVP_CTRL_AEAD_SET_IVLEN, 12, nullptr) != 1 ||
-      EVP_EncryptInit_ex(ctx_->evp, nullptr, nullptr,
-                         reinterpret_cast<const unsigned char*>(key.data()), nullptr) != 1) {
+// A ChaCha20-Poly1305 encryption context with the nonce length set; keyed when `key` is given.
+EVP_CIPHER_CTX* new_aead_ctx(const SecretKey* key) {
+  EVP_CIPHER_CTX* e = EVP_CIPHER_CTX_new();
+  if (e == nullptr ||
+      EVP_EncryptInit_ex(e, EVP_chacha20_poly1305(), nullptr, nullptr, nullptr) != 1 ||
+      EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_AEAD_SET_IVLEN, 12, nullptr) != 1 ||
+      (key != nullptr &&
+       EVP_EncryptInit_ex(e, nullptr, nullptr, reinterpret_cast<const unsigned char*>(key->data()),
+                          nullptr) != 1)) {
+    EVP_CIPHER_CTX_free(e);
     throw RuntimeFailure("ChaCha20-Poly1305 setup failed (OpenSSL)");
   }
+  return e;
 }
 
-Tag FrameMac::tag(std::uint64_t seq, std::initializer_list<ByteView> parts) {
-  if (!ctx_) throw std::logic_error("FrameMac::tag without a key");
+// The tag of `parts` under the nonce `seq`, on `e` (keyed already, or keyed here with `key`).
+Tag aead_tag(EVP_CIPHER_CTX* e, const SecretKey* key, std::uint64_t seq,
+             std::span<const ByteView> parts) {
   std::array<unsigned char, 12> iv{};
   for (int i = 0; i < 8; ++i)
     iv[static_cast<std::size_t>(i)] = static_cast<unsigned char>(seq >> (8 * i));
-  EVP_CIPHER_CTX* e = ctx_->evp;
-  bool ok = EVP_EncryptInit_ex(e, nullptr, nullptr, nullptr, iv.data()) == 1;
+  bool ok = EVP_EncryptInit_ex(
+                e, nullptr, nullptr,
+                key != nullptr ? reinterpret_cast<const unsigned char*>(key->data()) : nullptr,
+                iv.data()) == 1;
   // The parts are additional authenticated data (nothing is encrypted); EVP takes int lengths.
   constexpr std::size_t kPiece = std::size_t{1} << 30;
   for (ByteView p : parts) {
@@ -227,6 +228,37 @@ Tag FrameMac::tag(std::uint64_t seq, std::initializer_list<ByteView> parts) {
        EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(t.size()), t.data()) == 1;
   if (!ok) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
   return t;
+}
+
+struct ThreadCtx {
+  EVP_CIPHER_CTX* evp = new_aead_ctx(nullptr);
+  ~ThreadCtx() { EVP_CIPHER_CTX_free(evp); }
+};
+
+}  // namespace
+
+Tag frame_tag(const SecretKey& key, std::uint64_t seq, std::span<const ByteView> parts) {
+  thread_local ThreadCtx ctx;
+  return aead_tag(ctx.evp, &key, seq, parts);
+}
+
+struct FrameMac::Ctx {
+  EVP_CIPHER_CTX* evp = nullptr;
+  ~Ctx() { EVP_CIPHER_CTX_free(evp); }
+};
+
+FrameMac::FrameMac() = default;
+FrameMac::~FrameMac() = default;
+FrameMac::FrameMac(FrameMac&&) noexcept = default;
+FrameMac& FrameMac::operator=(FrameMac&&) noexcept = default;
+
+FrameMac::FrameMac(const SecretKey& key) : ctx_(std::make_unique<Ctx>()), key_(key) {
+  ctx_->evp = new_aead_ctx(&key);
+}
+
+Tag FrameMac::tag(std::uint64_t seq, std::initializer_list<ByteView> parts) {
+  if (!ctx_) throw std::logic_error("FrameMac::tag without a key");
+  return aead_tag(ctx_->evp, nullptr, seq, {parts.begin(), parts.size()});
 }
 
 }  // namespace adaptsim::tcp

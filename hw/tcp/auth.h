@@ -90,10 +90,15 @@ SessionKeys derive_session_keys(const JobSecret& secret, std::uint32_t dialer_ra
                                 std::uint32_t acceptor_rank, const Nonce& dialer_nonce,
                                 const Nonce& acceptor_nonce);
 
-// The frame MAC of one direction of a connection: tag(seq, parts) is the ChaCha20-Poly1305 tag
-// (RFC 8439) of an empty plaintext with the concatenation of `parts` as associated data and the
-// 96-bit nonce = seq (little-endian). Move-only; the key is set once. Not thread-safe (one per
-// connection and direction, used on the loop thread).
+// The frame tag: the ChaCha20-Poly1305 tag (RFC 8439) of an empty plaintext with the
+// concatenation of `parts` as associated data and the 96-bit nonce = seq (little-endian), under
+// `key`. Thread-safe (each thread keeps its own OpenSSL context): TagWorkers compute it off the
+// event-loop thread.
+Tag frame_tag(const SecretKey& key, std::uint64_t seq, std::span<const ByteView> parts);
+
+// The frame MAC of one direction of a connection: frame_tag under its key, on a context keyed
+// once. Move-only; the key is set once. Not thread-safe (one per connection and direction, used
+// on the loop thread); key() is what TagWorkers' jobs carry.
 class FrameMac {
  public:
   FrameMac();
@@ -103,11 +108,13 @@ class FrameMac {
   FrameMac& operator=(FrameMac&&) noexcept;
 
   bool keyed() const { return ctx_ != nullptr; }
+  const SecretKey& key() const { return key_; }
   Tag tag(std::uint64_t seq, std::initializer_list<ByteView> parts);
 
  private:
   struct Ctx;
   std::unique_ptr<Ctx> ctx_;
+  SecretKey key_{};
 };
 
 }  // namespace adaptsim::tcp

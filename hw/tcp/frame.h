@@ -8,8 +8,9 @@
 //          name_bytes u32 | payload_bytes u64.
 //
 // The tag authenticates header, name and payload with the job's secret (auth.h): handshake frames
-// by HMAC under the secret, every later frame by ChaCha20-Poly1305 (RFC 8439) under its connection's session key. The job
-// id is public (it names the job in log lines); only the tag proves membership.
+// by HMAC under the secret, every later frame by ChaCha20-Poly1305 (RFC 8439) under its
+// connection's session key. The job id is public (it names the job in log lines); only the tag
+// proves membership.
 //
 // A connection starts with a handshake (kHello from the connecting rank, kHelloAck from the
 // accepting one) whose payload names the rank the sender expects at the other end, the cluster

@@ -131,11 +131,9 @@ void Runtime::connect(const ClusterSpec& cluster) {
 }
 
 void Runtime::run(const std::string& what, TimeNs timeout_ns, StartFn start) {
-  run_with_progress(
-      what, timeout_ns,
-      [start = std::move(start)](coll::Transport& t, coll::Callback done, coll::Callback) {
-        start(t, std::move(done));
-      });
+  run_with_progress(what, timeout_ns,
+                    [start = std::move(start)](coll::Transport& t, coll::Callback done,
+                                               coll::Callback) { start(t, std::move(done)); });
 }
 
 void Runtime::fail_from_loop(const std::string& reason) {
@@ -273,13 +271,13 @@ TimeNs Runtime::time_allreduce(const coll::AllReduce& algo, const coll::Workspac
                                int iterations, TimeNs timeout_ns) {
   auto elapsed = std::make_shared<TimeNs>(0);
   run_with_progress("all-reduce '" + w.name + "'", timeout_ns,
-         [&algo, w, iterations, elapsed](coll::Transport& t, coll::Callback done,
-                                         coll::Callback progress) {
-           std::make_shared<RepeatedAllReduce>(
-               t, algo, w, iterations < 0 ? 0 : iterations, elapsed.get(),
-               [elapsed, done] { done(); }, std::move(progress))
-               ->start();
-         });
+                    [&algo, w, iterations, elapsed](coll::Transport& t, coll::Callback done,
+                                                    coll::Callback progress) {
+                      std::make_shared<RepeatedAllReduce>(
+                          t, algo, w, iterations < 0 ? 0 : iterations, elapsed.get(),
+                          [elapsed, done] { done(); }, std::move(progress))
+                          ->start();
+                    });
   // The mutex in run_with_progress's completion orders the loop thread's write before this read.
   return *elapsed;
 }

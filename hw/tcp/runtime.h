@@ -95,6 +95,8 @@ class Runtime {
   bool failed() const;
   std::string failure() const;  // empty unless failed()
   std::uint64_t rejected_connections() const;
+  // Threads computing this rank's frame tags beside its loop thread (after connect()).
+  int tag_threads() const { return transport_.tag_threads(); }
 
  private:
   void start_thread();

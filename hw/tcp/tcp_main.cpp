@@ -43,6 +43,7 @@ struct ToolOptions {
   std::string timeout = "30s";
   std::string chunk = "1MiB";
   std::string congestion_control;
+  int tag_threads = -1;
   std::string output_dir;
   bool quiet = false;
   // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
@@ -79,6 +80,7 @@ int run_worker(const ToolOptions& t, const SweepOptions& sweep, RendezvousMode m
   RuntimeOptions ro;
   ro.transport.connect_timeout_ns = sweep.timeout_ns;
   ro.transport.congestion_control = t.congestion_control;
+  ro.transport.tag_threads = t.tag_threads;
   // A message may carry a whole tensor when the chunk is larger than the tensor.
   ro.transport.limits.max_payload_bytes =
       std::max<std::uint64_t>(ro.transport.limits.max_payload_bytes, sweep.max_bytes);
@@ -140,6 +142,11 @@ int run_tool(int argc, char** argv) {
   app.add_option("--timeout", t.timeout, "Limit of every blocking step, e.g. 30s")
       ->capture_default_str();
   app.add_option("--chunk", t.chunk, "KungFu chunk size of graph strategies")
+      ->capture_default_str();
+  app.add_option("--tag-threads", t.tag_threads,
+                 "Threads per rank computing frame tags beside its loop thread; -1: as many as "
+                 "the host's cores left free by its ranks allow (at most 2), 0: none")
+      ->check(CLI::Range(-1, 64))
       ->capture_default_str();
   app.add_option("-o,--output", t.output_dir, "Directory for allreduce_tcp.csv");
   app.add_flag("-q,--quiet", t.quiet, "No table on stdout");

@@ -60,7 +60,8 @@ struct TcpTransport::OutFrame {
   std::string name;
   coll::ConstBytes payload;
   Tag tag{};
-  bool sealed = false;      // tag computed (handshake frames: at creation; others: when gathered)
+  bool sealed = false;  // tag computed (handshake frames: at creation; others: when gathered)
+  std::shared_ptr<TagWorkers::Job> job;  // the tag being computed by a TagWorkers thread
   std::size_t written = 0;  // bytes of head + name + payload + tag already handed to the kernel
   bool is_data = false;
   bool is_bye = false;
@@ -68,7 +69,7 @@ struct TcpTransport::OutFrame {
 
   std::size_t total() const { return head_bytes + name.size() + payload.size + kTagBytes; }
   // Appends the iovecs of what is still unwritten (head, name, payload, tag past `written`) to
-  // iov[*n_iov...]; at most 4.
+  // iov[*n_iov...]; at most 4. The tag only once sealed.
   void unwritten_iov(iovec* iov, int* n_iov) const {
     std::size_t skip = written;
     auto add = [&](const void* base, std::size_t len) {
@@ -83,7 +84,7 @@ struct TcpTransport::OutFrame {
     add(head.data(), head_bytes);
     add(name.data(), name.size());
     add(payload.data, payload.size);
-    add(tag.data(), tag.size());
+    if (sealed) add(tag.data(), tag.size());
   }
 };
 
@@ -125,6 +126,14 @@ struct TcpTransport::Connection {
   std::string abort_reason;  // payload of an abort frame
   Tag tag{};
   std::size_t tag_got = 0;
+  // Received data frames whose tags a TagWorkers thread checks, in arrival order: delivered
+  // (their recv's callback) once checked.
+  struct Verifying {
+    std::shared_ptr<TagWorkers::Job> job;
+    Tag received{};
+    coll::Callback claimed;
+  };
+  std::deque<Verifying> verifying;
 
   // Write side.
   std::deque<OutFrame> outq;
@@ -142,6 +151,7 @@ TcpTransport::TcpTransport(EventLoop& loop, TcpTransportOptions options)
 }
 
 TcpTransport::~TcpTransport() {
+  tag_workers_.reset();  // no thread reads a frame, or posts to the loop, any more
   alive_.reset();
   // The loop is not running any more (or this is its thread): unregister and close everything.
   auto close_all = [this](std::shared_ptr<Connection>& c) {
@@ -211,6 +221,22 @@ void TcpTransport::start(const ClusterSpec& cluster, UniqueFd listener, coll::Ca
   retry_timer_.assign(n, 0);
   last_connect_error_.assign(n, "");
   on_ready_ = std::move(on_ready);
+  int tag_threads = options_.tag_threads;
+  if (tag_threads < 0) {
+    // The ranks on this machine: those listening on this rank's address (every loopback address
+    // counts as one machine; emulated hosts of one machine, host_of_rank, do not count apart).
+    auto machine = [](const std::string& host) {
+      return host.rfind("127.", 0) == 0 || host == "localhost" ? std::string("loopback") : host;
+    };
+    const std::string here = machine(addresses_.at(static_cast<std::size_t>(rank_)).host);
+    tag_threads = TagWorkers::default_threads(static_cast<int>(
+        std::count_if(addresses_.begin(), addresses_.end(),
+                      [&](const SocketAddress& a) { return machine(a.host) == here; })));
+  }
+  if (tag_threads > 0 && size_ > 1) {
+    alive_weak_ = alive_;
+    tag_workers_ = std::make_unique<TagWorkers>(tag_threads, [this] { on_tag_job_done(); });
+  }
 
   listener_ = std::move(listener);
   if (listener_.valid()) {
@@ -565,6 +591,10 @@ bool TcpTransport::consume_buffer(const std::shared_ptr<Connection>& c) {
         c->tag_got += take;
         c->rbeg += take;
         if (c->tag_got < kTagBytes) return true;
+        if (c->state == Connection::State::kEstablished && verify_later(*c)) {
+          c->rstate = RS::kHeader;
+          break;
+        }
         if (c->state == Connection::State::kEstablished && !authenticate(c)) return false;
         if (!on_frame_complete(c)) return false;
         c->rstate = RS::kHeader;
@@ -620,9 +650,61 @@ bool TcpTransport::authenticate(const std::shared_ptr<Connection>& c) {
                                            view(c->name.data(), c->name.size()),
                                            view(payload > 0 ? c->dst : nullptr, payload)});
   if (tags_equal(want.data(), c->tag.data())) return true;
-  fail("a " + std::string(frame_kind_name(c->header.kind)) + " frame from " + peer_name(c->peer) +
-       " failed authentication (altered in flight, or not sent by this job)");
+  fail(auth_failure(c->header.kind, c->peer));
   return false;
+}
+
+std::string TcpTransport::auth_failure(FrameKind kind, int peer) const {
+  return "a " + std::string(frame_kind_name(kind)) + " frame from " + peer_name(peer) +
+         " failed authentication (altered in flight, or not sent by this job)";
+}
+
+bool TcpTransport::verify_later(Connection& c) {
+  const std::size_t size = c.header.payload_bytes;
+  if (!tag_workers_ || c.header.kind != FrameKind::kData || c.staged ||
+      size < options_.tag_offload_min_bytes) {
+    return false;
+  }
+  auto job = std::make_shared<TagWorkers::Job>();
+  job->key = c.rx.key();
+  job->seq = c.rx_seq++;
+  job->header = c.raw_header;
+  job->name = c.name;
+  job->payload = view(size > 0 ? c.dst : nullptr, size);
+  c.verifying.push_back({job, c.tag, std::move(c.claimed)});
+  c.claimed = nullptr;
+  c.dst = nullptr;
+  tag_workers_->submit(std::move(job));
+  return true;
+}
+
+bool TcpTransport::deliver_verified(Connection& c) {
+  while (!c.verifying.empty() && c.verifying.front().job->done.load()) {
+    Connection::Verifying v = std::move(c.verifying.front());
+    c.verifying.pop_front();
+    if (v.job->error || !tags_equal(v.job->tag.data(), v.received.data())) {
+      fail(auth_failure(FrameKind::kData, c.peer));
+      return false;
+    }
+    complete(std::move(v.claimed));
+  }
+  return true;
+}
+
+void TcpTransport::on_tag_job_done() {
+  if (tags_notified_.exchange(true)) return;
+  loop_.post([this, alive = alive_weak_] {
+    if (!alive.expired()) on_tags_done();
+  });
+}
+
+void TcpTransport::on_tags_done() {
+  tags_notified_.store(false);
+  for (std::size_t p = 0; p < peers_.size() && !failed_; ++p) {
+    const std::shared_ptr<Connection> c = peers_[p];
+    if (!c || !deliver_verified(*c)) continue;
+    if (!c->closed && !c->want_write && !c->outq.empty()) flush(c);
+  }
 }
 
 bool TcpTransport::on_name(const std::shared_ptr<Connection>& c) {
@@ -726,6 +808,29 @@ void TcpTransport::seal(Connection& c, OutFrame& f) {
   f.sealed = true;
 }
 
+void TcpTransport::prepare_tag(Connection& c, OutFrame& f) {
+  if (f.job) {
+    if (!f.job->done.load()) return;
+    if (f.job->error) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
+    f.tag = f.job->tag;
+    f.sealed = true;
+    f.job.reset();
+    return;
+  }
+  if (!tag_workers_ || !f.is_data || f.payload.size < options_.tag_offload_min_bytes) {
+    seal(c, f);
+    return;
+  }
+  auto job = std::make_shared<TagWorkers::Job>();
+  job->key = c.tx.key();
+  job->seq = c.tx_seq++;
+  std::memcpy(job->header.data(), f.head.data(), kFrameHeaderBytes);
+  job->name = f.name;
+  job->payload = view(f.payload.data, f.payload.size);
+  f.job = job;
+  tag_workers_->submit(std::move(job));
+}
+
 void TcpTransport::update_interest(Connection& c) {
   if (c.closed) return;
   loop_.modify_fd(c.fd.get(), EPOLLIN | (c.want_write ? EPOLLOUT : 0u));
@@ -736,12 +841,17 @@ void TcpTransport::flush(const std::shared_ptr<Connection>& c) {
     iovec iov[kMaxIov];
     int n_iov = 0;
     std::size_t gathered = 0;
+    bool blocked = false;  // a frame's tag is still being computed: nothing after it is written
     for (OutFrame& f : c->outq) {
       if (n_iov + 4 > kMaxIov || gathered >= kMaxGatherBytes) break;
-      if (!f.sealed) seal(*c, f);
-      f.unwritten_iov(iov, &n_iov);
+      if (!f.sealed) prepare_tag(*c, f);
       gathered += f.total() - f.written;
+      if (blocked) continue;  // only starts the tags of the frames behind it
+      f.unwritten_iov(iov, &n_iov);
+      blocked = !f.sealed;
     }
+    // Everything of the first frame but its tag is written: on_tags_done flushes again.
+    if (n_iov == 0) break;
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = static_cast<std::size_t>(n_iov);
@@ -940,6 +1050,19 @@ void TcpTransport::close_connection(Connection& c) {
   c.staged = false;
   c.dst = nullptr;
   c.claimed = nullptr;
+  if (tag_workers_) {
+    for (OutFrame& f : c.outq) {
+      if (f.job) tag_workers_->retract(f.job);
+    }
+    // Frames received before the connection closed (a goodbye, then EOF) are still delivered.
+    for (Connection::Verifying& v : c.verifying)
+      tag_workers_->finish(v.job);
+    if (!c.verifying.empty()) {
+      loop_.defer([this, alive = std::weak_ptr<bool>(alive_)] {
+        if (!alive.expired()) on_tags_done();
+      });
+    }
+  }
   c.outq.clear();
 }
 
@@ -1047,7 +1170,17 @@ void TcpTransport::send_abort(Connection& c, const std::string& reason, TimeNs d
   // payloads are still valid, since the collectives that sent them have not completed (their
   // callers are still waiting).
   if (!c.tx.keyed()) return;
-  for (const OutFrame& f : c.outq) {
+  for (OutFrame& f : c.outq) {
+    if (!f.sealed && f.job) {  // its sequence number is taken: finish it here
+      tag_workers_->retract(f.job);
+      f.tag = f.job->done.load() && !f.job->error
+                  ? f.job->tag
+                  : c.tx.tag(f.job->seq,
+                             {view(f.head.data(), f.head_bytes), view(f.name.data(), f.name.size()),
+                              view(f.payload.data, f.payload.size)});
+      f.sealed = true;
+      f.job.reset();
+    }
     if (!f.sealed) break;
     iovec iov[4];
     int n_iov = 0;
@@ -1112,6 +1245,9 @@ void TcpTransport::fail(const std::string& reason) {
   }
   loop_.cancel_timer(connect_deadline_timer_);
   loop_.cancel_timer(listener_pause_timer_);
+  for (auto& c : peers_) {
+    if (c) c->verifying.clear();  // their tags are done (close_connection): callbacks dropped
+  }
   posted_.clear();
   for (auto& [key, q] : arrived_) {
     for (Arrival& a : q)

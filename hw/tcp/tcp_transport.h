@@ -42,6 +42,7 @@
 #include "hw/tcp/event_loop.h"
 #include "hw/tcp/frame.h"
 #include "hw/tcp/socket_util.h"
+#include "hw/tcp/tag_workers.h"
 #include "sim/coll/transport.h"
 
 namespace adaptsim::tcp {
@@ -84,6 +85,14 @@ struct TcpTransportOptions {
   // A readable connection is read for at most this many bytes per loop turn, so one busy peer
   // cannot starve the others.
   std::size_t read_budget_bytes = 8 << 20;
+  // Threads that compute the tags of this rank's frames (tag_workers.h) beside its loop thread:
+  // -1 = TagWorkers::default_threads for the ranks listening on this rank's address (0 where
+  // the machine's cores are all taken by them),
+  // 0 = on the loop thread. Only data frames of at least tag_offload_min_bytes go there (a
+  // smaller tag costs less than the hand-over), and only received ones whose recv was posted
+  // (staged ones are verified on the loop thread).
+  int tag_threads = -1;
+  std::size_t tag_offload_min_bytes = 128 << 10;
   // Released scratch and staging buffers kept for reuse.
   std::size_t pool_cache_bytes = std::size_t{512} << 20;
   // Where log lines go (rejected connections, failures); null: stderr.
@@ -124,6 +133,8 @@ class TcpTransport final : public coll::Transport {
   // Connections dropped before or during their handshake (strays, garbage, failed authentication).
   // Thread-safe.
   std::uint64_t rejected_connections() const { return rejected_connections_; }
+  // Threads computing frame tags beside the loop thread (options.tag_threads, resolved by start).
+  int tag_threads() const { return tag_workers_ ? tag_workers_->threads() : 0; }
 
   // coll::Transport
   int rank() const override { return rank_; }
@@ -179,6 +190,15 @@ class TcpTransport final : public coll::Transport {
   bool on_frame_complete(const std::shared_ptr<Connection>& c);
   void flush(const std::shared_ptr<Connection>& c);
   void seal(Connection& c, OutFrame& f);  // computes f's tag with the next sequence number
+  // Seals f, or starts its tag on a TagWorkers thread, or takes the finished tag.
+  void prepare_tag(Connection& c, OutFrame& f);
+  // A received data frame's tag checked on a TagWorkers thread: false when it is checked here.
+  bool verify_later(Connection& c);
+  // Delivers c's received frames whose tags were checked, in arrival order; false: failed.
+  bool deliver_verified(Connection& c);
+  void on_tag_job_done();  // worker threads
+  void on_tags_done();     // loop thread
+  std::string auth_failure(FrameKind kind, int peer) const;
   void update_interest(Connection& c);
   void enqueue(Connection& c, OutFrame frame);
   void after_data_sent();
@@ -230,6 +250,12 @@ class TcpTransport final : public coll::Transport {
 
   std::uint64_t data_frames_sent_ = 0;
   std::atomic<std::uint64_t> rejected_connections_{0};  // read by other threads
+
+  // Frame tags beside the loop thread; destroyed (joined) first. Its threads read alive_weak_
+  // (set before they start) and post on_tags_done to the loop, once until it runs.
+  std::weak_ptr<bool> alive_weak_;
+  std::atomic<bool> tags_notified_{false};
+  std::unique_ptr<TagWorkers> tag_workers_;
 };
 
 }  // namespace adaptsim::tcp

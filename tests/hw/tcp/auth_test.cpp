@@ -230,10 +230,18 @@ TEST_CASE("a rank with the wrong secret never becomes a peer: both sides fail to
 
 // Rank 1 reaches rank 0 through a relay that flips the byte at `flip_at` of rank 1's stream;
 // returns each rank's error ("" = none) after one 400,000-byte all-reduce.
-std::vector<std::string> allreduce_through_relay(std::size_t flip_at, bool& flipped) {
+std::vector<std::string> allreduce_through_relay(std::size_t flip_at, bool& flipped,
+                                                 int tag_threads = 0) {
   auto log = std::make_shared<LogCapture>();
   ThreadCluster cluster(
-      2, {}, [&](int) { return test_options(log); }, /*connect_now=*/false);
+      2, {},
+      [&](int) {
+        RuntimeOptions o = test_options(log);
+        o.transport.tag_threads = tag_threads;  // 2: tags computed and checked on helper threads
+        o.transport.tag_offload_min_bytes = 0;
+        return o;
+      },
+      /*connect_now=*/false);
   TamperingRelay relay(cluster.address(0), flip_at);
   const std::size_t count = 100000;
   auto errors = cluster.run_all([&](int r, Runtime& rt) {
@@ -258,25 +266,28 @@ std::vector<std::string> allreduce_through_relay(std::size_t flip_at, bool& flip
 
 TEST_CASE(
     "a byte flipped in flight fails the collective at its frame, and the same relay unflipped "
-    "works") {
+    "works, with tags on the loop thread and on helper threads") {
   // Rank 1's stream starts with the hello (header 32 + payload 24 + tag 16 = 72 bytes); its
   // first data frame's header, name and 200,000-byte payload (a ring segment) follow, so offset
   // 5,000 lies inside that payload.
-  bool flipped = false;
-  const auto clean = allreduce_through_relay(~std::size_t{0}, flipped);
-  INFO(clean[0] << " | " << clean[1]);
-  CHECK_FALSE(flipped);
-  CHECK(clean[0].empty());
-  CHECK(clean[1].empty());
+  for (const int tag_threads : {0, 2}) {
+    CAPTURE(tag_threads);
+    bool flipped = false;
+    const auto clean = allreduce_through_relay(~std::size_t{0}, flipped, tag_threads);
+    INFO(clean[0] << " | " << clean[1]);
+    CHECK_FALSE(flipped);
+    CHECK(clean[0].empty());
+    CHECK(clean[1].empty());
 
-  const auto errors = allreduce_through_relay(5000, flipped);
-  INFO(errors[0] << " | " << errors[1]);
-  CHECK(flipped);
-  CHECK(errors[0].find("a data frame from rank 1") != std::string::npos);
-  CHECK(errors[0].find("failed authentication (altered in flight, or not sent by this job)") !=
-        std::string::npos);
-  // Rank 1 learns why from rank 0's abort (itself authenticated); no rank saw a wrong sum.
-  CHECK(errors[1].find("failed authentication") != std::string::npos);
-  CHECK(errors[0].find("wrong sum") == std::string::npos);
-  CHECK(errors[1].find("wrong sum") == std::string::npos);
+    const auto errors = allreduce_through_relay(5000, flipped, tag_threads);
+    INFO(errors[0] << " | " << errors[1]);
+    CHECK(flipped);
+    CHECK(errors[0].find("a data frame from rank 1") != std::string::npos);
+    CHECK(errors[0].find("failed authentication (altered in flight, or not sent by this job)") !=
+          std::string::npos);
+    // Rank 1 learns why from rank 0's abort (itself authenticated); no rank saw a wrong sum.
+    CHECK(errors[1].find("failed authentication") != std::string::npos);
+    CHECK(errors[0].find("wrong sum") == std::string::npos);
+    CHECK(errors[1].find("wrong sum") == std::string::npos);
+  }
 }

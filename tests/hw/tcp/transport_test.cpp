@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -142,6 +143,53 @@ TEST_CASE("every strategy x 1..8 ranks x sizes 0 B, 4 B, odd, multi-chunk gives 
     CHECK(
         std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return e.empty(); }));
   }
+}
+
+TEST_CASE("frame tags on helper threads: every strategy, every frame's tag off the loop thread") {
+  // tag_threads 2 with no size threshold: every data frame is sealed and checked by TagWorkers
+  // (the sends wait for their tags, the deliveries for their checks), whatever its size; the
+  // sums stay exact and every rank runs the 2 threads asked for.
+  const int n = 4;
+  ThreadCluster cluster(n, hosts_by_block(n, 2), [](int) {
+    RuntimeOptions o = test_options();
+    o.transport.tag_threads = 2;
+    o.transport.tag_offload_min_bytes = 0;
+    return o;
+  });
+  for (int r = 0; r < n; ++r)
+    CHECK(cluster.rank(r).tag_threads() == 2);
+  const std::vector<std::size_t> counts = {0, 1, 1001, 300001};
+  const auto errors = cluster.run_all([&](int r, Runtime& rt) {
+    for (StrategyKind kind : coll::all_strategies()) {
+      for (std::size_t count : counts) {
+        auto algo = coll::make_allreduce(kind, rt.host_of_rank(), {.chunk_bytes = 64 << 10});
+        std::vector<float> send(count), recv(count, -1);
+        for (std::size_t i = 0; i < count; ++i)
+          send[i] = value(r, i);
+        rt.run_allreduce(*algo, workspace("grad", send, recv), kTimeout);
+        const float factor = static_cast<float>(n * (n + 1) / 2);
+        for (std::size_t i = 0; i < count; ++i) {
+          if (recv[i] != factor * static_cast<float>((i % 13) + 1)) {
+            throw std::runtime_error(std::string(coll::strategy_name(kind)) + " count " +
+                                     std::to_string(count) + " element " + std::to_string(i));
+          }
+        }
+      }
+    }
+  });
+  INFO(join_errors(errors));
+  CHECK(std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return e.empty(); }));
+}
+
+TEST_CASE("frame tags: the default is no helper thread where a host's cores are all taken") {
+  // TagWorkers::default_threads: the cores this process may use, shared by the host's ranks,
+  // less one loop thread each, at most 2.
+  CHECK(TagWorkers::default_threads(1 << 20) == 0);
+  cpu_set_t set;
+  REQUIRE(::sched_getaffinity(0, sizeof set, &set) == 0);
+  const int cores = CPU_COUNT(&set);
+  CHECK(TagWorkers::default_threads(1) == std::clamp(cores - 1, 0, 2));
+  CHECK(TagWorkers::default_threads(cores) == 0);
 }
 
 TEST_CASE(
@@ -505,28 +553,35 @@ TEST_CASE(
 
 TEST_CASE("a peer that dies mid-collective makes every other rank fail at once, naming it") {
   const int n = 4;
-  ThreadCluster cluster(n, {}, [](int r) {
-    RuntimeOptions o = test_options();
-    if (r == 2) o.transport.fault = {FaultAction::kDropConnections, 3};
-    return o;
-  });
-  const std::string dead = "rank 2 (" + cluster.address(2).str() + ")";
-  const double start = now_s();
-  const auto errors = cluster.run_all([&](int, Runtime& rt) {
-    auto algo = coll::make_allreduce(StrategyKind::kClassicRing, rt.host_of_rank());
-    std::vector<float> send(1 << 20, 1.0f), recv(1 << 20);
-    for (int it = 0; it < 10; ++it)
-      rt.run_allreduce(*algo, workspace("grad", send, recv), 5 * kNsPerSecond);
-  });
-  const double elapsed = now_s() - start;
-  INFO(join_errors(errors));
-  CHECK(errors[2].find("fault injection") != std::string::npos);
-  for (int r : {0, 1, 3}) {
-    CHECK(errors[static_cast<std::size_t>(r)].find("rank " + std::to_string(r) +
-                                                   ": all-reduce 'grad' failed") == 0);
-    CHECK(errors[static_cast<std::size_t>(r)].find(dead) != std::string::npos);
+  // Also with every tag on helper threads: frames whose tags are still being computed or checked
+  // when the transport fails are given up without touching the callers' buffers afterwards.
+  for (const int tag_threads : {0, 2}) {
+    CAPTURE(tag_threads);
+    ThreadCluster cluster(n, {}, [&](int r) {
+      RuntimeOptions o = test_options();
+      o.transport.tag_threads = tag_threads;
+      o.transport.tag_offload_min_bytes = 0;
+      if (r == 2) o.transport.fault = {FaultAction::kDropConnections, 3};
+      return o;
+    });
+    const std::string dead = "rank 2 (" + cluster.address(2).str() + ")";
+    const double start = now_s();
+    const auto errors = cluster.run_all([&](int, Runtime& rt) {
+      auto algo = coll::make_allreduce(StrategyKind::kClassicRing, rt.host_of_rank());
+      std::vector<float> send(1 << 20, 1.0f), recv(1 << 20);
+      for (int it = 0; it < 10; ++it)
+        rt.run_allreduce(*algo, workspace("grad", send, recv), 5 * kNsPerSecond);
+    });
+    const double elapsed = now_s() - start;
+    INFO(join_errors(errors));
+    CHECK(errors[2].find("fault injection") != std::string::npos);
+    for (int r : {0, 1, 3}) {
+      CHECK(errors[static_cast<std::size_t>(r)].find("rank " + std::to_string(r) +
+                                                     ": all-reduce 'grad' failed") == 0);
+      CHECK(errors[static_cast<std::size_t>(r)].find(dead) != std::string::npos);
+    }
+    CHECK(elapsed < 2.0);  // far below the 5 s timeout: a lost connection is noticed at once
   }
-  CHECK(elapsed < 2.0);  // far below the 5 s timeout: a lost connection is noticed at once
 }
 
 TEST_CASE("a silent peer makes the collective time out with a message naming it") {
