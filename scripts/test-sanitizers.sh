@@ -57,6 +57,10 @@ if [[ -f $supp/tsan.supp ]]; then TSAN_OPTIONS+=":suppressions=$supp/tsan.supp";
 # its leaks would not reach the libraries lsan-asan.supp names. Only there: it is slow.
 export OMPI_MCA_mca_base_env_list="ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0"
 
+# Tests that bound the processes they run (a hang must not pass) give them this many times longer
+# (tests/support/time_scale.h): sanitized processes are slower, mpirun's ranks the most.
+if [[ $mode == asan ]]; then export ADAPTSIM_TEST_TIME_SCALE=4; else export ADAPTSIM_TEST_TIME_SCALE=10; fi
+
 # Left out under both: see docs/reliability.md, "Sanitizers".
 #   memory_limit  runs under `ulimit -v`; the sanitizers' shadow memory alone is terabytes of
 #                 address space, so the limit, not the program, fails it

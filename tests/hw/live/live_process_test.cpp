@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "tests/support/time_scale.h"
 #include "tests/hw/live/live_test_support.h"
 #include "tests/hw/tcp/tcp_test_support.h"
 
@@ -23,7 +24,7 @@ using namespace adaptsim::tcp::testing;
 
 namespace {
 
-constexpr double kDeadlineS = 30;  // far below ctest's; nothing can hang the suite
+const double kDeadlineS = 30 * adaptsim::testing::time_scale();  // far below ctest's; nothing can hang the suite
 
 std::vector<std::string> tool(std::vector<std::string> args) {
   args.insert(args.begin(), live_tool_path());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hw/tcp/mpi_rendezvous.h"
+#include "tests/support/time_scale.h"
 #include "tests/hw/tcp/tcp_test_support.h"
 
 using namespace adaptsim;
@@ -24,7 +25,7 @@ using namespace adaptsim::tcp::testing;
 namespace {
 
 constexpr int kSkipExitCode = 77;  // the automake convention for "skipped"
-constexpr double kDeadlineS = 30;
+const double kDeadlineS = 30 * adaptsim::testing::time_scale();
 
 std::string g_mpirun;  // set by main before any test runs
 

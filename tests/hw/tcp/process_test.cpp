@@ -19,6 +19,7 @@
 #include "hw/tcp/frame.h"
 #include "hw/tcp/socket_util.h"
 #include "sim/coll/strategy.h"
+#include "tests/support/time_scale.h"
 #include "tests/hw/tcp/tcp_test_support.h"
 
 using namespace adaptsim;
@@ -28,7 +29,7 @@ using namespace adaptsim::tcp::testing;
 namespace {
 
 // Every process run has a deadline far below ctest's; nothing can hang the suite.
-constexpr double kDeadlineS = 30;
+const double kDeadlineS = 30 * adaptsim::testing::time_scale();
 
 // Rows of the sweep CSV in `dir`, header excluded; checks the header.
 std::vector<std::vector<std::string>> sweep_rows(const std::string& dir) {
