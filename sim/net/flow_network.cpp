@@ -129,8 +129,10 @@ void FlowNetwork::settle(Flow& f) {
     double sent = f.rate * to_seconds(now - f.updated);
     if (sent > f.remaining) sent = f.remaining;
     f.remaining -= sent;
-    for (ResourceId r : f.resources)
+    for (ResourceId r : f.resources) {
       resources_[r].carried_bytes += sent;
+      if (recorder_ != nullptr) recorder_->carried(r, f.updated, now, sent);
+    }
   }
   f.updated = now;
 }
@@ -164,8 +166,10 @@ void FlowNetwork::on_drained(std::uint32_t index) {
   Flow& f = flows_[index];
   settle(f);
   // The drain time was rounded up to the next nanosecond; whatever is left is rounding.
-  for (ResourceId r : f.resources)
+  for (ResourceId r : f.resources) {
     resources_[r].carried_bytes += f.remaining;
+    if (recorder_ != nullptr) recorder_->carried(r, engine_.now(), engine_.now(), f.remaining);
+  }
   f.remaining = 0;
   f.drain_at = kTimeNever;
   detach(index);

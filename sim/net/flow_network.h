@@ -21,6 +21,7 @@
 
 #include "sim/core/event_engine.h"
 #include "sim/core/time.h"
+#include "sim/net/link_stats.h"
 #include "sim/net/maxmin.h"
 
 namespace adaptsim::net {
@@ -114,12 +115,16 @@ class FlowNetwork {
   std::size_t active_flows() const { return active_count_; }
   // Total bytes each resource has carried so far (for per-link traffic reports).
   double bytes_carried(ResourceId r) const;
+  // Hands every interval of bytes a flow carries to `recorder` from now on (null: none); the
+  // recorder must outlive its use (simctl run --link-stats, link_stats.h).
+  void set_recorder(LinkRecorder* recorder) { recorder_ = recorder; }
   // Work counters, for benchmarks: component re-solves and flows re-rated by them.
   std::uint64_t solves() const { return solves_; }
   std::uint64_t flows_rerated() const { return flows_rerated_; }
 
  private:
   static constexpr std::uint32_t kNotQueued = UINT32_MAX;
+  LinkRecorder* recorder_ = nullptr;
   // TCP's initial window, 10 segments of 1448 payload bytes (RFC 6928; 1500-byte MTU with
   // timestamps). A message no larger leaves in one flight and never grows a window, so it cannot
   // fill a buffer (Sharing::kTcp): control messages do not make standing queues.

@@ -1,6 +1,7 @@
 #include "sim/run/allreduce_sim.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/net/network.h"
 
@@ -10,7 +11,14 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::Stra
                                       std::uint64_t bytes, const AllReduceSimOptions& options) {
   EventEngine engine;
   net::Network network(engine, topology, options.sharing);
-  fabric::SimFabric fabric(network, options.transport);
+  std::optional<net::LinkRecorder> recorder;
+  fabric::SimTransportOptions transport = options.transport;
+  if (options.link_stats_bin_ns > 0) {
+    recorder.emplace(options.link_stats_bin_ns);
+    network.flows().set_recorder(&*recorder);
+    transport.record_transmissions = true;
+  }
+  fabric::SimFabric fabric(network, transport);
   const int n = topology.rank_count();
   std::vector<int> hosts(n);
   for (int r = 0; r < n; ++r)
@@ -38,6 +46,10 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::Stra
   }
   result.messages = fabric.messages_delivered();
   result.events = engine.events_run();
+  if (recorder) {
+    result.links = recorder->report(network.flows(), engine.now());
+    result.transmissions = fabric.transmissions();
+  }
   return result;
 }
 

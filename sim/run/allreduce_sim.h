@@ -3,6 +3,7 @@
 // result is the time the last rank holds the reduced data.
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/coll/allreduce.h"
 #include "sim/fabric/sim_fabric.h"
@@ -15,12 +16,18 @@ struct AllReduceSimOptions {
   coll::AllReduceOptions algorithm;
   coll::DType dtype = coll::DType::kF32;
   net::Sharing sharing = net::Sharing::kMaxMin;
+  // Record what every link carried, in bins of this width, and every message (the traffic
+  // matrix); 0: none.
+  TimeNs link_stats_bin_ns = 0;
 };
 
 struct AllReduceSimResult {
   TimeNs time_ns = 0;
   std::uint64_t messages = 0;
   std::uint64_t events = 0;
+  // AllReduceSimOptions::link_stats_bin_ns > 0: every resource's use, and every message.
+  std::vector<net::LinkUse> links;
+  std::vector<fabric::Transmission> transmissions;
 };
 
 AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::StrategyKind strategy,

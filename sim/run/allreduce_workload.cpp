@@ -22,6 +22,7 @@
 #include "sim/core/units.h"
 #include "sim/io/output.h"
 #include "sim/run/allreduce_sim.h"
+#include "sim/run/link_stats_files.h"
 #include "sim/run/workload.h"
 
 namespace adaptsim::run {
@@ -49,20 +50,33 @@ class AllReduceWorkload final : public Workload {
     std::vector<Task> out;
     for (coll::StrategyKind s : strategies_) {
       for (std::uint64_t size : sizes_) {
-        out.push_back({[this, s, size](const TaskContext&) {
-          return TaskRows{{run_one(s, size)}, {}};
+        out.push_back({[this, s, size](const TaskContext& context) {
+          return TaskRows{{run_one(s, size, context)}, {}};
         }});
       }
     }
     return out;
   }
+  bool has_link_stats() const override { return true; }
 
  private:
-  Row run_one(coll::StrategyKind strategy, std::uint64_t size) const {
+  Row run_one(coll::StrategyKind strategy, std::uint64_t size, const TaskContext& context) const {
     const topo::Topology topology = topo::build_cluster(spec_);
     const std::size_t esize = coll::dtype_size(options_.dtype);
     const std::uint64_t count = size / esize;
-    const AllReduceSimResult r = simulate_allreduce(topology, strategy, count * esize, options_);
+    AllReduceSimOptions options = options_;
+    const bool link_stats = !context.link_stats_dir.empty() && context.files != nullptr;
+    if (link_stats) options.link_stats_bin_ns = context.link_stats_bin_ns;
+    const AllReduceSimResult r = simulate_allreduce(topology, strategy, count * esize, options);
+    if (link_stats) {
+      for (io::OutputFile& f :
+           link_stats_files(context.link_stats_dir / (context.trace_name + "-" +
+                                                      std::string(coll::strategy_name(strategy)) +
+                                                      "-" + std::to_string(count * esize)),
+                            r.links, options.link_stats_bin_ns, r.transmissions)) {
+        context.files->push_back(std::move(f));
+      }
+    }
     const double seconds = to_seconds(r.time_ns);
     const double algbw = seconds > 0 ? static_cast<double>(count * esize) / seconds / 1e9 : 0.0;
     const double bus_factor = coll::bus_bandwidth_factor(coll::Collective::kAllReduce, ranks_);

@@ -161,6 +161,9 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
        "only)"},
       {!options.timeline_dir.empty(), &Workload::has_timeline,
        "--timeline: scenario '{}': its workload has no timeline (training only)"},
+      {!options.link_stats_dir.empty(), &Workload::has_link_stats,
+       "--link-stats: scenario '{}': its workload has no simulated links (simulated all-reduce "
+       "and training runs only)"},
   };
   for (const auto& f : per_task_files) {
     if (!f.asked) continue;
@@ -175,6 +178,8 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
   for (std::size_t i = 0; i < items.size(); ++i) {
     contexts[i].trace_dir = options.trace_dir;
     contexts[i].timeline_dir = options.timeline_dir;
+    contexts[i].link_stats_dir = options.link_stats_dir;
+    contexts[i].link_stats_bin_ns = options.link_stats_bin_ns;
     // Appended, not "p" + ...: GCC 12's -Wrestrict false positive (bug 105651).
     contexts[i].trace_name = "p";
     contexts[i].trace_name.append(std::to_string(items[i].point - scenario.points.data()));
@@ -282,6 +287,13 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
     if (ec) {
       throw RuntimeFailure(options.timeline_dir.string() +
                            ": cannot create the timeline folder: " + ec.message());
+    }
+  }
+  if (!options.link_stats_dir.empty()) {
+    std::filesystem::create_directories(options.link_stats_dir, ec);
+    if (ec) {
+      throw RuntimeFailure(options.link_stats_dir.string() +
+                           ": cannot create the link statistics folder: " + ec.message());
     }
   }
   if (!options.trace_dir.empty()) {

@@ -23,6 +23,11 @@ struct RunOptions {
   // Training runs, simulated or live: write each task's timeline here (created if missing), as
   // p<point>-<model>-<system>.trace.json (Chrome / Perfetto trace events); empty: none.
   std::filesystem::path timeline_dir;
+  // Simulated runs: write each task's link statistics here (created if missing), as
+  // p<point>-<task>.links.csv, .link-bins.csv (bins of link_stats_bin_ns) and .matrix.csv
+  // (link_stats.h); empty: none.
+  std::filesystem::path link_stats_dir;
+  TimeNs link_stats_bin_ns = kNsPerMs;
 };
 
 struct RunSummary {

@@ -37,6 +37,7 @@
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 #include "sim/io/output.h"
+#include "sim/run/link_stats_files.h"
 #include "sim/run/workload.h"
 #include "sim/runtime/system_config.h"
 #include "sim/simulate/simulate_training.h"
@@ -147,6 +148,7 @@ class TrainingWorkload final : public Workload {
   }
   bool traces_connections() const override { return live_.backend == nullptr; }
   bool has_timeline() const override { return true; }
+  bool has_link_stats() const override { return live_.backend == nullptr; }
 
  private:
   runtime::TrainingResult run_live(const std::string& model_name,
@@ -181,6 +183,8 @@ class TrainingWorkload final : public Workload {
       simulate::TrainingOptions options = options_;
       options.host_transport.record_transmissions = !context.trace_dir.empty();
       options.record_timeline = !context.timeline_dir.empty();
+      const bool link_stats = !context.link_stats_dir.empty() && context.files != nullptr;
+      if (link_stats) options.link_stats_bin_ns = context.link_stats_bin_ns;
       simulate::SimulatedTraining sim =
           simulate::simulate_training(topology, model, device_, system, options);
 
@@ -189,6 +193,14 @@ class TrainingWorkload final : public Workload {
             {context.trace_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
                                   file_part(system.label) + ".connections.csv"),
              connection_trace(sim.transmissions)});
+      }
+      if (link_stats) {
+        for (io::OutputFile& f : link_stats_files(
+                 context.link_stats_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
+                                           file_part(system.label)),
+                 sim.links, options.link_stats_bin_ns, sim.transmissions)) {
+          context.files->push_back(std::move(f));
+        }
       }
       r = std::move(sim.result);
       if (options.record_timeline) {

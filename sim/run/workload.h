@@ -36,6 +36,10 @@ struct TaskContext {
   std::string trace_name;  // unique per task within the run: a prefix for its trace files
   // Where to write the task's timeline (simctl run --timeline); empty: none.
   std::filesystem::path timeline_dir;
+  // Where to write the task's link statistics (simctl run --link-stats), in bins of
+  // link_stats_bin_ns; empty: none.
+  std::filesystem::path link_stats_dir;
+  TimeNs link_stats_bin_ns = 0;
   // Where a task puts the files it produces besides its rows (traces): the runner writes them
   // with the CSV and the manifest, all or none, once every task has run. Each task has its own.
   std::vector<io::OutputFile>* files = nullptr;
@@ -63,6 +67,8 @@ class Workload {
   virtual bool traces_connections() const { return false; }
   // Whether its tasks write a timeline (simctl run --timeline; TaskContext::timeline_dir).
   virtual bool has_timeline() const { return false; }
+  // Whether its tasks write link statistics (simulated runs: TaskContext::link_stats_dir).
+  virtual bool has_link_stats() const { return false; }
 };
 
 // Input files a scenario's sweep points share, each read and parsed once (a point only reads

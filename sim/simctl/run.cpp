@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "sim/core/error.h"
+#include "sim/core/units.h"
 #include "sim/run/runner.h"
 #include "sim/simctl/commands.h"
 
@@ -17,8 +19,24 @@ struct RunOptions {
   bool no_progress = false;
   std::string trace_dir;
   std::string timeline_dir;
+  std::string link_stats_dir;
+  std::string link_stats_bin = "1ms";
   bool live = false;
 };
+
+TimeNs parse_link_stats_bin(const std::string& text) {
+  TimeNs ns = 0;
+  try {
+    ns = parse_duration_ns(text);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--link-stats-bin: ") + e.what());
+  }
+  if (ns <= 0) {
+    throw InputError("--link-stats-bin: expected a duration above 0, e.g. 1ms, got \"" + text +
+                     "\"");
+  }
+  return ns;
+}
 }  // namespace
 
 Command add_run_command(CLI::App& app, int argc, char** argv) {
@@ -36,6 +54,13 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
                   "Training: write every task's timeline (each worker's phases and all-reduces, "
                   "Chrome/Perfetto trace-event JSON) to DIR/p<point>-<model>-<system>.trace.json; "
                   "simulated or --live");
+  cmd->add_option("--link-stats", o->link_stats_dir,
+                  "Simulated runs: write every task's traffic per link and direction (bytes, busy "
+                  "time, mean and peak utilization) to DIR/p<point>-<task>.links.csv, its bytes "
+                  "over time to .link-bins.csv and the bytes per rank pair to .matrix.csv");
+  cmd->add_option("--link-stats-bin", o->link_stats_bin,
+                  "Width of the time bins of --link-stats, e.g. 100us, 10ms")
+      ->capture_default_str();
   cmd->add_flag("--live", o->live,
                 "Run the workload on real processes (hw/tcp; `live:` places them) instead of "
                 "simulating it; the CSV gets mode=live");
@@ -58,6 +83,8 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
             options.command_line = command_line;
             options.trace_dir = o->trace_dir;
             options.timeline_dir = o->timeline_dir;
+            options.link_stats_dir = o->link_stats_dir;
+            options.link_stats_bin_ns = parse_link_stats_bin(o->link_stats_bin);
             const run::RunSummary s = run::run_scenario(scenario, options);
             std::printf("wrote %s (%zu rows)%s%s and %s in %.2f s\n", s.csv_path.string().c_str(),
                         s.rows, s.steps_path.empty() ? "" : ", ",

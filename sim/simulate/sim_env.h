@@ -66,6 +66,7 @@ class SimEnv final : public runtime::TrainingEnv {
 
   EventEngine& engine() { return engine_; }
   const fabric::SimFabric& fabric() const { return fabric_; }
+  net::Network& network() { return network_; }
 
   TimeNs now() const override { return engine_.now(); }
   void at(TimeNs when, runtime::Callback task) override;

@@ -1,5 +1,7 @@
 #include "sim/simulate/simulate_training.h"
 
+#include <optional>
+
 #include "sim/runtime/trainer.h"
 #include "sim/simulate/sim_env.h"
 
@@ -13,8 +15,9 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   SimEnvOptions env_options;
   env_options.host_transport = options.host_transport;
   // The timeline shows each message's transfer: the fabric keeps them.
-  env_options.host_transport.record_transmissions =
-      options.host_transport.record_transmissions || options.record_timeline;
+  env_options.host_transport.record_transmissions = options.host_transport.record_transmissions ||
+                                                    options.record_timeline ||
+                                                    options.link_stats_bin_ns > 0;
   env_options.sharing = options.sharing;
   env_options.share_cv = options.share_cv;
   env_options.seed = options.seed;
@@ -23,6 +26,11 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.kernels = kernels;
   env_options.background = options.background;
   SimEnv env(topology, model, env_options);
+  std::optional<net::LinkRecorder> recorder;
+  if (options.link_stats_bin_ns > 0) {
+    recorder.emplace(options.link_stats_bin_ns);
+    env.network().flows().set_recorder(&*recorder);
+  }
   runtime::TrainerOptions t;
   t.batch_per_gpu = options.compute.batch_per_gpu;
   t.warmup_steps = options.warmup_steps;
@@ -41,6 +49,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   out.result = trainer.summarize(trainer.local_sums());
   out.events = env.engine().events_run();
   out.transmissions = env.fabric().transmissions();
+  if (recorder) out.links = recorder->report(env.network().flows(), env.engine().now());
   if (options.record_timeline) {
     // Each host message from its first byte leaving to its last (the fabric's record), on the
     // sender's track.

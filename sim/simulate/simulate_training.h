@@ -42,6 +42,9 @@ struct TrainingOptions {
   io::BackgroundSpec background;
   // Record every worker's phases (SimulatedTraining::timeline).
   bool record_timeline = false;
+  // Record what every link carried, in bins of this width (SimulatedTraining::links; the host
+  // messages too, for the traffic matrix); 0: none.
+  TimeNs link_stats_bin_ns = 0;
 };
 
 struct SimulatedTraining {
@@ -52,6 +55,9 @@ struct SimulatedTraining {
   std::vector<fabric::Transmission> transmissions;
   // Every worker's phases, warm-up included (TrainingOptions::record_timeline; empty otherwise).
   runtime::Timeline timeline;
+  // Every resource's use over the whole run, warm-up included (TrainingOptions::link_stats_bin_ns;
+  // empty otherwise).
+  std::vector<net::LinkUse> links;
 };
 
 SimulatedTraining simulate_training(const topo::Topology& topology, const train::Model& model,
