@@ -5,7 +5,8 @@ One panel per file (simulated and live side by side when given both), one row pe
 process per rank live, a track per worker simulated): compute phases, the monitors' kernels and
 the step agreement as bars, and below each row a thin band while any of its all-reduces is in
 flight. --steps A:B keeps the steps from A to B (inclusive), aligned so each panel starts at the
-first kept step's start.
+first kept step's start. The simulated files' link utilization counters ("C" events) are for
+Perfetto's counter tracks and are not drawn here.
 Usage: /usr/bin/python3 plots/timeline.py A.trace.json [B.trace.json] [--steps 2:3] [-o out.png]
 """
 import argparse
@@ -24,7 +25,7 @@ def load(path):
     tracks = {}
     begun = {}
     for e in events:
-        if e.get("ph") == "M":
+        if e.get("ph") in ("M", "C"):  # metadata; link utilization counters (Perfetto draws them)
             continue
         key = (e["pid"], e["tid"])
         t = tracks.setdefault(key, {"bars": [], "comm": [], "steps": {}})

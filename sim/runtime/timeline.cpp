@@ -62,6 +62,14 @@ std::string Timeline::chrome_json(int process, const std::string& process_name,
       events.push_back(e);
     }
   }
+  for (const TimelineCounter& c : counters_) {
+    events.push_back({{"name", c.track},
+                      {"cat", "link"},
+                      {"ph", "C"},
+                      {"pid", process},
+                      {"ts", us(c.at)},
+                      {"args", {{"utilization", c.value}}}});
+  }
   return render(events);
 }
 

@@ -7,7 +7,8 @@
 // Perfetto trace-event JSON (the "JSON Object Format" of the Trace Event Format document):
 // complete events ("X") on one track per worker for the nested phases, and async events
 // ("b"/"e") for the all-reduces and, simulated, each message's transfer (bytes and achieved rate
-// in its args), which overlap one another.
+// in its args), which overlap one another; simulated, counter events ("C") of each busy link's
+// utilization per time bin (net::LinkRecorder).
 
 #include <cstdint>
 #include <string>
@@ -28,9 +29,19 @@ struct TimelineSpan {
   double bytes = 0;          // a transfer's payload: written with its rate as the span's args
 };
 
+// One sample of a counter track (a link's utilization): `value` from `at` until the next sample
+// of the same track.
+struct TimelineCounter {
+  std::string track;  // "link s0.nic0->switch"
+  TimeNs at = 0;
+  double value = 0;
+};
+
 class Timeline {
  public:
   void add(TimelineSpan span) { spans_.push_back(std::move(span)); }
+  void add_counter(TimelineCounter sample) { counters_.push_back(std::move(sample)); }
+  const std::vector<TimelineCounter>& counters() const { return counters_; }
   const std::vector<TimelineSpan>& spans() const { return spans_; }
   bool empty() const { return spans_.empty(); }
 
@@ -41,6 +52,7 @@ class Timeline {
 
  private:
   std::vector<TimelineSpan> spans_;
+  std::vector<TimelineCounter> counters_;
 };
 
 // Merges trace-event JSON documents written by chrome_json (live: one per rank, on one machine's

@@ -27,8 +27,9 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.background = options.background;
   SimEnv env(topology, model, env_options);
   std::optional<net::LinkRecorder> recorder;
-  if (options.link_stats_bin_ns > 0) {
-    recorder.emplace(options.link_stats_bin_ns);
+  if (options.link_stats_bin_ns > 0 || options.record_timeline) {
+    recorder.emplace(options.link_stats_bin_ns > 0 ? options.link_stats_bin_ns
+                                                   : TrainingOptions::kTimelineLinkBinNs);
     env.network().flows().set_recorder(&*recorder);
   }
   runtime::TrainerOptions t;
@@ -49,7 +50,30 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   out.result = trainer.summarize(trainer.local_sums());
   out.events = env.engine().events_run();
   out.transmissions = env.fabric().transmissions();
-  if (recorder) out.links = recorder->report(env.network().flows(), env.engine().now());
+  std::vector<net::LinkUse> links;
+  if (recorder) links = recorder->report(env.network().flows(), env.engine().now());
+  if (options.record_timeline) {
+    // Each link that carried anything (a topology channel: "a->b"), its utilization per bin,
+    // written only where it changes; back to 0 at the end.
+    for (std::size_t r = 0; r < links.size() && r < topology.channel_count(); ++r) {
+      const net::LinkUse& u = links[r];
+      if (!(u.bytes > 0) || !(u.capacity_Bps > 0)) continue;
+      const std::string track = "link " + u.name;
+      double last = -1;
+      const double bin_s = to_seconds(recorder->bin_ns());
+      for (std::size_t k = 0; k < u.bin_bytes.size(); ++k) {
+        const double value = u.bin_bytes[k] / (u.capacity_Bps * bin_s);
+        if (value == last) continue;
+        out.timeline.add_counter(
+            {.track = track, .at = static_cast<TimeNs>(k) * recorder->bin_ns(), .value = value});
+        last = value;
+      }
+      out.timeline.add_counter({.track = track,
+                                .at = static_cast<TimeNs>(u.bin_bytes.size()) * recorder->bin_ns(),
+                                .value = 0});
+    }
+  }
+  if (options.link_stats_bin_ns > 0) out.links = std::move(links);
   if (options.record_timeline) {
     // Each host message from its first byte leaving to its last (the fabric's record), on the
     // sender's track.

@@ -43,8 +43,10 @@ struct TrainingOptions {
   // Record every worker's phases (SimulatedTraining::timeline).
   bool record_timeline = false;
   // Record what every link carried, in bins of this width (SimulatedTraining::links; the host
-  // messages too, for the traffic matrix); 0: none.
+  // messages too, for the traffic matrix); 0: none. With record_timeline, the timeline's link
+  // utilization counters use these bins (kTimelineLinkBinNs when 0).
   TimeNs link_stats_bin_ns = 0;
+  static constexpr TimeNs kTimelineLinkBinNs = 10 * kNsPerMs;
 };
 
 struct SimulatedTraining {

@@ -227,10 +227,20 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps,
   std::map<Track, std::vector<std::pair<double, double>>> step_spans;
   std::map<Track, int> squares, reductions;
   std::map<std::string, double> begun;
-  int transfers = 0;
+  int transfers = 0, counters = 0;
   for (const auto& e : events) {
     const std::string ph = e.at("ph");
     if (ph == "M") continue;
+    if (ph == "C") {
+      // Simulated: a busy link's utilization per time bin, a fraction of its capacity.
+      CHECK(e.at("cat") == "link");
+      CHECK(e.at("name").get<std::string>().rfind("link ", 0) == 0);
+      const double u = e.at("args").at("utilization").get<double>();
+      CHECK(u >= 0);
+      CHECK(u <= 1 + 1e-9);
+      ++counters;
+      continue;
+    }
     const Track t{e.at("pid").get<int>(), e.at("tid").get<int>()};
     const std::string name = e.at("name");
     if (ph == "X" && name.rfind("step ", 0) == 0) {
@@ -279,10 +289,13 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps,
       inside = inside || (b >= s0 - 1e-3 && end <= s1 + 1e-3);
     CHECK_MESSAGE(inside, e.dump());
   }
-  if (transfers_expected)
+  if (transfers_expected) {
     CHECK(transfers > 0);
-  else
+    CHECK(counters > 0);
+  } else {
     CHECK(transfers == 0);
+    CHECK(counters == 0);
+  }
   return durations;
 }
 
