@@ -302,14 +302,6 @@ def hold_port_helper(host, port, mode):
 # them as failures. Delete an entry when its defect is fixed.
 
 KNOWN_DEFECTS = {
-    "D1": "a stray that resets its connection before the rank looks up its address is logged as "
-          "\"rejected connection from ?: Connection reset by peer\": the transport asks "
-          "getpeername() after accept4() (hw/tcp/tcp_transport.cpp on_listener_readable, "
-          "peer_host), which fails once the peer has reset",
-    "D2": "SIGINT/SIGTERM to simctl run --live leaves the live backend's scratch folder "
-          "$TMPDIR/adaptsim-live-XXXXXX (config.yaml, placement.json) behind: the signal "
-          "teardown (hw/testbed/signal_teardown.cpp) removes the testbed and lets the signal "
-          "kill simctl, so ScratchDir's destructor (hw/runner/live_backend.cpp) never runs",
     "D3": "a rank that fails while it is still connecting (a peer died in the first "
           "collective) closes the connections whose handshake it had not finished without an "
           "abort frame, so a peer that had already counted it as connected reports \"lost the "
@@ -317,11 +309,6 @@ KNOWN_DEFECTS = {
           "(hw/tcp/tcp_transport.cpp fail(): aborts go to peers_ only; 5 in 100 runs of "
           "adaptsim-tcp --procs 5 --strategy HALVING_DOUBLING --minbytes 8B --maxbytes 8B "
           "--iters 43 --warmup-iters 2 -q --fault-kill-rank 1 --fault-after-sends 1)",
-    "D4": "with SIGINT ignored by its caller (a background job of a non-interactive shell), "
-          "SIGINT to simctl run --live on a testbed still removes the testbed, and simctl "
-          "carries on: the ranks lose their network and the run fails by live.timeout with a "
-          "timeout error (hw/testbed/signal_teardown.cpp on_signal runs the teardown before it "
-          "looks at the previous disposition, SIG_IGN)",
 }
 
 
@@ -523,8 +510,6 @@ def collect_leaks(case, prefix=None, allowed_out=None):
         if inside:
             leak += f" ({', '.join(inside)})"
         case.leaks.append(leak)
-        if case.suite.campaign == "signal" and p.name.startswith("adaptsim-live-"):
-            case.known_defect("D2", leak, leak)
     if allowed_out is not None and case.out.exists():
         for p in sorted(case.out.rglob("*")):
             rel = str(p.relative_to(case.out))
@@ -979,11 +964,6 @@ def malformed_job(case, p, n, bed):
             continue
         lines = rejected[s["rank"]]
         got = [l for l in lines if l[0] == res["local"]]
-        if not got and s["kind"] == "connect-reset":
-            anon = [l for l in lines if l[0] == "?" and not l[2] and re.fullmatch(pattern, l[1])]
-            if anon:
-                got = anon[:1]
-                case.known_defect("D1", f"{what}: \"rejected connection from ?: {anon[0][1]}\"")
         for l in got:
             l[2] = True
         if case.expect(len(got) == 1, f"{what} from {res['local']}: {len(got)} rejection lines"):
@@ -1256,10 +1236,7 @@ def run_signal(case, where):
                                                     else ""))
     if p["ignored"]:
         # It must not notice: the run completes, every file written, the testbed removed.
-        if rc == 1 and where == "testbed":
-            case.known_defect("D4", f"exit 1 after an ignored SIGINT: {lines}")
-        else:
-            case.expect(rc == 0, f"exit status {rc} after an ignored SIGINT: {lines}")
+        case.expect(rc == 0, f"exit status {rc} after an ignored SIGINT: {lines}")
         if rc == 0:
             case.expect(all((case.out / f).exists() for f in LIVE_CSV), "exit 0 without every file")
         collect_leaks(case, prefix=prefix, allowed_out=LIVE_CSV)

@@ -102,17 +102,28 @@ std::string read_file(const fs::path& p) {
 }
 
 // A scratch folder for one run, removed afterwards.
+// The run's scratch folder, removed when the run ends, and also when SIGINT, SIGTERM or SIGHUP
+// ends the process: the signal teardown (install_signal_teardown) then runs `rm -rf` on it, as it
+// removes a testbed, since no destructor runs.
 struct ScratchDir {
   fs::path path;
+  std::unique_ptr<testbed::EmergencyTeardown> on_signal;
+  int slot = -1;
   ScratchDir() {
     std::string templ = (fs::temp_directory_path() / "adaptsim-live-XXXXXX").string();
     if (!::mkdtemp(templ.data())) throw RuntimeFailure("cannot create a temporary folder");
     path = templ;
+    on_signal = std::make_unique<testbed::EmergencyTeardown>(
+        "/bin/rm", std::vector<std::vector<std::string>>{{"rm", "-rf", "--", path.string()}}, "");
+    slot = testbed::register_emergency(on_signal.get());
   }
   ~ScratchDir() {
+    testbed::unregister_emergency(slot);
     std::error_code ec;
     fs::remove_all(path, ec);
   }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
 };
 
 // One background flow's adaptsim-traffic pair on the testbed: the sink in the destination host's

@@ -144,6 +144,15 @@ std::string peer_host(int fd) {
   return from_sockaddr(s).str();
 }
 
+int accept_from(int listener, std::string& remote) {
+  sockaddr_storage s{};
+  socklen_t len = sizeof s;
+  const int fd =
+      ::accept4(listener, reinterpret_cast<sockaddr*>(&s), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) remote = len > 0 ? from_sockaddr(s).str() : "?";
+  return fd;
+}
+
 bool tune_socket(int fd, int buffer_bytes, const std::string& congestion_control,
                  std::string* error) {
   const int one = 1;

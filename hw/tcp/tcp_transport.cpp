@@ -278,7 +278,8 @@ void TcpTransport::check_connect_deadline() {
 
 void TcpTransport::on_listener_readable() {
   for (;;) {
-    const int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    std::string remote;
+    const int fd = accept_from(listener_.get(), remote);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -294,7 +295,6 @@ void TcpTransport::on_listener_readable() {
       return;
     }
     UniqueFd owned(fd);
-    const std::string remote = peer_host(fd);
     if (handshaking_.size() >= options_.max_pending_handshakes) {
       ++rejected_connections_;
       log("rejected connection from " + remote + ": too many connections in handshake");

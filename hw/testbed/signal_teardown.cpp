@@ -42,15 +42,17 @@ void on_signal(int sig, siginfo_t* info, void* context) {
     g_pending_signal.store(sig);  // re-raised when the create/teardown in progress finishes
     return;
   }
+  const struct sigaction& previous = g_previous[sig];
+  // Inherited as ignored (`cmd &` in a script: SIGINT is the terminal's, not this job's): no
+  // teardown, as if the signal had not come.
+  if (!(previous.sa_flags & SA_SIGINFO) && previous.sa_handler == SIG_IGN) return;
   const int saved_errno = errno;
   run_all_plans();
   errno = saved_errno;
-  const struct sigaction& previous = g_previous[sig];
   if (previous.sa_flags & SA_SIGINFO) {
     if (previous.sa_sigaction != nullptr) previous.sa_sigaction(sig, info, context);
     return;
   }
-  if (previous.sa_handler == SIG_IGN) return;
   if (previous.sa_handler != SIG_DFL) {
     previous.sa_handler(sig);
     return;

@@ -2,10 +2,12 @@
 // Tearing testbeds down when the process is interrupted.
 //
 // install_signal_teardown() is for programs that own a Testbed and do not handle signals
-// themselves: on SIGINT, SIGTERM or SIGHUP it removes every live testbed of the process, then
-// passes the signal on (to the handler installed before, or the default action, so the process
-// still ends by that signal). Programs with their own signal loop (the adaptsim-testbed tool)
-// instead block the signals and call Testbed::teardown() themselves.
+// themselves: on SIGINT, SIGTERM or SIGHUP it runs every registered plan (each live testbed's
+// removal; a live run's scratch folder's, hw/runner), then passes the signal on (to the handler
+// installed before, or the default action, so the process still ends by that signal). A signal
+// the process inherited as ignored stays ignored: nothing is torn down. Programs with their own
+// signal loop (the adaptsim-testbed tool) instead block the signals and call Testbed::teardown()
+// themselves.
 //
 // A signal handler may only use async-signal-safe calls, so each testbed registers an
 // EmergencyTeardown built in advance: argv arrays for `ip link del` / `ip netns del` and the
