@@ -13,6 +13,7 @@
 #include "hw/testbed/signal_teardown.h"
 #include "hw/testbed/testbed.h"
 #include "sim/core/error.h"
+#include "sim/core/install_paths.h"
 #include "sim/core/units.h"
 #include "sim/io/output.h"
 #include "sim/runtime/system_config.h"
@@ -23,16 +24,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A tool of this build: $`env_var`, else <build>/`folder`/`name` beside the running simctl (in
-// <build>/sim/simctl/), else on $PATH; RuntimeFailure naming `purpose` otherwise.
+// A tool of this build or installation: $`env_var`, else beside the running simctl (the installed
+// bin/), else <build>/`folder`/`name` in the build tree (sim/core/install_paths.h), else on $PATH;
+// RuntimeFailure naming `purpose` otherwise.
 fs::path find_build_tool(const char* env_var, const std::string& folder, const std::string& name,
                          const std::string& purpose) {
   if (const char* env = std::getenv(env_var)) return env;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path sibling = self.parent_path() / ".." / ".." / folder / name;
-    if (fs::exists(sibling)) return fs::canonical(sibling);
+  if (auto sibling = find_sibling_tool(name, folder)) {
+    std::error_code ec;
+    const fs::path canonical = fs::canonical(*sibling, ec);
+    return ec ? *sibling : canonical;
   }
   if (auto found = testbed::find_program(name)) return *found;
   throw RuntimeFailure("cannot find the " + name + " tool" + purpose + " (build it, or set " +

@@ -22,8 +22,9 @@ class ProcessLiveBackend final : public runtime::LiveBackend {
   std::filesystem::path live_tool_;
 };
 
-// $ADAPTSIM_LIVE_TOOL, else adaptsim-live in the build tree next to the running tool
-// (<build>/hw/live/adaptsim-live), else on $PATH. Throws RuntimeFailure when none is found.
+// $ADAPTSIM_LIVE_TOOL, else adaptsim-live beside the running tool (an installed bin/), else in
+// its build tree (<build>/hw/live/adaptsim-live), else on $PATH. Throws RuntimeFailure when none
+// is found.
 std::filesystem::path find_live_tool();
 
 // The configuration adaptsim-live reads for one task (YAML, in the scenario's own keys, read by
@@ -33,7 +34,8 @@ std::filesystem::path find_live_tool();
 std::string live_config_yaml(const runtime::LiveTrainingTask& task,
                              const std::filesystem::path& progress_file = {},
                              const std::filesystem::path& timeline_dir = {});
-// The adaptsim-traffic tool: $ADAPTSIM_TRAFFIC_TOOL, beside simctl's build, or on PATH.
+// The adaptsim-traffic tool: $ADAPTSIM_TRAFFIC_TOOL, beside simctl (installed), in its build tree,
+// or on PATH.
 std::filesystem::path find_traffic_tool();
 
 // One line saying why adaptsim-live failed, from its stderr: the launcher's summary (the failed

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "sim/core/error.h"
+#include "sim/core/install_paths.h"
 #include "sim/io/output.h"
 #include "sim/run/progress.h"
 #include "sim/run/thread_pool.h"
@@ -40,15 +41,15 @@ std::string shell_quoted(const std::string& s) {
 // simctl compare's figure: plots/compare.py (Debian's /usr/bin/python3 with matplotlib) renders
 // <name>.compare.png next to the CSV. The figure is a by-product: without python3, matplotlib or
 // the script, one line on stderr says it was skipped and how to draw it, and the comparison still
-// succeeds. plots/ is found as simctl finds the shipped data: $ADAPTSIM_DATA, else the source tree.
+// succeeds. plots/ is found as simctl finds the shipped data: $ADAPTSIM_DATA, else the installed
+// share/adaptsim, else the source tree (sim/core/install_paths.h).
 // The figure is drawn from `csv_text` in a temporary file beside `csv` (the CSV is written with
 // the figure and the summary, all or none); returns the PNG's bytes, empty when skipped.
 std::string render_compare_plot(const std::filesystem::path& csv, const std::string& csv_text) {
   namespace fs = std::filesystem;
   const fs::path python = "/usr/bin/python3";
-  const char* data = std::getenv("ADAPTSIM_DATA");
   const fs::path script =
-      fs::path(data != nullptr ? data : ADAPTSIM_SOURCE_DIR) / "plots" / "compare.py";
+      find_data_file("plots/compare.py").value_or(primary_data_dir() / "plots" / "compare.py");
   const std::string draw = python.string() + " " + script.string() + " " + csv.string();
   auto skipped = [&](const std::string& why) {
     std::fprintf(stderr, "plot skipped (%s); draw it with: %s\n", why.c_str(), draw.c_str());

@@ -1,15 +1,13 @@
 // simctl list: what this build knows (strategies, shipped topologies, workload kinds, models,
 // policies and monitors).
 
-#include <adaptsim/version.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
 #include "sim/coll/strategy.h"
+#include "sim/core/install_paths.h"
 #include "sim/io/topology_loader.h"
 #include "sim/runtime/policy.h"
 #include "sim/simctl/commands.h"
@@ -20,10 +18,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Where shipped topologies and scenarios live: $ADAPTSIM_DATA, else the source tree.
+// Where shipped topologies and scenarios live: $ADAPTSIM_DATA, else the installed share/adaptsim,
+// else the source tree (sim/core/install_paths.h).
 fs::path data_dir() {
-  if (const char* env = std::getenv("ADAPTSIM_DATA")) return env;
-  return ADAPTSIM_SOURCE_DIR;
+  return primary_data_dir();
 }
 
 void list_strategies() {
