@@ -29,8 +29,16 @@ struct ScenarioOptions {
   std::string calibration;
   // The loader's options from these (mode sim; the caller sets live mode and the backend).
   run::LoadOptions load_options() const;
+  // The scenario file to load (resolve_scenario(scenario)).
+  std::string scenario_path() const;
 };
 void add_scenario_options(CLI::App& app, ScenarioOptions& o, bool with_seed);
+
+// The scenario file `arg` names: `arg` itself when it exists (a path, as typed); else, for a bare
+// name (no '/'), NAME or NAME.yaml in the scenarios/ folder of the shipped data (the source tree's
+// and the installed share/adaptsim's, sim/core/install_paths.h); else InputError listing where it
+// looked. A path with a '/' that does not exist is returned as typed (the loader reports it).
+std::string resolve_scenario(const std::string& arg);
 
 // The command line as typed, for manifests.
 std::string joined_args(int argc, char** argv);

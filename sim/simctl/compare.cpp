@@ -32,19 +32,20 @@ Command add_compare_command(CLI::App& app, int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   const std::string command_line = joined_args(argc, argv);
   return {cmd, [o, command_line] {
+            const std::string path = o->scenario.scenario_path();
             const std::unique_ptr<runtime::LiveBackend> backend = runtime::make_live_backend();
             run::LoadOptions sim_load = o->scenario.load_options(), live_load = sim_load;
             sim_load.mode = run::Mode::kSim;
             live_load.mode = run::Mode::kLive;
             live_load.backend = backend.get();
             std::vector<run::Scenario> sims;
-            sims.push_back(run::load_scenario(o->scenario.scenario, sim_load));
+            sims.push_back(run::load_scenario(path, sim_load));
             for (int k = 1; k < o->sim_seeds; ++k) {
               sim_load.seed = sims.front().seed + static_cast<std::uint64_t>(k);
-              sims.push_back(run::load_scenario(o->scenario.scenario, sim_load));
+              sims.push_back(run::load_scenario(path, sim_load));
             }
             const run::Scenario& sim = sims.front();
-            const run::Scenario live = run::load_scenario(o->scenario.scenario, live_load);
+            const run::Scenario live = run::load_scenario(path, live_load);
             run::RunOptions options;
             options.out_dir =
                 o->out_dir.empty() ? fs::path("out") / sim.name : fs::path(o->out_dir);

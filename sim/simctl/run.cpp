@@ -66,6 +66,7 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
                 "simulating it; the CSV gets mode=live");
   const std::string command_line = joined_args(argc, argv);
   return {cmd, [o, command_line] {
+            const std::string path = o->scenario.scenario_path();
             run::LoadOptions load = o->scenario.load_options();
             std::unique_ptr<runtime::LiveBackend> backend;
             if (o->live) {
@@ -74,7 +75,7 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
               load.backend = backend.get();
             }
             load.progress = !o->no_progress;
-            const run::Scenario scenario = run::load_scenario(o->scenario.scenario, load);
+            const run::Scenario scenario = run::load_scenario(path, load);
             run::RunOptions options;
             options.out_dir =
                 o->out_dir.empty() ? fs::path("out") / scenario.name : fs::path(o->out_dir);

@@ -5,8 +5,10 @@
 #include <adaptsim/version.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "sim/core/error.h"
+#include "sim/core/install_paths.h"
 #include "sim/simctl/commands.h"
 
 namespace adaptsim::simctl {
@@ -23,8 +25,35 @@ run::LoadOptions ScenarioOptions::load_options() const {
   return load;
 }
 
+std::string resolve_scenario(const std::string& arg) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (arg.empty() || fs::exists(arg, ec) || arg.find('/') != std::string::npos) return arg;
+  std::vector<fs::path> names = {arg};
+  if (fs::path(arg).extension() != ".yaml") names.push_back(arg + ".yaml");
+  std::string looked;
+  for (const fs::path& dir : data_dirs()) {
+    for (const fs::path& name : names) {
+      const fs::path candidate = dir / "scenarios" / name;
+      if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    }
+    looked += (looked.empty() ? "" : ", ") + (dir / "scenarios").string() + "/";
+  }
+  std::string tried = arg;
+  if (names.size() > 1) tried += " or " + names.back().string();
+  throw InputError("scenario \"" + arg + "\" not found: no such file in " +
+                   fs::current_path(ec).string() + "/, and no " + tried + " in " +
+                   (looked.empty() ? "a shipped scenarios/ folder (none found)" : looked));
+}
+
+std::string ScenarioOptions::scenario_path() const {
+  return resolve_scenario(scenario);
+}
+
 void add_scenario_options(CLI::App& app, ScenarioOptions& o, bool with_seed) {
-  app.add_option("scenario", o.scenario, "Scenario YAML file")->required();
+  app.add_option("scenario", o.scenario,
+                 "Scenario YAML file, or the name of a shipped one (fig9: scenarios/fig9.yaml)")
+      ->required();
   app.add_option("--set", o.sets, "Override a scenario value: key=value (repeatable)");
   if (with_seed) app.add_option("--seed", o.seed, "Random seed (overrides the scenario's)");
   app.add_option("--calibration", o.calibration,

@@ -12,12 +12,13 @@ Command add_validate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("validate", "Check a scenario without running it");
   add_scenario_options(*cmd, *o, false);
   return {cmd, [o] {
+            const std::string path = o->scenario_path();
             run::LoadOptions load = o->load_options();
             load.keep_points = false;  // counts only: memory stays flat however large the sweep
             load.progress = true;      // on a terminal, after a second
-            const run::Scenario scenario = run::load_scenario(o->scenario, load);
+            const run::Scenario scenario = run::load_scenario(path, load);
             const std::size_t points = scenario.point_count, tasks = scenario.task_count;
-            std::printf("%s: ok (%zu sweep point%s, %zu task%s)\n", o->scenario.c_str(), points,
+            std::printf("%s: ok (%zu sweep point%s, %zu task%s)\n", path.c_str(), points,
                         points == 1 ? "" : "s", tasks, tasks == 1 ? "" : "s");
             return 0;
           }};
