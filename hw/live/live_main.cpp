@@ -158,6 +158,14 @@ int run_tool(int argc, char** argv) {
   CLI::App app{
       "Live data-parallel training over the TCP runtime (emulated compute, real gradients)"};
   app.set_help_flag("-h,--help", "Print this help and exit");
+  app.footer(
+      R"(simctl run --live starts it; live_config.h describes the configuration and result files.
+Examples:
+  adaptsim-live CONFIG.yaml --procs 4 -o result.json              # local processes
+  adaptsim-live CONFIG.yaml --procs 4 --rank-prefix "ip netns exec ns{rank}" --hosts ADDRS -o result.json
+  adaptsim-live CONFIG.yaml --hosts a:p,b:q --rank R --secret-file KEY -o result.json
+  mpirun -np 4 adaptsim-live CONFIG.yaml -o result.json
+Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradient), 2 bad input.)");
   app.add_option("config", o.config, "Configuration file (YAML; JSON is YAML too)")->required();
   tcp::add_rendezvous_options(app, o.rendezvous);
   app.get_option("--hosts")->description(

@@ -289,6 +289,15 @@ int run_tool(int argc, char** argv) {
       "Emulated cluster on this machine: network namespaces joined by bridges, NICs "
       "capped with tc, built from a topology file"};
   app.set_help_flag("-h,--help", "Print this help and exit");
+  app.footer(R"(Needs root (namespaces, bridges, tc). `run` gives CMD ADAPTSIM_TESTBED_HOSTS and
+ADAPTSIM_TESTBED_NS (host order). SUBCOMMAND --help lists a subcommand's options.
+Examples:
+  adaptsim-testbed up topologies/cloud-vms.yaml --set servers=4 --set nic_bandwidth=200Mbps
+  adaptsim-testbed run topologies/fat-tree.yaml --set servers=4 -- ./my-experiment.sh
+  adaptsim-testbed down
+  adaptsim-testbed status
+Exit codes: `run` exits with CMD's code (128 + signal when a signal ended it); otherwise 0 success,
+1 run-time failure, 2 bad input or not supported (no root).)");
   app.require_subcommand(1);
   auto add_build_options = [&](CLI::App* sub) {
     sub->add_option("topology", t.topology, "Topology file (topologies/*.yaml)")->required();

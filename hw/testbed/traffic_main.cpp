@@ -144,6 +144,12 @@ int run_tool(int argc, char** argv) {
       kTool};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every subcommand");
+  app.footer(R"(simctl run --live starts it for a scenario's background traffic.
+Examples:
+  adaptsim-traffic sink --listen 10.0.0.3:0 --timeout 600s
+  adaptsim-traffic source --to 10.0.0.3:5201 --progress /tmp/job.progress --start-step 5 --rate 500Mbps
+SIGTERM, SIGINT or --timeout end either with exit code 0.
+Exit codes: 0 success, 1 run-time failure (the line names the peer), 2 bad input.)");
 
   CLI::App* sink = app.add_subcommand("sink", "Accept connections and discard what they send");
   sink->add_option("--listen", t.listen, "IP:PORT to listen on (port 0: any free port)")
