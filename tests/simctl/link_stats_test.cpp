@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/csv_rows.h"
 #include "tests/support/run_command.h"
 
 namespace fs = std::filesystem;
@@ -19,20 +20,12 @@ namespace {
 const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
 constexpr double kM = 4 << 20;  // the all-reduce's size: 4 MiB, four 1 MiB chunks
 
+// The rows after the header; the file must exist.
 std::vector<std::vector<std::string>> read_csv(const fs::path& p) {
-  std::ifstream in(p);
-  REQUIRE(in.good());
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ','))
-      cells.push_back(cell);
-    rows.push_back(cells);
-  }
+  REQUIRE(fs::exists(p));
+  auto rows = adaptsim::testing::csv_rows(p.string());
+  REQUIRE(!rows.empty());
+  rows.erase(rows.begin());
   return rows;
 }
 

@@ -1,5 +1,7 @@
 #include "tests/hw/tcp/tcp_test_support.h"
 
+#include "tests/support/csv_rows.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <thread>
 
 #include "hw/tcp/socket_util.h"
+#include "tests/support/csv_rows.h"
 
 extern char** environ;
 
@@ -255,18 +258,7 @@ std::string unique_marker() {
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ','))
-      cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
+  return adaptsim::testing::csv_rows(path);
 }
 
 }  // namespace adaptsim::tcp::testing
