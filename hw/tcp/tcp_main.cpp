@@ -125,6 +125,15 @@ int run_tool(int argc, char** argv) {
   ToolOptions t;
   CLI::App app{"All-reduce sweep (nccl-tests style) over the live TCP transport"};
   app.set_help_flag("-h,--help", "Print this help and exit");
+  app.footer(
+      R"(Sizes take a unit: 8B, 64KiB, 1MiB (KiB/MiB/GiB powers of 1024, KB/MB/GB of 1000).
+A job's ranks share a secret: the local launcher (--procs) and mpirun make one; a host list
+needs --secret-file FILE (or ADAPTSIM_JOB_SECRET) on every rank.
+Examples:
+  adaptsim-tcp --procs 4 --strategy all --maxbytes 64MiB -o out/tcp
+  adaptsim-tcp --procs 4 --strategy CLASSIC_RING --minbytes 64MiB --maxbytes 64MiB --tag-threads 0
+  mpirun -np 8 adaptsim-tcp --strategy BINARY_TREE_STAR -o out/tcp
+Exit codes: 0 success, 1 run-time failure or wrong results, 2 bad input.)");
   add_rendezvous_options(app, t.rendezvous);
   add_congestion_control_option(app, t.congestion_control);
   app.add_option("--strategy", t.strategy, "Strategy name, comma list, or all")

@@ -65,12 +65,12 @@ TEST_CASE("link statistics: two flows sharing a link, then one alone, then idle"
   CHECK(lb.bin_bytes[3] == doctest::Approx(1e6));
 }
 
-TEST_CASE("link statistics: bins split an interval at their edges; nothing recorded is zero") {
+TEST_CASE("link statistics: bins split an interval at their edges, and nothing recorded is zero") {
   // 1.5e6 B at 1e9 B/s from 0.25 ms: [0.25, 1.75) ms across 0.5 ms bins.
   EventEngine e;
   FlowNetwork net(e);
   const auto a = net.add_resource(1e9, "a");
-  const auto idle = net.add_resource(1e9, "idle");
+  net.add_resource(1e9, "idle");  // resource 1: never crossed
   LinkRecorder rec(kNsPerMs / 2);
   net.set_recorder(&rec);
   e.schedule_at(kNsPerMs / 4, [&] { net.start(flow({a}, 1.5e6)); });
