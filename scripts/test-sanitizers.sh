@@ -5,6 +5,9 @@
 #   scripts/test-sanitizers.sh asan [ctest args...]          ASan + UBSan (build-asan): every test
 #   scripts/test-sanitizers.sh tsan [--all] [ctest args...]  TSan (build-tsan): the tests labelled
 #                                                            `threaded`; --all: every test
+#   scripts/test-sanitizers.sh asan|tsan --only TARGET...    builds only these test executables
+#                                                            (and what they need) and runs them
+#                                                            directly: CI's short run
 #
 # Every target is instrumented (-DADAPTSIM_SANITIZE, CMakeLists.txt), so the tools the tests run
 # (simctl, calibrate, adaptsim-tcp, adaptsim-live, ...) are checked too. The sanitizers write
@@ -15,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-usage() { echo "usage: $0 asan|tsan [--all] [ctest args...]" >&2; exit 2; }
+usage() { echo "usage: $0 asan|tsan [--all] [ctest args...] | asan|tsan --only TARGET..." >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 mode=$1
 shift
@@ -24,13 +27,20 @@ if [[ ${1:-} == --all ]]; then
   all=1
   shift
 fi
+only=()
+if [[ ${1:-} == --only ]]; then
+  shift
+  only=("$@")
+  [[ ${#only[@]} -gt 0 ]] || usage
+  set --
+fi
 
 case $mode in
   asan) sanitize=address,undefined ;;
   tsan) sanitize=thread ;;
   *) usage ;;
 esac
-build=build-$mode
+build=$root/build-$mode
 reports=$root/$build/sanitizer-reports
 
 # -O1 -g: readable stacks at a fraction of -O0's run time. CUDA off: nvcc's code and the CUDA
@@ -39,7 +49,11 @@ launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DADAPTSIM_SANITIZE=$sanitize -DADAPTSIM_CUDA=OFF "${launcher[@]}"
-cmake --build "$build" -j"$(nproc)"
+if [[ ${#only[@]} -gt 0 ]]; then
+  cmake --build "$build" -j"$(nproc)" --target "${only[@]}"
+else
+  cmake --build "$build" -j"$(nproc)"
+fi
 
 rm -rf "$reports"
 mkdir -p "$reports"
@@ -70,8 +84,22 @@ select=()
 if [[ $mode == tsan && $all == 0 ]]; then select=(-L '^threaded$'); fi
 
 status=0
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 900 "${select[@]}" \
-  -LE "$exclude" "$@" || status=$?
+if [[ ${#only[@]} -gt 0 ]]; then
+  # Each executable's cases directly (doctest), less the same labels' cases: those are listed
+  # by name in the executable's *_case_labels.cmake (tests/CMakeLists.txt, adaptsim_label_cases).
+  for t in "${only[@]}"; do
+    exe=$(find "$build/tests" -type f -name "$t" -perm -u+x | head -1)
+    [[ -n $exe ]] || { echo "$mode: no test executable $t in $build/tests" >&2; exit 2; }
+    skip=$(find "$build/tests" -name "${t}_case_labels.cmake" -exec \
+      sed -n 's/^set_tests_properties(\[==\[\(.*\)\]==\] PROPERTIES LABELS ".*\(timing\|memory_limit\).*$/\1/p' {} + |
+      sed 's/[],[]/?/g' | paste -sd, -)
+    echo "== $exe${skip:+ (left out: $skip)}"
+    (cd "$(dirname "$exe")" && "$exe" ${skip:+"--test-case-exclude=$skip"}) || status=$?
+  done
+else
+  ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 900 "${select[@]}" \
+    -LE "$exclude" "$@" || status=$?
+fi
 
 shopt -s nullglob
 found=("$reports"/*)
