@@ -14,9 +14,9 @@
 #include <set>
 #include <thread>
 
-#include "tests/support/time_scale.h"
 #include "tests/hw/live/live_test_support.h"
 #include "tests/hw/tcp/tcp_test_support.h"
+#include "tests/support/time_scale.h"
 
 using namespace adaptsim;
 using namespace adaptsim::live::testing;
@@ -24,7 +24,8 @@ using namespace adaptsim::tcp::testing;
 
 namespace {
 
-const double kDeadlineS = 30 * adaptsim::testing::time_scale();  // far below ctest's; nothing can hang the suite
+const double kDeadlineS =
+    30 * adaptsim::testing::time_scale();  // far below ctest's; nothing can hang the suite
 
 std::vector<std::string> tool(std::vector<std::string> args) {
   args.insert(args.begin(), live_tool_path());

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "hw/tcp/mpi_rendezvous.h"
-#include "tests/support/time_scale.h"
 #include "tests/hw/tcp/tcp_test_support.h"
+#include "tests/support/time_scale.h"
 
 using namespace adaptsim;
 using namespace adaptsim::tcp;

@@ -19,8 +19,8 @@
 #include "hw/tcp/frame.h"
 #include "hw/tcp/socket_util.h"
 #include "sim/coll/strategy.h"
-#include "tests/support/time_scale.h"
 #include "tests/hw/tcp/tcp_test_support.h"
+#include "tests/support/time_scale.h"
 
 using namespace adaptsim;
 using namespace adaptsim::tcp;
