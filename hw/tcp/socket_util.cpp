@@ -137,13 +137,6 @@ SocketAddress local_address(int fd) {
   return from_sockaddr(s);
 }
 
-std::string peer_host(int fd) {
-  sockaddr_storage s{};
-  socklen_t len = sizeof s;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&s), &len) != 0) return "?";
-  return from_sockaddr(s).str();
-}
-
 int accept_from(int listener, std::string& remote) {
   sockaddr_storage s{};
   socklen_t len = sizeof s;

@@ -53,8 +53,6 @@ UniqueFd listen_tcp(const SocketAddress& bind_address, int backlog = 128);
 
 // The address a socket is bound to (for a listener bound to port 0: the port it got).
 SocketAddress local_address(int fd);
-// The numeric host of a peer ("127.0.0.1"), for log messages.
-std::string peer_host(int fd);
 // accept4(2) on a listener, non-blocking and close-on-exec; `remote` gets the peer's host:port
 // from accept itself ("?" if the kernel gave none), which stays known when the peer has already
 // reset the connection (getpeername then fails). Returns -1 with errno set as accept4 does.

@@ -31,30 +31,25 @@ void TagWorkers::submit(std::shared_ptr<Job> job) {
   work_cv_.notify_one();
 }
 
-void TagWorkers::retract(const std::shared_ptr<Job>& job) {
+bool TagWorkers::take_or_wait(const std::shared_ptr<Job>& job) {
   std::unique_lock lock(mutex_);
   const auto it = std::find(queue_.begin(), queue_.end(), job);
   if (it != queue_.end()) {
     queue_.erase(it);
-    return;
+    return true;
   }
   done_cv_.wait(lock, [&] {
     return std::find(running_.begin(), running_.end(), job.get()) == running_.end();
   });
+  return false;
+}
+
+void TagWorkers::retract(const std::shared_ptr<Job>& job) {
+  take_or_wait(job);
 }
 
 void TagWorkers::finish(const std::shared_ptr<Job>& job) {
-  std::unique_lock lock(mutex_);
-  const auto it = std::find(queue_.begin(), queue_.end(), job);
-  if (it != queue_.end()) {
-    queue_.erase(it);
-    lock.unlock();
-    compute(*job);
-    return;
-  }
-  done_cv_.wait(lock, [&] {
-    return std::find(running_.begin(), running_.end(), job.get()) == running_.end();
-  });
+  if (take_or_wait(job)) compute(*job);
 }
 
 void TagWorkers::compute(Job& job) {

@@ -63,6 +63,8 @@ class TagWorkers {
 
  private:
   void run();
+  // Removes `job` from the queue (true), or waits until no thread runs it (false).
+  bool take_or_wait(const std::shared_ptr<Job>& job);
   static void compute(Job& job);  // sets tag (or error), then done
 
   std::mutex mutex_;

@@ -1171,13 +1171,12 @@ void TcpTransport::send_abort(Connection& c, const std::string& reason, TimeNs d
   // callers are still waiting).
   if (!c.tx.keyed()) return;
   for (OutFrame& f : c.outq) {
-    if (!f.sealed && f.job) {  // its sequence number is taken: finish it here
-      tag_workers_->retract(f.job);
-      f.tag = f.job->done.load() && !f.job->error
-                  ? f.job->tag
-                  : c.tx.tag(f.job->seq,
-                             {view(f.head.data(), f.head_bytes), view(f.name.data(), f.name.size()),
-                              view(f.payload.data, f.payload.size)});
+    if (!f.sealed && f.job) {       // its sequence number is taken: finish it here
+      tag_workers_->finish(f.job);  // done afterwards: computed here if it was still queued
+      f.tag = !f.job->error ? f.job->tag
+                            : c.tx.tag(f.job->seq, {view(f.head.data(), f.head_bytes),
+                                                    view(f.name.data(), f.name.size()),
+                                                    view(f.payload.data, f.payload.size)});
       f.sealed = true;
       f.job.reset();
     }

@@ -71,13 +71,21 @@ class TamperingRelay {
       return;
     std::size_t forwarded = 0;  // dialer -> target
     std::vector<char> buf(1 << 16);
-    while (!stop_) {
-      pollfd p[2] = {{in.get(), POLLIN, 0}, {out.get(), POLLIN, 0}};
+    // A direction ends when its source closes: that is passed on as a half-close, and the other
+    // direction goes on, so the last bytes one end wrote (an abort frame) reach the other before
+    // anything resets its connection.
+    bool open[2] = {true, true};
+    while (!stop_ && (open[0] || open[1])) {
+      pollfd p[2] = {{open[0] ? in.get() : -1, POLLIN, 0}, {open[1] ? out.get() : -1, POLLIN, 0}};
       if (::poll(p, 2, 50) <= 0) continue;
       for (int i = 0; i < 2; ++i) {
         if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         const ssize_t n = ::recv(p[i].fd, buf.data(), buf.size(), 0);
-        if (n <= 0) return;  // either end closed: close both
+        if (n <= 0) {
+          open[i] = false;
+          ::shutdown(i == 0 ? out.get() : in.get(), SHUT_WR);
+          continue;
+        }
         if (i == 0) {
           if (flip_at_ >= forwarded && flip_at_ < forwarded + static_cast<std::size_t>(n)) {
             buf[flip_at_ - forwarded] ^= 0x01;
@@ -89,7 +97,7 @@ class TamperingRelay {
         for (ssize_t done = 0; done < n;) {
           const ssize_t w =
               ::send(to, buf.data() + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
-          if (w <= 0) return;
+          if (w <= 0) break;  // that end is gone: what it would have read is dropped
           done += w;
         }
       }
