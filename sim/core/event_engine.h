@@ -57,6 +57,9 @@ class EventEngine {
   void stop() { stopped_ = true; }
 
   std::size_t pending() const { return live_events_; }
+  // Time of the next pending event (kTimeNever if none): lets a component run once at the end of
+  // an instant, after everything else scheduled at it.
+  TimeNs next_time() { return skip_cancelled() ? heap_.front().time : kTimeNever; }
   std::uint64_t events_run() const { return events_run_; }
 
  private:

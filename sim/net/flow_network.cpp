@@ -1,9 +1,12 @@
 #include "sim/net/flow_network.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include "sim/core/rng.h"
 
 namespace adaptsim::net {
 
@@ -55,6 +58,7 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
   f.on_complete = std::move(spec.on_complete);
   f.on_transmitted = std::move(spec.on_transmitted);
   f.in_use = true;
+  f.pending_start = false;
   ++active_count_;
   const FlowId id{index, f.generation};
 
@@ -83,7 +87,7 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
     resources_[r].flows.push_back(index);
   for (ResourceId r : f.ack_resources)
     resources_[r].ack_flows.push_back(index);
-  touch(f.resources);
+  note_started(index);
   return id;
 }
 
@@ -94,7 +98,9 @@ bool FlowNetwork::stop(FlowId id) {
   if (!f.transmitting) return false;  // already in its latency tail: let it complete
   settle(f);
   drain_remove(id.index);
-  std::vector<ResourceId> touched = f.resources;
+  // A flow started in this instant has no rate yet and never counted: it just goes (its entry
+  // in started_ no longer matches its generation).
+  if (!f.pending_start) note_ended(id.index);
   detach(id.index);
   f.on_complete = nullptr;
   f.on_transmitted = nullptr;
@@ -102,7 +108,6 @@ bool FlowNetwork::stop(FlowId id) {
   ++f.generation;
   --active_count_;
   free_flows_.push_back(id.index);
-  touch(touched);
   return true;
 }
 
@@ -172,8 +177,8 @@ void FlowNetwork::on_drained(std::uint32_t index) {
   }
   f.remaining = 0;
   f.drain_at = kTimeNever;
+  note_ended(index);
   detach(index);
-  touch(f.resources);
   engine_.schedule_after(f.latency, [this, index] { release(index); });
   if (f.on_transmitted) {
     Callback cb = std::move(f.on_transmitted);
@@ -280,9 +285,98 @@ void FlowNetwork::on_drain_event() {
 
 void FlowNetwork::touch(std::span<const ResourceId> resources) {
   dirty_.insert(dirty_.end(), resources.begin(), resources.end());
+  schedule_resolve();
+}
+
+void FlowNetwork::schedule_resolve() {
   if (resolve_pending_) return;
   resolve_pending_ = true;
   engine_.schedule_after(0, [this] { reallocate(); });
+}
+
+FlowNetwork::Change FlowNetwork::describe(const Flow& f) const {
+  const bool tcp = sharing_ == Sharing::kTcp;
+  Change c{};
+  c.n_resources = static_cast<std::uint32_t>(f.resources.size());
+  c.n_ack = static_cast<std::uint32_t>(f.ack_resources.size());
+  c.cap = f.own_cap;
+  c.share = f.share;
+  c.latency = tcp ? f.latency : 0;  // only RTT weights read it
+  c.small = tcp && f.bytes <= kInitialWindowBytes;
+  std::uint64_t h = mix64(c.n_resources * 0x9e3779b97f4a7c15ULL + c.n_ack);
+  for (ResourceId r : f.resources)
+    h = mix64(h ^ r);
+  for (ResourceId r : f.ack_resources)
+    h = mix64(h ^ (r + 0x100000000ULL));
+  h = mix64(h ^ std::bit_cast<std::uint64_t>(c.cap));
+  h = mix64(h ^ std::bit_cast<std::uint64_t>(c.share));
+  h = mix64(h ^ static_cast<std::uint64_t>(c.latency) ^ (c.small ? 1ULL << 63 : 0));
+  c.key = h;
+  return c;
+}
+
+void FlowNetwork::note_started(std::uint32_t index) {
+  Flow& f = flows_[index];
+  Change c = describe(f);
+  c.flow = index;
+  c.generation = f.generation;
+  f.pending_start = true;
+  started_.push_back(c);
+  schedule_resolve();
+}
+
+void FlowNetwork::note_ended(std::uint32_t index) {
+  const Flow& f = flows_[index];
+  Change c = describe(f);
+  c.flow = UINT32_MAX;
+  c.begin = static_cast<std::uint32_t>(ended_resources_.size());
+  ended_resources_.insert(ended_resources_.end(), f.resources.begin(), f.resources.end());
+  ended_resources_.insert(ended_resources_.end(), f.ack_resources.begin(), f.ack_resources.end());
+  c.rate = f.rate;
+  ended_.push_back(c);
+  schedule_resolve();
+}
+
+void FlowNetwork::pair_changes() {
+  if (started_.empty() && ended_.empty()) return;
+  // Ended flows by key; equal keys in the order they ended (deterministic pairing).
+  std::sort(ended_.begin(), ended_.end(), [](const Change& a, const Change& b) {
+    return a.key != b.key ? a.key < b.key : a.begin < b.begin;
+  });
+  auto same = [&](const Change& e, const Change& s, const Flow& f) {
+    if (e.n_resources != s.n_resources || e.n_ack != s.n_ack || e.cap != s.cap ||
+        e.share != s.share || e.latency != s.latency || e.small != s.small) {
+      return false;
+    }
+    const ResourceId* saved = ended_resources_.data() + e.begin;
+    return std::equal(f.resources.begin(), f.resources.end(), saved) &&
+           std::equal(f.ack_resources.begin(), f.ack_resources.end(), saved + e.n_resources);
+  };
+  for (Change& s : started_) {
+    Flow& f = flows_[s.flow];
+    if (!f.in_use || f.generation != s.generation || !f.transmitting) continue;  // stopped
+    f.pending_start = false;
+    auto it = std::lower_bound(ended_.begin(), ended_.end(), s.key,
+                               [](const Change& e, std::uint64_t key) { return e.key < key; });
+    for (; it != ended_.end() && it->key == s.key; ++it) {
+      if (!it->paired && same(*it, s, f)) break;
+    }
+    if (it != ended_.end() && it->key == s.key) {
+      it->paired = true;
+      ++flows_paired_;
+      apply_rate(s.flow, it->rate);
+    } else {
+      dirty_.insert(dirty_.end(), f.resources.begin(), f.resources.end());
+    }
+  }
+  for (const Change& e : ended_) {
+    if (e.paired) continue;
+    const ResourceId* saved = ended_resources_.data() + e.begin;
+    dirty_.insert(dirty_.end(), saved, saved + e.n_resources);
+  }
+  started_.clear();
+  ended_.clear();
+  ended_resources_.clear();
 }
 
 namespace {
@@ -499,7 +593,15 @@ void FlowNetwork::reallocate_bottleneck() {
 }
 
 void FlowNetwork::reallocate() {
+  if (engine_.next_time() == engine_.now()) {
+    // Other events of this instant are still queued (a connection's next message may start
+    // in one): solve once after them, when the instant's changes can pair up.
+    engine_.schedule_after(0, [this] { reallocate(); });
+    return;
+  }
   resolve_pending_ = false;
+  pair_changes();
+  if (dirty_.empty()) return;  // every change was paired: no rate moves
   ++solves_;
   if (sharing_ == Sharing::kBottleneck) {
     reallocate_bottleneck();

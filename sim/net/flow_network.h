@@ -12,6 +12,11 @@
 // allocation of one component is independent of every other. Changes within one instant are
 // coalesced: they mark resources dirty and a single re-solve runs after the instant's other
 // events (no simulated time passes in between, so no byte is sent at a stale rate).
+// Rate-neutral changes are not re-solved at all: the allocation is a function of the multiset of
+// flow descriptors (resources, ACK resources, cap, share and, under Sharing::kTcp, latency and
+// whether the message fits TCP's initial window), so a flow that ends in the same instant as an
+// identical one starts (a connection's next queued chunk) leaves every rate as it was; the new
+// flow takes the old one's rate. Only the changes left unpaired mark resources dirty.
 
 #include <cstdint>
 #include <functional>
@@ -118,8 +123,10 @@ class FlowNetwork {
   // Hands every interval of bytes a flow carries to `recorder` from now on (null: none); the
   // recorder must outlive its use (simctl run --link-stats, link_stats.h).
   void set_recorder(LinkRecorder* recorder) { recorder_ = recorder; }
-  // Work counters, for benchmarks: component re-solves and flows re-rated by them.
+  // Work counters, for benchmarks: component re-solves, flows re-rated by them, and flows that
+  // started in the place of an identical one and took its rate without a re-solve.
   std::uint64_t solves() const { return solves_; }
+  std::uint64_t flows_paired() const { return flows_paired_; }
   std::uint64_t flows_rerated() const { return flows_rerated_; }
 
  private:
@@ -173,7 +180,24 @@ class FlowNetwork {
     // Solve scratch (Sharing::kTcp): limited by its own NIC or its cap (last marking).
     bool paced = false;
     bool in_use = false;
+    bool pending_start = false;  // started in this instant, not yet rated
   };
+  // A flow that ended or started in the current instant, with what its rate depends on.
+  struct Change {
+    std::uint64_t key;   // hash of the descriptor (equal descriptors, equal keys)
+    std::uint32_t flow;  // started: the flow; ended: UINT32_MAX
+    std::uint32_t generation;
+    std::uint32_t begin;  // ended: its resources then ACK resources in ended_resources_
+    std::uint32_t n_resources;
+    std::uint32_t n_ack;
+    double cap;
+    double share;
+    TimeNs latency;
+    bool small;
+    double rate;  // ended: its rate until now
+    bool paired;
+  };
+
   struct FillItem {
     double share;
     std::uint32_t id;       // resource, or flow for a rate-cap item
@@ -182,6 +206,14 @@ class FlowNetwork {
   };
 
   void settle(Flow& f);  // accounts bytes sent since f.updated at f.rate
+  // Records a flow that starts (transmitting) or ends (before detach) in this instant.
+  void note_started(std::uint32_t index);
+  void note_ended(std::uint32_t index);
+  Change describe(const Flow& f) const;
+  // Pairs ended and started flows with equal descriptors (the started one takes the rate) and
+  // marks the resources of the rest dirty.
+  void pair_changes();
+  void schedule_resolve();
   // Marks resources as changed and schedules the coalesced re-solve for this instant.
   void touch(std::span<const ResourceId> resources);
   void reallocate();
@@ -214,6 +246,11 @@ class FlowNetwork {
   std::uint32_t stamp_ = 0;
   std::uint64_t solves_ = 0;
   std::uint64_t flows_rerated_ = 0;
+  std::uint64_t flows_paired_ = 0;
+
+  std::vector<Change> started_;
+  std::vector<Change> ended_;
+  std::vector<ResourceId> ended_resources_;
 
   std::vector<ResourceId> dirty_;
   bool resolve_pending_ = false;

@@ -67,6 +67,7 @@ class Trial {
     }
     return checks;
   }
+  std::uint64_t paired() const { return net_.flows_paired(); }
 
  private:
   std::vector<ResourceId> random_path() {
@@ -142,8 +143,8 @@ class Trial {
           break;
         }
         default: {  // a message, often a chain of identical ones
-          const double bytes = rng_.below(4) == 0 ? 1e3 * (1 + rng_.below(10))
-                                                  : rng_.uniform(1e4, 2e7);
+          const double bytes =
+              rng_.below(4) == 0 ? 1e3 * (1 + rng_.below(10)) : rng_.uniform(1e4, 2e7);
           const int chain = rng_.below(2) == 0 ? static_cast<int>(rng_.below(20)) : 0;
           start(random_path(), bytes, random_cap(), chain);
           break;
@@ -175,8 +176,8 @@ class Trial {
       const double tol = 1e-9 * std::max(std::abs(expected[i]), 1.0);
       if (std::abs(got - expected[i]) > tol && !failed_) {
         failed_ = true;  // the first mismatch of a history is enough to read
-        FAIL_CHECK("flow " << i << " of " << active.size() << " at t=" << engine_.now()
-                           << ": rate " << got << ", reference " << expected[i]);
+        FAIL_CHECK("flow " << i << " of " << active.size() << " at t=" << engine_.now() << ": rate "
+                           << got << ", reference " << expected[i]);
       }
       ++checks;
     }
@@ -194,13 +195,17 @@ class Trial {
 
 void run_trials(Sharing sharing, std::uint64_t base_seed, int trials) {
   long checks = 0;
+  std::uint64_t paired = 0;
   for (int i = 0; i < trials; ++i) {
     CAPTURE(i);
     Trial trial(adaptsim::mix64(base_seed + static_cast<std::uint64_t>(i)), sharing);
     checks += trial.run();
+    paired += trial.paired();
   }
-  MESSAGE(checks << " rate comparisons over " << trials << " random histories");
+  MESSAGE(checks << " rate comparisons over " << trials << " random histories, " << paired
+                 << " flows paired with an identical ended one");
   CHECK(checks > trials);  // the histories really had transmitting flows to compare
+  CHECK(paired > static_cast<std::uint64_t>(trials));  // and the elided re-solves were exercised
 }
 
 }  // namespace
