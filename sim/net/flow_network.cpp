@@ -22,6 +22,7 @@ ResourceId FlowNetwork::add_resource(double capacity_Bps, std::string name) {
 void FlowNetwork::set_capacity(ResourceId r, double capacity_Bps) {
   if (!(capacity_Bps >= 0)) throw std::invalid_argument("resource capacity must be >= 0");
   resources_.at(r).capacity = capacity_Bps;
+  capacity_changed_ = true;
   const ResourceId touched[] = {r};
   touch(touched);
 }
@@ -337,7 +338,42 @@ void FlowNetwork::note_ended(std::uint32_t index) {
   schedule_resolve();
 }
 
+double FlowNetwork::saturation_level(ResourceId r) {
+  // The level at which r saturates when the fresh flows on it rise from 0 beside its other
+  // flows at their rates: C = sum of the rates below t + t x (flows at or above t, fresh ones
+  // included). Water-filling over the other flows' rates in ascending order.
+  const Resource& res = resources_[r];
+  level_scratch_.clear();
+  std::size_t fresh = 0;
+  for (std::uint32_t fi : res.flows) {
+    if (flows_[fi].fresh) {
+      ++fresh;
+    } else {
+      level_scratch_.push_back(flows_[fi].rate);
+    }
+  }
+  std::sort(level_scratch_.begin(), level_scratch_.end());
+  double remaining = res.capacity;
+  std::size_t rising = fresh + level_scratch_.size();
+  for (double x : level_scratch_) {
+    const double t = remaining / static_cast<double>(rising);
+    if (t <= x) return std::max(0.0, t);
+    remaining -= x;
+    --rising;
+  }
+  return std::max(0.0, remaining / static_cast<double>(rising));
+}
+
 void FlowNetwork::pair_changes() {
+  // The restart level: progressive filling over the new set of flows runs exactly as it ran
+  // over the old one below min(the rate of every flow that ended unpaired, the level at which
+  // every resource of a fresh flow saturates with it), so flows whose rate is below it keep
+  // their rates (docs/performance.md). Only max-min sharing restarts above 0: TCP sharing's
+  // weights depend on every standing queue of the component.
+  restart_level_ = (sharing_ == Sharing::kMaxMin && !capacity_changed_)
+                       ? std::numeric_limits<double>::infinity()
+                       : 0.0;
+  capacity_changed_ = false;
   if (started_.empty() && ended_.empty()) return;
   // Ended flows by key; equal keys in the order they ended (deterministic pairing).
   std::sort(ended_.begin(), ended_.end(), [](const Change& a, const Change& b) {
@@ -367,12 +403,21 @@ void FlowNetwork::pair_changes() {
       apply_rate(s.flow, it->rate);
     } else {
       dirty_.insert(dirty_.end(), f.resources.begin(), f.resources.end());
+      f.fresh = true;
+      fresh_.push_back(s.flow);
     }
   }
   for (const Change& e : ended_) {
     if (e.paired) continue;
     const ResourceId* saved = ended_resources_.data() + e.begin;
     dirty_.insert(dirty_.end(), saved, saved + e.n_resources);
+    restart_level_ = std::min(restart_level_, e.rate);
+  }
+  if (restart_level_ > 0) {
+    for (std::uint32_t fi : fresh_) {
+      for (ResourceId r : flows_[fi].resources)
+        restart_level_ = std::min(restart_level_, saturation_level(r));
+    }
   }
   started_.clear();
   ended_.clear();
@@ -393,16 +438,26 @@ void FlowNetwork::fill_component() {
   // rises as weight x level; a resource saturates at level remaining / (sum of its unfrozen
   // weights). With unit weights this is plain max-min.
   // Flow weights are set by the caller (1, or 1 / RTT under Sharing::kTcp).
+  // Flows of a touched resource left out of comp_flows_ (below the restart level, see
+  // reallocate) keep their rates: their resources' capacity less those rates is what is shared.
   for (std::uint32_t fi : comp_flows_)
     flows_[fi].frozen = false;
   fill_heap_.clear();
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
     res.remaining = res.capacity;
-    res.unfrozen = static_cast<std::uint32_t>(res.flows.size());
+    res.unfrozen = 0;
     res.unfrozen_weight = 0;
-    for (std::uint32_t fi : res.flows)
-      res.unfrozen_weight += flows_[fi].weight;
+    for (std::uint32_t fi : res.flows) {
+      const Flow& g = flows_[fi];
+      if (g.stamp == stamp_) {
+        ++res.unfrozen;
+        res.unfrozen_weight += g.weight;
+      } else {
+        res.remaining -= g.rate;
+      }
+    }
+    res.remaining = std::max(0.0, res.remaining);
     ++res.version;
     if (res.unfrozen > 0) {
       fill_heap_.push_back({res.remaining / res.unfrozen_weight, r, res.version, false});
@@ -419,7 +474,7 @@ void FlowNetwork::fill_component() {
     Flow& f = flows_[fi];
     const double rate = f.weight * level;
     f.frozen = true;
-    new_rates_[f.stamp] = rate;  // f.stamp holds the flow's position in comp_flows_ here
+    new_rates_[f.pos] = rate;
     --left;
     // No heap push here: freezing flows at the current minimum level only raises the other
     // resources' levels, so their heap keys stay lower bounds and are refreshed when popped.
@@ -450,7 +505,7 @@ void FlowNetwork::fill_component() {
     }
     const double level = std::max(0.0, res.remaining / res.unfrozen_weight);
     for (std::uint32_t fi : res.flows) {
-      if (!flows_[fi].frozen) freeze(fi, level, item.id);
+      if (flows_[fi].stamp == stamp_ && !flows_[fi].frozen) freeze(fi, level, item.id);
     }
     res.remaining = 0;
     res.unfrozen = 0;
@@ -464,7 +519,7 @@ void FlowNetwork::mark_standing_queues() {
   // there has a higher level (rate / weight), the weighted max-min bottleneck condition. The
   // filling scratch is reused: remaining = rate used, unfrozen_weight = highest level.
   constexpr double kTol = 1e-9;
-  auto rate_of = [&](std::uint32_t fi) { return new_rates_[flows_[fi].stamp]; };
+  auto rate_of = [&](std::uint32_t fi) { return new_rates_[flows_[fi].pos]; };
   filling_pairs_.clear();
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
@@ -536,7 +591,7 @@ void FlowNetwork::solve_tcp() {
     resources_[r].fill_window = 0;
   for (const auto& [fi, r] : filling_pairs_) {
     const Flow& g = flows_[fi];
-    resources_[r].fill_window += new_rates_[g.stamp] * g.rtt_ns * 1e-9;
+    resources_[r].fill_window += new_rates_[g.pos] * g.rtt_ns * 1e-9;
   }
   for (std::uint32_t fi : comp_flows_) {
     Flow& f = flows_[fi];
@@ -604,6 +659,9 @@ void FlowNetwork::reallocate() {
   if (dirty_.empty()) return;  // every change was paired: no rate moves
   ++solves_;
   if (sharing_ == Sharing::kBottleneck) {
+    for (std::uint32_t fi : fresh_)
+      flows_[fi].fresh = false;
+    fresh_.clear();
     reallocate_bottleneck();
     return;
   }
@@ -628,9 +686,12 @@ void FlowNetwork::reallocate() {
       queue_.push_back(r2);
     }
   };
+  // Flows below the restart level keep their rates and do not join the component.
+  const double restart = restart_level_ * (1 - 1e-9);
   auto visit = [&](std::uint32_t fi) {
     Flow& f = flows_[fi];
     if (f.stamp == stamp_) return;
+    if (!f.fresh && f.rate < restart) return;
     f.stamp = stamp_;
     comp_flows_.push_back(fi);
     for (ResourceId r2 : f.resources)
@@ -650,14 +711,17 @@ void FlowNetwork::reallocate() {
         visit(fi);
     }
   }
+  for (std::uint32_t fi : fresh_)
+    flows_[fi].fresh = false;
+  fresh_.clear();
   for (ResourceId r : comp_resources_)
     resources_[r].standing = false;
   if (comp_flows_.empty()) return;
 
-  // 2. Solve. Flow stamps are reused as positions into new_rates_ for the duration.
+  // 2. Solve.
   new_rates_.assign(comp_flows_.size(), 0.0);
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
-    flows_[comp_flows_[i]].stamp = static_cast<std::uint32_t>(i);
+    flows_[comp_flows_[i]].pos = static_cast<std::uint32_t>(i);
   }
   if (sharing_ == Sharing::kTcp) {
     solve_tcp();
@@ -668,11 +732,8 @@ void FlowNetwork::reallocate() {
   }
 
   // 3. Apply: settle bytes at the old rate, then move the flows whose rate changed.
-  for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
-    const std::uint32_t fi = comp_flows_[i];
-    flows_[fi].stamp = stamp_;
-    apply_rate(fi, new_rates_[i]);
-  }
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i)
+    apply_rate(comp_flows_[i], new_rates_[i]);
 }
 
 }  // namespace adaptsim::net

@@ -181,6 +181,8 @@ class FlowNetwork {
     bool paced = false;
     bool in_use = false;
     bool pending_start = false;  // started in this instant, not yet rated
+    bool fresh = false;          // started unpaired in this instant (reallocate scratch)
+    std::uint32_t pos = 0;       // solve scratch: position in comp_flows_
   };
   // A flow that ended or started in the current instant, with what its rate depends on.
   struct Change {
@@ -213,6 +215,8 @@ class FlowNetwork {
   // Pairs ended and started flows with equal descriptors (the started one takes the rate) and
   // marks the resources of the rest dirty.
   void pair_changes();
+  // The level at which resource r saturates with its fresh flows (see pair_changes).
+  double saturation_level(ResourceId r);
   void schedule_resolve();
   // Marks resources as changed and schedules the coalesced re-solve for this instant.
   void touch(std::span<const ResourceId> resources);
@@ -251,6 +255,10 @@ class FlowNetwork {
   std::vector<Change> started_;
   std::vector<Change> ended_;
   std::vector<ResourceId> ended_resources_;
+  std::vector<std::uint32_t> fresh_;
+  std::vector<double> level_scratch_;
+  double restart_level_ = 0;
+  bool capacity_changed_ = false;
 
   std::vector<ResourceId> dirty_;
   bool resolve_pending_ = false;
