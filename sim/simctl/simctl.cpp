@@ -12,11 +12,6 @@
 #include "sim/simctl/commands.h"
 
 namespace adaptsim::simctl {
-namespace {
-constexpr int kExitRuntime = 1;
-constexpr int kExitInput = 2;
-}  // namespace
-
 run::LoadOptions ScenarioOptions::load_options() const {
   run::LoadOptions load;
   load.overrides = sets;
