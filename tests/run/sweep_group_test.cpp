@@ -188,7 +188,7 @@ TEST_CASE("a task that fails on rank 1 fails every rank with its error, and noth
   fs::remove_all(dir);
 }
 
-TEST_CASE("agree: an error of rank 2 alone is every rank's, naming rank 2; none passes quietly") {
+TEST_CASE("agree: an error of rank 2 alone is every rank's, naming rank 2 and its host") {
   Exchange exchange(3);
   std::vector<std::string> errors(3);
   {
