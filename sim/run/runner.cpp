@@ -137,35 +137,15 @@ std::vector<Row> take_rows(std::string_view& in) {
   return rows;
 }
 
-// Rank 0 ends with every task's results and files in `results` and `task_files` (indexed by
-// task); every rank throws the error of the lowest-numbered failed task if any failed.
-// `mine` lists this rank's tasks; `failed` is the one of them whose error `failure` holds
-// (encode_current_failure), if any.
-void exchange_results(SweepGroup& group, const std::vector<std::size_t>& mine,
-                      std::optional<std::size_t> failed, const std::string& failure,
-                      std::vector<TaskRows>& results,
-                      std::vector<std::vector<io::OutputFile>>& task_files) {
-  std::string out;
-  if (failed) {
-    put_count(out, 1);
-    put_count(out, *failed);
-    put_field(out, failure);
-  } else {
-    put_count(out, 0);
-    put_count(out, mine.size());
-    for (std::size_t i : mine) {
-      put_count(out, i);
-      put_rows(out, results[i].rows);
-      put_rows(out, results[i].step_rows);
-      put_count(out, task_files[i].size());
-      for (const io::OutputFile& f : task_files[i]) {
-        put_field(out, f.path.string());
-        put_field(out, f.content);
-      }
-    }
-  }
-  const std::vector<std::string> shares = group.gather(out);
-  out.clear();
+// Rank 0: puts the other ranks' results (`shares`, by rank; empty on the other ranks) in place
+// beside its own, and returns the failure to report (encoded; "" when every task ran): the
+// lowest-numbered failed task's, or a share missing.
+std::string assemble_results(const std::vector<std::string>& shares,
+                             const std::vector<std::size_t>& mine,
+                             std::optional<std::size_t> failed, const std::string& failure,
+                             std::vector<TaskRows>& results,
+                             std::vector<std::vector<io::OutputFile>>& task_files) {
+  if (shares.empty()) return "";  // not rank 0
   std::string verdict;
   std::optional<std::size_t> first_failed;
   std::size_t received = 0;
@@ -194,12 +174,50 @@ void exchange_results(SweepGroup& group, const std::vector<std::size_t>& mine,
       ++received;
     }
   }
-  if (group.rank() == 0) {
-    if (failed && (!first_failed || *failed < *first_failed)) verdict = failure;
-    if (verdict.empty() && received + mine.size() != results.size()) {
-      verdict = "Rsweep group: rank 0 received " + std::to_string(received + mine.size()) + " of " +
-                std::to_string(results.size()) + " tasks' results";
+  if (failed && (!first_failed || *failed < *first_failed)) verdict = failure;
+  if (verdict.empty() && received + mine.size() != results.size()) {
+    throw std::logic_error("sweep group: rank 0 received " +
+                           std::to_string(received + mine.size()) + " of " +
+                           std::to_string(results.size()) + " tasks' results");
+  }
+  return verdict;
+}
+
+// Rank 0 ends with every task's results and files in `results` and `task_files` (indexed by
+// task); every rank throws the error of the lowest-numbered failed task if any failed.
+// `mine` lists this rank's tasks; `failed` is the one of them whose error `failure` holds
+// (encode_current_failure), if any.
+void exchange_results(SweepGroup& group, const std::vector<std::size_t>& mine,
+                      std::optional<std::size_t> failed, const std::string& failure,
+                      std::vector<TaskRows>& results,
+                      std::vector<std::vector<io::OutputFile>>& task_files) {
+  std::string out;
+  if (failed) {
+    put_count(out, 1);
+    put_count(out, *failed);
+    put_field(out, failure);
+  } else {
+    put_count(out, 0);
+    put_count(out, mine.size());
+    for (std::size_t i : mine) {
+      put_count(out, i);
+      put_rows(out, results[i].rows);
+      put_rows(out, results[i].step_rows);
+      put_count(out, task_files[i].size());
+      for (const io::OutputFile& f : task_files[i]) {
+        put_field(out, f.path.string());
+        put_field(out, f.content);
+      }
     }
+  }
+  const std::vector<std::string> shares = group.gather(out);
+  out = std::string();
+  // Rank 0 always reaches the broadcast, whatever it finds, or the others would wait there.
+  std::string verdict;
+  try {
+    verdict = assemble_results(shares, mine, failed, failure, results, task_files);
+  } catch (...) {
+    verdict = encode_current_failure();
   }
   verdict = group.broadcast(verdict);
   if (!verdict.empty()) throw_failure(verdict);
