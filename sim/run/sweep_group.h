@@ -5,7 +5,8 @@
 // interface; simctl implements it over MPI (sim/simctl/mpi_sweep_group.h), so nothing under
 // sim/run needs MPI. A single process uses no group at all.
 //
-// Every member below is collective: each rank of the group calls it, in the same order. A step
+// gather, broadcast and agree are collective: each rank of the group calls them, in the same
+// order. A step
 // that may fail on some ranks goes through agree(), so that every rank then fails with the same
 // error and none is left waiting in a collective the others never reach.
 

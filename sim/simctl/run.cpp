@@ -50,7 +50,7 @@ int run_scenario_command(const RunOptions& o, const std::string& command_line,
   run::RunOptions options;
   // Every rank loads the scenario itself (the file at the same path on every host); one that
   // cannot fails them all, with its error.
-  auto load = [&] {
+  auto prepare = [&] {
     if (group != nullptr && o.live) {
       throw InputError(
           "--live under mpirun: a live run places its own processes (the scenario's live: "
@@ -76,9 +76,9 @@ int run_scenario_command(const RunOptions& o, const std::string& command_line,
     options.group = group;
   };
   if (group != nullptr) {
-    group->agree(load);
+    group->agree(prepare);
   } else {
-    load();
+    prepare();
   }
   const run::RunSummary s = run::run_scenario(*scenario, options);
   if (!rank0) return 0;
