@@ -1,6 +1,7 @@
 #include "sim/run/runner.h"
 
 #include <adaptsim/version.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,10 +12,13 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "sim/core/error.h"
@@ -95,6 +99,130 @@ std::string render_compare_plot(const std::filesystem::path& csv, const std::str
   return skipped(last.empty() ? "compare.py failed" : "compare.py: " + last);
 }
 
+// Worker threads for the tasks: one for live runs (they measure real time on this machine), else
+// --threads, else one per CPU: the machine's in one process, the ones this process may run on in
+// a group (mpirun binds a rank to its share of the cores).
+int worker_threads(const Scenario& scenario, const RunOptions& options) {
+  if (scenario.mode == Mode::kLive) return 1;
+  if (options.threads > 0) return options.threads;
+  if (options.group != nullptr) {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0) {
+      return CPU_COUNT(&cpus);
+    }
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// What one rank sends rank 0 after running its share of the tasks: either a failure (the task's
+// index and its error) or every task's rows and files, each field exactly the text a single
+// process would hold, so rank 0 renders the same bytes.
+void put_rows(std::string& out, const std::vector<Row>& rows) {
+  put_count(out, rows.size());
+  for (const Row& row : rows) {
+    put_count(out, row.size());
+    for (const std::string& cell : row)
+      put_field(out, cell);
+  }
+}
+
+std::vector<Row> take_rows(std::string_view& in) {
+  std::vector<Row> rows(take_count(in));
+  for (Row& row : rows) {
+    row.resize(take_count(in));
+    for (std::string& cell : row)
+      cell = take_field(in);
+  }
+  return rows;
+}
+
+// Rank 0: puts the other ranks' results (`shares`, by rank; empty on the other ranks) in place
+// beside its own, and returns the failure to report (encoded; "" when every task ran): the
+// lowest-numbered failed task's, or a share missing.
+std::string assemble_results(const std::vector<std::string>& shares,
+                             const std::vector<std::size_t>& mine,
+                             std::optional<std::size_t> failed, const std::string& failure,
+                             std::vector<TaskRows>& results,
+                             std::vector<std::vector<io::OutputFile>>& task_files) {
+  if (shares.empty()) return "";  // not rank 0
+  std::string verdict;
+  std::optional<std::size_t> first_failed;
+  std::size_t received = 0;
+  for (std::size_t r = 1; r < shares.size(); ++r) {  // rank 0's own results are in place
+    std::string_view in = shares[r];
+    if (take_count(in) == 1) {
+      const std::size_t index = take_count(in);
+      std::string error = take_field(in);
+      if (!first_failed || index < *first_failed) {
+        first_failed = index;
+        verdict = std::move(error);
+      }
+      continue;
+    }
+    const std::uint64_t n = take_count(in);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const std::size_t i = take_count(in);
+      if (i >= results.size()) throw std::logic_error("sweep group: a task index out of range");
+      results[i].rows = take_rows(in);
+      results[i].step_rows = take_rows(in);
+      task_files[i].resize(take_count(in));
+      for (io::OutputFile& f : task_files[i]) {
+        f.path = take_field(in);
+        f.content = take_field(in);
+      }
+      ++received;
+    }
+  }
+  if (failed && (!first_failed || *failed < *first_failed)) verdict = failure;
+  if (verdict.empty() && received + mine.size() != results.size()) {
+    throw std::logic_error("sweep group: rank 0 received " +
+                           std::to_string(received + mine.size()) + " of " +
+                           std::to_string(results.size()) + " tasks' results");
+  }
+  return verdict;
+}
+
+// Rank 0 ends with every task's results and files in `results` and `task_files` (indexed by
+// task); every rank throws the error of the lowest-numbered failed task if any failed.
+// `mine` lists this rank's tasks; `failed` is the one of them whose error `failure` holds
+// (encode_current_failure), if any.
+void exchange_results(SweepGroup& group, const std::vector<std::size_t>& mine,
+                      std::optional<std::size_t> failed, const std::string& failure,
+                      std::vector<TaskRows>& results,
+                      std::vector<std::vector<io::OutputFile>>& task_files) {
+  std::string out;
+  if (failed) {
+    put_count(out, 1);
+    put_count(out, *failed);
+    put_field(out, failure);
+  } else {
+    put_count(out, 0);
+    put_count(out, mine.size());
+    for (std::size_t i : mine) {
+      put_count(out, i);
+      put_rows(out, results[i].rows);
+      put_rows(out, results[i].step_rows);
+      put_count(out, task_files[i].size());
+      for (const io::OutputFile& f : task_files[i]) {
+        put_field(out, f.path.string());
+        put_field(out, f.content);
+      }
+    }
+  }
+  const std::vector<std::string> shares = group.gather(out);
+  out = std::string();
+  // Rank 0 always reaches the broadcast, whatever it finds, or the others would wait there.
+  std::string verdict;
+  try {
+    verdict = assemble_results(shares, mine, failed, failure, results, task_files);
+  } catch (...) {
+    verdict = encode_current_failure();
+  }
+  verdict = group.broadcast(verdict);
+  if (!verdict.empty()) throw_failure(verdict);
+}
+
 // A manifest's text. Strings from the user (the scenario, the command line) may hold bytes that
 // are not UTF-8; they are written as U+FFFD rather than failing the run after it is done.
 std::string dump_json(const nlohmann::ordered_json& m) {
@@ -138,13 +266,16 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
     steps.emplace(c);
   }
 
-  ProgressBar bar("simctl " + scenario.name, items.size(),
-                  options.progress && stderr_is_terminal());
-  // Live runs measure real time on this machine: one at a time.
-  const int threads = scenario.mode == Mode::kLive ? 1
-                      : options.threads > 0
-                          ? options.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  SweepGroup* const group = options.group;
+  std::vector<std::size_t> mine;  // the tasks this process runs: all, or its rank's share
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (group == nullptr || group->runs_task(i)) mine.push_back(i);
+  }
+  // In a group, rank 0 shows its own share's progress.
+  ProgressBar bar(
+      "simctl " + scenario.name, mine.size(),
+      options.progress && stderr_is_terminal() && (group == nullptr || group->rank() == 0));
+  const int threads = worker_threads(scenario, options);
   std::vector<TaskContext> contexts(items.size());
   if (!options.trace_dir.empty() && scenario.mode == Mode::kLive) {
     throw InputError(
@@ -188,10 +319,41 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
   std::vector<std::vector<io::OutputFile>> task_files(items.size());
   for (std::size_t i = 0; i < items.size(); ++i)
     contexts[i].files = &task_files[i];
-  auto results = parallel_map<TaskRows>(
-      items.size(), threads, [&](std::size_t i) { return items[i].task->run(contexts[i]); },
-      [&](std::size_t done) { bar.update(done); });
-  bar.finish();
+  std::vector<TaskRows> results(items.size());
+  if (group == nullptr) {
+    results = parallel_map<TaskRows>(
+        items.size(), threads, [&](std::size_t i) { return items[i].task->run(contexts[i]); },
+        [&](std::size_t done) { bar.update(done); });
+    bar.finish();
+  } else {
+    // A failure is not thrown here but sent to rank 0 with the others' results: every rank must
+    // reach the exchange.
+    std::optional<std::size_t> failed;
+    std::mutex failed_mutex;
+    std::string failure;
+    try {
+      auto share = parallel_map<TaskRows>(
+          mine.size(), threads,
+          [&](std::size_t k) {
+            try {
+              return items[mine[k]].task->run(contexts[mine[k]]);
+            } catch (...) {
+              std::lock_guard<std::mutex> lock(failed_mutex);
+              if (!failed || mine[k] < *failed) failed = mine[k];
+              throw;
+            }
+          },
+          [&](std::size_t done) { bar.update(done); });
+      for (std::size_t k = 0; k < mine.size(); ++k)
+        results[mine[k]] = std::move(share[k]);
+    } catch (...) {
+      failure = encode_current_failure();  // the lowest-numbered failed task's, as failed says
+      if (!failed) failed = mine.front();
+    }
+    bar.finish();
+    exchange_results(*group, mine, failed, failure, results, task_files);
+    if (group->rank() != 0) return {std::move(table), std::move(steps)};
+  }
   if (files != nullptr) {
     for (auto& f : task_files)
       std::move(f.begin(), f.end(), std::back_inserter(*files));
@@ -215,17 +377,41 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
   return {std::move(table), std::move(steps)};
 }
 
+namespace {
+// The CSVs, the manifest and the tasks' files, all or none (run_scenario's second half).
+RunSummary write_outputs(const Scenario& scenario, const RunOptions& options, const Tables& tables,
+                         std::vector<io::OutputFile> files,
+                         std::chrono::steady_clock::time_point start, std::time_t started_at);
+}  // namespace
+
 RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const std::time_t started_at = std::time(nullptr);
   std::vector<io::OutputFile> files;  // the tasks' traces; the CSVs and manifest join them below
   const Tables tables = collect_rows(scenario, options, &files);
+  RunSummary summary;
+  if (options.group == nullptr) {
+    summary = write_outputs(scenario, options, tables, std::move(files), start, started_at);
+  } else {
+    // Rank 0 writes; a failure there (a result that is not finite, a folder it cannot write)
+    // fails every rank.
+    options.group->agree([&] {
+      if (options.group->rank() == 0) {
+        summary = write_outputs(scenario, options, tables, std::move(files), start, started_at);
+      }
+    });
+  }
+  return summary;
+}
+
+namespace {
+
+RunSummary write_outputs(const Scenario& scenario, const RunOptions& options, const Tables& tables,
+                         std::vector<io::OutputFile> files,
+                         std::chrono::steady_clock::time_point start, std::time_t started_at) {
   const io::CsvTable& table = tables.summary;
   check_results_finite(table, scenario.sweep_columns.size());
-  const int threads = scenario.mode == Mode::kLive ? 1
-                      : options.threads > 0
-                          ? options.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = worker_threads(scenario, options);
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) {
@@ -255,7 +441,8 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started_at));
   m["started_utc"] = when;
   m["wall_time_s"] = summary.wall_seconds;
-  m["threads"] = threads;
+  m["threads"] = threads;  // rank 0's, in a group
+  m["ranks"] = options.group == nullptr ? 1 : options.group->size();
   m["command"] = options.command_line;
   m["csv"] = scenario.csv_name;
   if (tables.steps) m["steps_csv"] = summary.steps_path.filename().string();
@@ -311,6 +498,8 @@ RunSummary run_scenario(const Scenario& scenario, const RunOptions& options) {
   io::write_files_atomic(files);
   return summary;
 }
+
+}  // namespace
 
 // A result the model could not compute (inf, nan) is never written as if it were one: inputs are
 // range-checked so that none arises, and this is the last guard (bad input: exit 2, nothing

@@ -1,7 +1,8 @@
 #pragma once
 // Runs a loaded scenario: every task of every sweep point on a thread pool, rows in a fixed order,
 // then the CSV and a manifest (resolved scenario, seed, version, wall time), both written
-// atomically into the output folder.
+// atomically into the output folder. Under a SweepGroup (simctl run under mpirun) each process
+// runs its share of the tasks on its own thread pool and rank 0 writes the same files.
 
 #include <filesystem>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "sim/io/output.h"
 #include "sim/run/scenario.h"
+#include "sim/run/sweep_group.h"
 
 namespace adaptsim::run {
 
@@ -28,6 +30,12 @@ struct RunOptions {
   // (link_stats.h); empty: none.
   std::filesystem::path link_stats_dir;
   TimeNs link_stats_bin_ns = kNsPerMs;
+  // The processes sharing this sweep (simctl run under mpirun); null: this process runs every
+  // task. In a group, `threads` 0 means the CPUs this process may run on (mpirun may bind it to
+  // fewer than the machine's), only rank 0 draws progress and writes files, and run_scenario and
+  // collect_rows are collective: every rank calls them, and a failure on any rank (a task's
+  // error, that of the lowest-numbered failed task) is thrown on every rank.
+  SweepGroup* group = nullptr;
 };
 
 struct RunSummary {
@@ -48,7 +56,8 @@ struct Tables {
   std::optional<io::CsvTable> steps;
 };
 // Runs every task and returns its tables, without writing anything; the files tasks produce
-// besides rows (traces) go to `files` when given.
+// besides rows (traces) go to `files` when given. In a group, the tables and files are complete
+// on rank 0 and empty on the other ranks.
 Tables collect_rows(const Scenario& scenario, const RunOptions& options,
                     std::vector<io::OutputFile>* files = nullptr);
 // The steps CSV's name beside the summary CSV: fig9.csv -> fig9.steps.csv.

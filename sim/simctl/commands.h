@@ -16,6 +16,10 @@
 
 namespace adaptsim::simctl {
 
+// The tool's exit codes besides 0.
+constexpr int kExitRuntime = 1;
+constexpr int kExitInput = 2;
+
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;

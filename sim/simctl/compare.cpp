@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "sim/core/error.h"
 #include "sim/run/runner.h"
 #include "sim/simctl/commands.h"
+#include "sim/simctl/mpi_sweep_group.h"
 
 namespace adaptsim::simctl {
 namespace fs = std::filesystem;
@@ -32,6 +34,14 @@ Command add_compare_command(CLI::App& app, int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   const std::string command_line = joined_args(argc, argv);
   return {cmd, [o, command_line] {
+            if (launched_by_mpirun()) {
+              // Said once, by rank 0; the other ranks exit with the same code.
+              const std::unique_ptr<run::SweepGroup> group = join_mpirun_group();
+              if (group->rank() != 0) return kExitInput;
+              throw InputError(
+                  "compare under mpirun: its live half places its own processes; run simctl "
+                  "compare without mpirun");
+            }
             const std::string path = o->scenario.scenario_path();
             const std::unique_ptr<runtime::LiveBackend> backend = runtime::make_live_backend();
             run::LoadOptions sim_load = o->scenario.load_options(), live_load = sim_load;

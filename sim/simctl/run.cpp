@@ -1,12 +1,15 @@
-// simctl run: one scenario, simulated (default) or live, into its CSVs and manifest.
+// simctl run: one scenario, simulated (default) or live, into its CSVs and manifest; under mpirun
+// the processes share the sweep's tasks and rank 0 writes the same files (mpi_sweep_group.h).
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 #include "sim/run/runner.h"
 #include "sim/simctl/commands.h"
+#include "sim/simctl/mpi_sweep_group.h"
 
 namespace adaptsim::simctl {
 namespace fs = std::filesystem;
@@ -37,6 +40,54 @@ TimeNs parse_link_stats_bin(const std::string& text) {
   }
   return ns;
 }
+
+// The command itself; in a group (under mpirun) every rank runs it and rank 0 alone prints.
+int run_scenario_command(const RunOptions& o, const std::string& command_line,
+                         run::SweepGroup* group) {
+  const bool rank0 = group == nullptr || group->rank() == 0;
+  std::unique_ptr<runtime::LiveBackend> backend;
+  std::optional<run::Scenario> scenario;
+  run::RunOptions options;
+  // Every rank loads the scenario itself (the file at the same path on every host); one that
+  // cannot fails them all, with its error.
+  auto prepare = [&] {
+    if (group != nullptr && o.live) {
+      throw InputError(
+          "--live under mpirun: a live run places its own processes (the scenario's live: "
+          "section); run simctl run --live without mpirun");
+    }
+    const std::string path = o.scenario.scenario_path();
+    run::LoadOptions load = o.scenario.load_options();
+    if (o.live) {
+      backend = runtime::make_live_backend();
+      load.mode = run::Mode::kLive;
+      load.backend = backend.get();
+    }
+    load.progress = !o.no_progress && rank0;
+    scenario.emplace(run::load_scenario(path, load));
+    options.out_dir = o.out_dir.empty() ? fs::path("out") / scenario->name : fs::path(o.out_dir);
+    options.threads = o.threads;
+    options.progress = !o.no_progress;
+    options.command_line = command_line;
+    options.trace_dir = o.trace_dir;
+    options.timeline_dir = o.timeline_dir;
+    options.link_stats_dir = o.link_stats_dir;
+    options.link_stats_bin_ns = parse_link_stats_bin(o.link_stats_bin);
+    options.group = group;
+  };
+  if (group != nullptr) {
+    group->agree(prepare);
+  } else {
+    prepare();
+  }
+  const run::RunSummary s = run::run_scenario(*scenario, options);
+  if (!rank0) return 0;
+  std::printf("wrote %s (%zu rows)%s%s and %s in %.2f s\n", s.csv_path.string().c_str(), s.rows,
+              s.steps_path.empty() ? "" : ", ",
+              s.steps_path.empty() ? "" : s.steps_path.filename().string().c_str(),
+              s.manifest_path.filename().string().c_str(), s.wall_seconds);
+  return 0;
+}
 }  // namespace
 
 Command add_run_command(CLI::App& app, int argc, char** argv) {
@@ -44,7 +95,9 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
   CLI::App* cmd = app.add_subcommand("run", "Run a scenario and write its CSV and manifest");
   add_scenario_options(*cmd, o->scenario, true);
   cmd->add_option("-o,--out", o->out_dir, "Output folder (default: out/<scenario name>)");
-  cmd->add_option("--threads", o->threads, "Worker threads for sweep points (default: all cores)")
+  cmd->add_option("--threads", o->threads,
+                  "Worker threads for sweep points (default: all cores; under mpirun, each rank's "
+                  "cores)")
       ->check(CLI::Range(0, 4096));
   cmd->add_flag("--no-progress", o->no_progress, "Never draw the progress bar");
   cmd->add_option("--trace-connections", o->trace_dir,
@@ -66,32 +119,19 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
                 "simulating it; the CSV gets mode=live");
   const std::string command_line = joined_args(argc, argv);
   return {cmd, [o, command_line] {
-            const std::string path = o->scenario.scenario_path();
-            run::LoadOptions load = o->scenario.load_options();
-            std::unique_ptr<runtime::LiveBackend> backend;
-            if (o->live) {
-              backend = runtime::make_live_backend();
-              load.mode = run::Mode::kLive;
-              load.backend = backend.get();
+            if (!launched_by_mpirun()) return run_scenario_command(*o, command_line, nullptr);
+            // Under mpirun every rank shares the sweep. Rank 0 reports an error; the others hold
+            // the same one (every step that can fail is agreed), so they exit with its code and
+            // print nothing.
+            const std::unique_ptr<run::SweepGroup> group = join_mpirun_group();
+            if (group->rank() == 0) return run_scenario_command(*o, command_line, group.get());
+            try {
+              return run_scenario_command(*o, command_line, group.get());
+            } catch (const InputError&) {
+              return kExitInput;
+            } catch (const std::exception&) {
+              return kExitRuntime;
             }
-            load.progress = !o->no_progress;
-            const run::Scenario scenario = run::load_scenario(path, load);
-            run::RunOptions options;
-            options.out_dir =
-                o->out_dir.empty() ? fs::path("out") / scenario.name : fs::path(o->out_dir);
-            options.threads = o->threads;
-            options.progress = !o->no_progress;
-            options.command_line = command_line;
-            options.trace_dir = o->trace_dir;
-            options.timeline_dir = o->timeline_dir;
-            options.link_stats_dir = o->link_stats_dir;
-            options.link_stats_bin_ns = parse_link_stats_bin(o->link_stats_bin);
-            const run::RunSummary s = run::run_scenario(scenario, options);
-            std::printf("wrote %s (%zu rows)%s%s and %s in %.2f s\n", s.csv_path.string().c_str(),
-                        s.rows, s.steps_path.empty() ? "" : ", ",
-                        s.steps_path.empty() ? "" : s.steps_path.filename().string().c_str(),
-                        s.manifest_path.filename().string().c_str(), s.wall_seconds);
-            return 0;
           }};
 }
 

@@ -12,11 +12,6 @@
 #include "sim/simctl/commands.h"
 
 namespace adaptsim::simctl {
-namespace {
-constexpr int kExitRuntime = 1;
-constexpr int kExitInput = 2;
-}  // namespace
-
 run::LoadOptions ScenarioOptions::load_options() const {
   run::LoadOptions load;
   load.overrides = sets;
@@ -75,6 +70,7 @@ int simctl_main(int argc, char** argv) {
   simctl run scenarios/allreduce.yaml -o out/ar --set topology.params.servers=32
   simctl run scenarios/fig9.yaml --set "sweep.topology.params.servers=[64,128,256]"
   simctl run scenarios/validate-testbed.yaml --trace-connections out/trace   # per-connection
+  mpirun -np 4 --hostfile hosts simctl run scenarios/fig9.yaml   # tasks shared by 4 processes
   simctl validate scenarios/fig9.yaml
   simctl list strategies | topologies | workloads | models | policies
 Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
