@@ -127,6 +127,8 @@ class FlowNetwork {
   // started in the place of an identical one and took its rate without a re-solve.
   std::uint64_t solves() const { return solves_; }
   std::uint64_t flows_paired() const { return flows_paired_; }
+  // Re-solves done by a local repair instead of a component solve (max-min sharing).
+  std::uint64_t repairs() const { return repairs_; }
   std::uint64_t flows_rerated() const { return flows_rerated_; }
 
  private:
@@ -183,6 +185,9 @@ class FlowNetwork {
     bool pending_start = false;  // started in this instant, not yet rated
     bool fresh = false;          // started unpaired in this instant (reallocate scratch)
     std::uint32_t pos = 0;       // solve scratch: position in comp_flows_
+    // The resource it froze at in the last solve that rated it (UINT32_MAX: its cap): where
+    // max-min's bottleneck condition is checked for it (repair_locally).
+    ResourceId bottleneck = UINT32_MAX;
   };
   // A flow that ended or started in the current instant, with what its rate depends on.
   struct Change {
@@ -196,7 +201,8 @@ class FlowNetwork {
     double share;
     TimeNs latency;
     bool small;
-    double rate;  // ended: its rate until now
+    double rate;            // ended: its rate until now
+    ResourceId bottleneck;  // ended: Flow::bottleneck
     bool paired;
   };
 
@@ -217,6 +223,9 @@ class FlowNetwork {
   void pair_changes();
   // The level at which resource r saturates with its fresh flows (see pair_changes).
   double saturation_level(ResourceId r);
+  // Max-min only: re-solves the flows on the dirty resources, and those the change reaches,
+  // holding every other rate; false if it reached too far (then the component is solved).
+  bool repair_locally();
   void schedule_resolve();
   // Marks resources as changed and schedules the coalesced re-solve for this instant.
   void touch(std::span<const ResourceId> resources);
@@ -251,6 +260,7 @@ class FlowNetwork {
   std::uint64_t solves_ = 0;
   std::uint64_t flows_rerated_ = 0;
   std::uint64_t flows_paired_ = 0;
+  std::uint64_t repairs_ = 0;
 
   std::vector<Change> started_;
   std::vector<Change> ended_;
@@ -258,6 +268,10 @@ class FlowNetwork {
   std::vector<std::uint32_t> fresh_;
   std::vector<double> level_scratch_;
   double restart_level_ = 0;
+  // Moving averages of the flow entries a repair and a component solve scan (repair_locally).
+  double repair_work_ = 0;
+  double solve_work_ = 0;
+  std::uint32_t repair_trial_ = 0;
   bool capacity_changed_ = false;
 
   std::vector<ResourceId> dirty_;

@@ -40,9 +40,9 @@ struct Tracked {
 
 class Trial {
  public:
-  Trial(std::uint64_t seed, Sharing sharing)
+  Trial(std::uint64_t seed, Sharing sharing, int max_resources)
       : rng_(seed), net_(engine_, sharing), same_latency_(sharing == Sharing::kTcp) {
-    const int n_res = 1 + static_cast<int>(rng_.below(12));
+    const int n_res = 1 + static_cast<int>(rng_.below(static_cast<std::uint64_t>(max_resources)));
     // A few distinct capacities, so that ties between resources' levels are common.
     const double palette[] = {1e8, 2.5e8, 1e9, 1e9, 4e9, 1.25e10};
     for (int r = 0; r < n_res; ++r) {
@@ -68,6 +68,7 @@ class Trial {
     return checks;
   }
   std::uint64_t paired() const { return net_.flows_paired(); }
+  std::uint64_t repairs() const { return net_.repairs(); }
 
  private:
   std::vector<ResourceId> random_path() {
@@ -104,7 +105,7 @@ class Trial {
   }
 
   void act() {
-    const int actions = 1 + static_cast<int>(rng_.below(6));
+    const int actions = 1 + static_cast<int>(rng_.below(capacity_.size() > 12 ? 24 : 6));
     for (int a = 0; a < actions; ++a) {
       switch (rng_.below(10)) {
         case 0: {  // stop a random background flow
@@ -193,25 +194,31 @@ class Trial {
   std::vector<std::shared_ptr<Tracked>> flows_;
 };
 
-void run_trials(Sharing sharing, std::uint64_t base_seed, int trials) {
+void run_trials(Sharing sharing, std::uint64_t base_seed, int trials, int max_resources = 12) {
   long checks = 0;
-  std::uint64_t paired = 0;
+  std::uint64_t paired = 0, repairs = 0;
   for (int i = 0; i < trials; ++i) {
     CAPTURE(i);
-    Trial trial(adaptsim::mix64(base_seed + static_cast<std::uint64_t>(i)), sharing);
+    Trial trial(adaptsim::mix64(base_seed + static_cast<std::uint64_t>(i)), sharing, max_resources);
     checks += trial.run();
     paired += trial.paired();
+    repairs += trial.repairs();
   }
   MESSAGE(checks << " rate comparisons over " << trials << " random histories, " << paired
-                 << " flows paired with an identical ended one");
+                 << " flows paired with an identical ended one, " << repairs << " local repairs");
   CHECK(checks > trials);  // the histories really had transmitting flows to compare
   CHECK(paired > static_cast<std::uint64_t>(trials));  // and the elided re-solves were exercised
+  if (sharing == Sharing::kMaxMin) CHECK(repairs > static_cast<std::uint64_t>(trials));
 }
 
 }  // namespace
 
 TEST_CASE("max-min sharing: incremental re-solves give the reference solver's rates") {
   run_trials(Sharing::kMaxMin, 1, 3000);
+}
+
+TEST_CASE("max-min sharing on larger networks: local repairs give the reference solver's rates") {
+  run_trials(Sharing::kMaxMin, 50'000, 300, 48);
 }
 
 TEST_CASE("TCP sharing without buffers is max-min: the same rates as the reference solver") {
