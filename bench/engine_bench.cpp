@@ -41,6 +41,19 @@ struct Tick {
   void operator()() const { engine->schedule_after(delays->next(), Tick{engine, delays}); }
 };
 
+// The same with four pointers (32 bytes), like a lambda capturing [this, &a, &b, &c] or a moved-in
+// std::function: too large for std::function's inline buffer (16 bytes in libstdc++).
+struct WideTick {
+  EventEngine* engine;
+  Delays* delays;
+  std::uint64_t* ran;
+  const void* context;
+  void operator()() const {
+    ++*ran;
+    engine->schedule_after(delays->next(), WideTick{engine, delays, ran, context});
+  }
+};
+
 }  // namespace
 
 // A steady-state queue of `depth` pending events: each event run schedules one successor at a
@@ -57,6 +70,21 @@ static void BM_EngineSteady(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_EngineSteady)->Arg(1024)->Arg(65536)->Arg(1 << 20);
+
+// BM_EngineSteady with a 32-byte callback.
+static void BM_EngineSteadyWide(benchmark::State& state) {
+  const auto depth = state.range(0);
+  EventEngine e;
+  Delays delays;
+  std::uint64_t ran = 0;
+  for (std::int64_t i = 0; i < depth; ++i)
+    e.schedule_after(delays.next(), WideTick{&e, &delays, &ran, nullptr});
+  for (auto _ : state)
+    e.step();
+  benchmark::DoNotOptimize(ran);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EngineSteadyWide)->Arg(65536)->Arg(1 << 20);
 
 // The same work without the engine: (time, seq) pairs in a std::priority_queue, and each pop calls
 // a std::function that pushes the successor. No cancellation, no per-event callback storage.

@@ -11,16 +11,18 @@
 // driven by one thread (sweep points run on separate engines).
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
+#include "sim/core/inline_callback.h"
 #include "sim/core/time.h"
 
 namespace adaptsim {
 
 class EventEngine {
  public:
-  using Callback = std::function<void()>;
+  // Any callable invocable as void(), lambdas and std::function<void()> included; up to 40 bytes
+  // are stored without an allocation (sim/core/inline_callback.h).
+  using Callback = InlineCallback;
 
   // Identifies a scheduled event for cancel(). Default-constructed ids refer to nothing.
   struct EventId {
@@ -64,7 +66,7 @@ class EventEngine {
   friend class EventEngineTestPeer;  // tests/core: renumbering and compaction of the heap
 
   // Pending events: a 4-ary min-heap of 16-byte trivially copyable entries, with the callbacks
-  // apart in slots_ (reused through a free list), so sifting never moves a std::function. A
+  // apart in slots_ (reused through a free list), so sifting never moves a callback. A
   // 4-ary heap is half as deep as a binary one and a node's four children share one 64-byte cache
   // line: the cache misses of a 64 k..1 M-event heap are what costs. Cancelling only frees the
   // slot; the entry is skipped when it reaches the top, or dropped when the heap is rebuilt.
@@ -74,7 +76,7 @@ class EventEngine {
     // comparing (time, key) runs ties in schedule order; the slot below it finds the callback.
     std::uint64_t key;
   };
-  struct Slot {
+  struct Slot {  // 64 bytes
     Callback cb;
     std::uint64_t seq = 0;    // EventId::seq of the pending event; 0 when free
     std::uint32_t order = 0;  // `order` of its heap entry; 0 when free (orders start at 1)
