@@ -247,22 +247,25 @@ TEST_CASE("a heap mostly of cancelled entries is rebuilt, and ids and order surv
 
 TEST_CASE("orders that run out are renumbered without reordering ties") {
   // Orders are 32-bit; at 2^32 - 1 the pending entries are renumbered 1..n in (time, order)
-  // order. Events at t = 10 scheduled before and after the renumbering keep schedule order, and
-  // an id issued before it still cancels.
+  // order. 80 events at t = 8, 9, 10 (by i % 3), 40 scheduled before the renumbering and 40
+  // after: at each time they run in schedule order, and ids issued before it still cancel.
   EventEngine e;
   std::vector<int> order;
   std::vector<EventEngine::EventId> ids;
-  EventEngineTestPeer::set_next_order(e, 0xFFFFFFFFu - 5);
-  for (int i = 0; i < 20; ++i)
-    ids.push_back(e.schedule_at(10 - (i % 2), [&order, i] { order.push_back(i); }));
-  // Renumbered at the 6th schedule: the 5 before got the top orders, then 1..5, then 6..
-  CHECK(EventEngineTestPeer::next_order(e) == 21);
+  EventEngineTestPeer::set_next_order(e, 0xFFFFFFFFu - 40);
+  for (int i = 0; i < 80; ++i)
+    ids.push_back(e.schedule_at(10 - (i % 3), [&order, i] { order.push_back(i); }));
+  // Renumbered at the 41st schedule: the 40 before became 1..40, then 41..80.
+  CHECK(EventEngineTestPeer::next_order(e) == 81);
   CHECK(e.cancel(ids[2]));
+  CHECK(e.cancel(ids[50]));
   CHECK_FALSE(e.cancel(ids[2]));
+  std::vector<int> expected;
+  for (TimeNs t = 8; t <= 10; ++t)
+    for (int i = 0; i < 80; ++i)
+      if (10 - (i % 3) == t && i != 2 && i != 50) expected.push_back(i);
   e.run();
-  // t = 9: odd i; t = 10: even i except 2.
-  CHECK(order ==
-        std::vector<int>{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 0, 4, 6, 8, 10, 12, 14, 16, 18});
+  CHECK(order == expected);
 }
 
 namespace {
