@@ -10,7 +10,7 @@
 
 using adaptsim::InlineCallback;
 
-TEST_CASE("small and large callables run; a moved-from callback is empty") {
+TEST_CASE("small and large callables run, and a moved-from callback is empty") {
   int ran = 0;
   InlineCallback small = [&ran] { ran += 1; };
   std::array<int, 32> big{};  // 128 bytes: stored on the heap
