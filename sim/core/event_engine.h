@@ -66,10 +66,11 @@ class EventEngine {
   friend class EventEngineTestPeer;  // tests/core: renumbering and compaction of the heap
 
   // Pending events: a 4-ary min-heap of 16-byte trivially copyable entries, with the callbacks
-  // apart in slots_ (reused through a free list), so sifting never moves a callback. A
-  // 4-ary heap is half as deep as a binary one and a node's four children share one 64-byte cache
-  // line: the cache misses of a 64 k..1 M-event heap are what costs. Cancelling only frees the
-  // slot; the entry is skipped when it reaches the top, or dropped when the heap is rebuilt.
+  // apart in slots_ (reused through a free list), so sifting never moves a callback. A 4-ary heap
+  // is half as deep as a binary one and a node's four children are 64 adjacent bytes: the cache
+  // misses of a 64 k..1 M-event heap are what costs. (Aligning each group of children to a cache
+  // line measured no faster.) Cancelling only frees the slot; the entry is skipped when it
+  // reaches the top, or dropped when the heap is rebuilt.
   struct HeapEntry {
     TimeNs time;
     // order << 32 | slot. `order` grows with every schedule and is unique among the entries, so
