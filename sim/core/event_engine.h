@@ -77,7 +77,7 @@ class EventEngine {
     // comparing (time, key) runs ties in schedule order; the slot below it finds the callback.
     std::uint64_t key;
   };
-  struct Slot {  // 64 bytes
+  struct alignas(64) Slot {  // one cache line
     Callback cb;
     std::uint64_t seq = 0;    // EventId::seq of the pending event; 0 when free
     std::uint32_t order = 0;  // `order` of its heap entry; 0 when free (orders start at 1)
