@@ -1,10 +1,20 @@
 #include "sim/core/event_engine.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace adaptsim {
+
+namespace {
+
+// Below this many heap entries cancelled ones are left to be popped: rebuilding a small heap
+// saves nothing.
+constexpr std::size_t kMinHeapToRebuild = 1024;
+
+}  // namespace
 
 EventEngine::EventId EventEngine::schedule_at(TimeNs when, Callback cb) {
   if (when > kTimeHorizonNs) throw_time_overflow(to_seconds(when));
@@ -12,54 +22,146 @@ EventEngine::EventId EventEngine::schedule_at(TimeNs when, Callback cb) {
     throw std::logic_error("event scheduled in the past: at " + std::to_string(when) + " ns, now " +
                            std::to_string(now_) + " ns");
   }
+  if (next_order_ == std::numeric_limits<std::uint32_t>::max()) rebuild(/*renumber=*/true);
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
+    if (slots_.size() > std::numeric_limits<std::uint32_t>::max())
+      throw std::length_error("event engine: more than 2^32 pending events");
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
   const std::uint64_t seq = next_seq_++;
-  slots_[slot].cb = std::move(cb);
-  slots_[slot].seq = seq;
-  heap_.push_back({when, seq, slot});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  const std::uint32_t order = next_order_++;
+  Slot& s = slots_[slot];
+  s.cb = std::move(cb);
+  s.seq = seq;
+  s.order = order;
+  heap_push({when, std::uint64_t{order} << 32 | slot});
   ++live_events_;
   return {seq, slot};
 }
 
+void EventEngine::free_slot(std::uint32_t slot) {
+  slots_[slot].seq = 0;
+  slots_[slot].order = 0;
+  free_slots_.push_back(slot);
+  --live_events_;
+}
+
 bool EventEngine::cancel(EventId id) {
   if (!id.valid() || id.slot >= slots_.size() || slots_[id.slot].seq != id.seq) return false;
-  Slot& s = slots_[id.slot];
-  s.cb = nullptr;
-  s.seq = 0;
-  free_slots_.push_back(id.slot);
-  --live_events_;
+  slots_[id.slot].cb = nullptr;
+  free_slot(id.slot);
+  if (heap_.size() >= kMinHeapToRebuild && heap_.size() > 2 * live_events_)
+    rebuild(/*renumber=*/false);
   return true;
 }
 
-bool EventEngine::skip_cancelled() {
-  while (!heap_.empty()) {
-    const HeapEntry& top = heap_.front();
-    if (slots_[top.slot].seq == top.seq) return true;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
+void EventEngine::heap_push(const HeapEntry& entry) {
+  std::size_t hole = heap_.size();
+  heap_.push_back(entry);
+  while (hole > 0) {
+    const std::size_t parent = (hole - 1) / kArity;
+    if (!earlier(entry, heap_[parent])) break;
+    heap_[hole] = heap_[parent];
+    hole = parent;
   }
-  return false;
+  heap_[hole] = entry;
+}
+
+void EventEngine::heap_pop() {
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return;
+  // Bottom-up: move the hole at the root down to a leaf along the earliest children, then sift
+  // `last` (a leaf, so most likely late) up from there; this saves comparing it at every level.
+  std::size_t hole = 0;
+  for (;;) {
+    const std::size_t first = kArity * hole + 1;
+    std::size_t best;
+    if (first + kArity <= n) {
+      const std::size_t a = earlier(heap_[first + 1], heap_[first]) ? first + 1 : first;
+      const std::size_t b = earlier(heap_[first + 3], heap_[first + 2]) ? first + 3 : first + 2;
+      best = earlier(heap_[b], heap_[a]) ? b : a;
+    } else if (first < n) {
+      best = first;
+      for (std::size_t c = first + 1; c < n; ++c)
+        if (earlier(heap_[c], heap_[best])) best = c;
+    } else {
+      break;
+    }
+    heap_[hole] = heap_[best];
+    hole = best;
+  }
+  while (hole > 0) {
+    const std::size_t parent = (hole - 1) / kArity;
+    if (!earlier(last, heap_[parent])) break;
+    heap_[hole] = heap_[parent];
+    hole = parent;
+  }
+  heap_[hole] = last;
+}
+
+void EventEngine::rebuild(bool renumber) {
+  std::size_t kept = 0;
+  for (const HeapEntry& e : heap_)
+    if (is_live(e)) heap_[kept++] = e;
+  heap_.resize(kept);
+  if (renumber) {
+    // A sorted array is a heap. The pending events keep their relative order, and every event
+    // scheduled from now on gets a larger order than all of them.
+    std::sort(heap_.begin(), heap_.end(), earlier);
+    std::uint32_t order = 0;
+    for (HeapEntry& e : heap_) {
+      const std::uint32_t slot = slot_of(e);
+      slots_[slot].order = ++order;
+      e.key = std::uint64_t{order} << 32 | slot;
+    }
+    next_order_ = order + 1;
+    return;
+  }
+  // Floyd's construction: sift down every inner node, the last first.
+  if (kept < 2) return;
+  for (std::size_t i = (kept - 2) / kArity + 1; i-- > 0;) {
+    const HeapEntry e = heap_[i];
+    std::size_t hole = i;
+    for (;;) {
+      const std::size_t first = kArity * hole + 1;
+      if (first >= kept) break;
+      std::size_t best = first;
+      const std::size_t end = std::min(first + kArity, kept);
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (earlier(heap_[c], heap_[best])) best = c;
+      if (!earlier(heap_[best], e)) break;
+      heap_[hole] = heap_[best];
+      hole = best;
+    }
+    heap_[hole] = e;
+  }
+}
+
+bool EventEngine::skip_cancelled() {
+  // Every entry is live when there are as many as pending events: no slot to look at.
+  while (heap_.size() > live_events_) {
+    if (is_live(heap_.front())) return true;
+    heap_pop();
+  }
+  return !heap_.empty();
 }
 
 bool EventEngine::step() {
   if (!skip_cancelled()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const HeapEntry entry = heap_.back();
-  heap_.pop_back();
-  Slot& s = slots_[entry.slot];
-  Callback cb = std::move(s.cb);
-  s.cb = nullptr;
-  s.seq = 0;
-  free_slots_.push_back(entry.slot);
-  --live_events_;
+  const HeapEntry entry = heap_.front();
+  const std::uint32_t slot = slot_of(entry);
+  // The slot is a random one in a large table: load it while the heap is sifted.
+  __builtin_prefetch(&slots_[slot]);
+  heap_pop();
+  Callback cb = std::move(slots_[slot].cb);
+  free_slot(slot);
   now_ = entry.time;
   ++events_run_;
   cb();
