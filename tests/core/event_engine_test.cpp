@@ -390,3 +390,15 @@ TEST_CASE("randomized schedule, cancel, step and run_until match a (time, seq) r
     CHECK(d.events_run() > 10000);
   }
 }
+
+TEST_CASE("next_time is the earliest pending event's time, cancelled ones skipped") {
+  adaptsim::EventEngine e;
+  CHECK(e.next_time() == adaptsim::kTimeNever);
+  auto early = e.schedule_at(5, [] {});
+  e.schedule_at(9, [] {});
+  CHECK(e.next_time() == 5);
+  CHECK(e.cancel(early));
+  CHECK(e.next_time() == 9);
+  e.run();
+  CHECK(e.next_time() == adaptsim::kTimeNever);
+}
