@@ -43,7 +43,7 @@ TEST_CASE("captured state is destroyed once, in place or on the heap") {
   CHECK(token.use_count() == 1);
 }
 
-TEST_CASE("move-only callables and std::function are accepted; empty ones throw when called") {
+TEST_CASE("move-only callables and std::function are accepted, empty ones throw when called") {
   auto value = std::make_unique<int>(7);
   int seen = 0;
   InlineCallback move_only = [&seen, v = std::move(value)] { seen = *v; };
