@@ -104,22 +104,26 @@ class Trial {
     flows_.push_back(std::move(tracked));
   }
 
+  // Stops a random background flow; null if none runs.
+  const Tracked* stop_background() {
+    std::vector<Tracked*> bg;
+    for (auto& f : flows_) {
+      if (f->infinite && f->transmitting) bg.push_back(f.get());
+    }
+    if (bg.empty()) return nullptr;
+    Tracked* f = bg[rng_.below(bg.size())];
+    CHECK(net_.stop(f->id));
+    f->transmitting = false;
+    return f;
+  }
+
   void act() {
     const int actions = 1 + static_cast<int>(rng_.below(capacity_.size() > 12 ? 24 : 6));
     for (int a = 0; a < actions; ++a) {
       switch (rng_.below(10)) {
-        case 0: {  // stop a random background flow
-          std::vector<Tracked*> bg;
-          for (auto& f : flows_) {
-            if (f->infinite && f->transmitting) bg.push_back(f.get());
-          }
-          if (!bg.empty()) {
-            Tracked* f = bg[rng_.below(bg.size())];
-            CHECK(net_.stop(f->id));
-            f->transmitting = false;
-          }
+        case 0:  // stop a random background flow
+          stop_background();
           break;
-        }
         case 1: {  // a capacity change
           const auto r = static_cast<ResourceId>(rng_.below(capacity_.size()));
           capacity_[r] = rng_.uniform(1e8, 1e10);
@@ -130,19 +134,10 @@ class Trial {
           start(random_path(), FlowNetwork::kInfiniteBytes, random_cap(), 0);
           break;
         case 3:  // a stopped flow replaced at once by an identical one
-        {
-          std::vector<Tracked*> bg;
-          for (auto& f : flows_) {
-            if (f->infinite && f->transmitting) bg.push_back(f.get());
-          }
-          if (!bg.empty()) {
-            Tracked* f = bg[rng_.below(bg.size())];
-            CHECK(net_.stop(f->id));
-            f->transmitting = false;
+          if (const Tracked* f = stop_background()) {
             start(f->resources, FlowNetwork::kInfiniteBytes, f->cap, 0);
           }
           break;
-        }
         default: {  // a message, often a chain of identical ones
           const double bytes =
               rng_.below(4) == 0 ? 1e3 * (1 + rng_.below(10)) : rng_.uniform(1e4, 2e7);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/find_mpirun.h"
 #include "tests/support/run_command.h"
 
 namespace fs = std::filesystem;
@@ -30,23 +31,6 @@ constexpr int kSkipExitCode = 77;  // the automake convention for "skipped"
 const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
 
 std::string g_mpirun;  // set by main before any test runs
-
-// CMake's MPIEXEC_EXECUTABLE when it found one, else the usual places, else the PATH.
-std::string find_mpirun() {
-  std::vector<std::string> candidates = {ADAPTSIM_MPIEXEC, "/usr/bin/mpirun",
-                                         "/usr/local/bin/mpirun"};
-  if (const char* path = std::getenv("PATH")) {
-    std::istringstream dirs(path);
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-      if (!dir.empty()) candidates.push_back(dir + "/mpirun");
-    }
-  }
-  for (const std::string& c : candidates) {
-    if (!c.empty() && ::access(c.c_str(), X_OK) == 0) return c;
-  }
-  return "";
-}
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -220,7 +204,7 @@ int main(int argc, char** argv) {
         "sweep under mpirun\n");
     return kSkipExitCode;
   }
-  g_mpirun = find_mpirun();
+  g_mpirun = adaptsim::testing::find_mpirun(ADAPTSIM_MPIEXEC);
   if (g_mpirun.empty()) {
     std::printf("SKIPPED: no mpirun executable (looked at %s, /usr/bin, /usr/local/bin, $PATH)\n",
                 std::string(ADAPTSIM_MPIEXEC).empty() ? "<none from CMake>" : ADAPTSIM_MPIEXEC);
