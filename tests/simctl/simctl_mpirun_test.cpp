@@ -2,9 +2,9 @@
 // the CSVs, the manifest and the tasks' files, byte for byte those of one process (the manifest
 // but for when and how it ran: started_utc, wall_time_s, ranks); a task that fails on another
 // rank fails the run with its error and leaves no files; --live is refused. A CTest entry of its
-// own: without an mpirun, or in a build without MPI, it prints why and exits with kSkipExitCode,
-// registered as the test's SKIP_RETURN_CODE (CTest reports it skipped, not passed); doctest
-// cannot skip at run time, hence the hand-written main.
+// own: without an mpirun, or in a build without MPI, it prints why and exits with 77
+// (mpirun_test_main), registered as the test's SKIP_RETURN_CODE (CTest reports it skipped, not
+// passed); doctest cannot skip at run time, hence the hand-written main.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -27,7 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kSkipExitCode = 77;  // the automake convention for "skipped"
 const fs::path kRoot = ADAPTSIM_SOURCE_DIR;
 
 std::string g_mpirun;  // set by main before any test runs
@@ -198,19 +197,7 @@ TEST_CASE("--live under mpirun is refused in one line, before anything runs") {
 }
 
 int main(int argc, char** argv) {
-  if (!ADAPTSIM_SIMCTL_HAVE_MPI) {
-    std::printf(
-        "SKIPPED: this build has no MPI (CMake did not find it), so simctl cannot share a "
-        "sweep under mpirun\n");
-    return kSkipExitCode;
-  }
-  g_mpirun = adaptsim::testing::find_mpirun(ADAPTSIM_MPIEXEC);
-  if (g_mpirun.empty()) {
-    std::printf("SKIPPED: no mpirun executable (looked at %s, /usr/bin, /usr/local/bin, $PATH)\n",
-                std::string(ADAPTSIM_MPIEXEC).empty() ? "<none from CMake>" : ADAPTSIM_MPIEXEC);
-    return kSkipExitCode;
-  }
-  std::printf("mpirun: %s\n", g_mpirun.c_str());
-  doctest::Context context(argc, argv);
-  return context.run();
+  return adaptsim::testing::mpirun_test_main(argc, argv, ADAPTSIM_SIMCTL_HAVE_MPI,
+                                             "simctl cannot share a sweep under mpirun",
+                                             ADAPTSIM_MPIEXEC, g_mpirun);
 }

@@ -1,7 +1,7 @@
 // adaptsim-tcp under mpirun: ranks learn rank, size and each other's addresses through MPI and
 // then run over TCP. A CTest entry of its own, because it needs something the machine may lack:
-// without an mpirun, or in a build without MPI, it prints why and exits with kSkipExitCode, which
-// tests/hw/tcp/CMakeLists.txt registers as the test's SKIP_RETURN_CODE (CTest reports it as
+// without an mpirun, or in a build without MPI, it prints why and exits with 77 (mpirun_test_main),
+// which tests/hw/tcp/CMakeLists.txt registers as the test's SKIP_RETURN_CODE (CTest reports it as
 // skipped, not passed). doctest cannot skip at run time, hence the hand-written main.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -25,7 +25,6 @@ using namespace adaptsim::tcp::testing;
 
 namespace {
 
-constexpr int kSkipExitCode = 77;  // the automake convention for "skipped"
 const double kDeadlineS = 30 * adaptsim::testing::time_scale();
 
 std::string g_mpirun;  // set by main before any test runs
@@ -77,18 +76,6 @@ TEST_CASE("mpirun rendezvous: 3 ranks exchange addresses through MPI and run exa
 }
 
 int main(int argc, char** argv) {
-  if (!mpi_rendezvous_available()) {
-    std::printf(
-        "SKIPPED: this build has no MPI (CMake did not find it), so no mpirun rendezvous\n");
-    return kSkipExitCode;
-  }
-  g_mpirun = adaptsim::testing::find_mpirun(ADAPTSIM_MPIEXEC);
-  if (g_mpirun.empty()) {
-    std::printf("SKIPPED: no mpirun executable (looked at %s, /usr/bin, /usr/local/bin, $PATH)\n",
-                std::string(ADAPTSIM_MPIEXEC).empty() ? "<none from CMake>" : ADAPTSIM_MPIEXEC);
-    return kSkipExitCode;
-  }
-  std::printf("mpirun: %s\n", g_mpirun.c_str());
-  doctest::Context context(argc, argv);
-  return context.run();
+  return adaptsim::testing::mpirun_test_main(argc, argv, mpi_rendezvous_available(),
+                                             "no mpirun rendezvous", ADAPTSIM_MPIEXEC, g_mpirun);
 }
