@@ -81,7 +81,7 @@ target() {
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Runs one case with one simctl; prints "wall rss_MB" or "> limit -".
+# Runs one case with one simctl; prints "wall rss_MB" or ">limit -".
 measure() {  # simctl case
   case_args "$2"
   rm -rf "$work/out"
@@ -90,7 +90,7 @@ measure() {  # simctl case
     read -r wall rss_kb <"$work/time"
     echo "$wall $((rss_kb / 1024))"
   elif [[ $? -eq 124 ]]; then
-    echo "> $limit -"
+    echo ">$limit -"
   else
     echo "bench-scale: case $2 failed with $1:" >&2
     cat "$work/err" >&2
@@ -114,7 +114,7 @@ for c in "${cases[@]}"; do
 import sys
 a, b = sys.argv[1], sys.argv[2]
 try: print(f'{float(b) / float(a):.1f}x')
-except ValueError: print('-')" "${wall#> }" "${bwall#> }")
+except ValueError: print('-')" "${wall#>}" "${bwall#>}")
     [[ $bwall == ">"* && $wall != ">"* ]] && ratio="> ${ratio}"
     printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$wall" "$rss" "$bwall" "$brss" "$ratio" \
       "$(target "$c")"

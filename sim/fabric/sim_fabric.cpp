@@ -200,6 +200,12 @@ void SimFabric::pump(Connection& c) {
       for (Callback& cb : accept_sends(c))
         cb();
       pump(c);
+      // An idle connection holds nothing a fresh one would not (every posted byte has left:
+      // the socket buffer's accounting starts from equal counts either way), so it goes: a
+      // cluster keeps the connections in use, not every pair that ever spoke (n^2 at 1024 VMs).
+      if (!c.busy && c.queue.empty() && c.unaccepted.empty()) {
+        connections_.erase({m->src, m->dst});
+      }
     });
   });
 }
