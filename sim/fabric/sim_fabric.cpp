@@ -166,7 +166,7 @@ void SimFabric::post(std::unique_ptr<Message> m) {
   Connection& c = connections_[{m->src, m->dst}];
   c.posted_bytes += static_cast<double>(m->data.size);
   c.unaccepted.emplace_back(m.get(), c.posted_bytes);
-  c.queue.push_back(std::move(m));
+  c.queue.emplace_back(std::move(m));
   // Within the socket buffer at once: the send completes on a later event, not inside send().
   for (Callback& cb : accept_sends(c))
     network_.engine().schedule_after(0, std::move(cb));
