@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The speed-and-scale table (docs/performance.md), rerunnable: each case is one simctl command,
-# timed with /usr/bin/time (wall seconds, peak RSS); a case past its time limit reads "> LIMIT".
+# timed with /usr/bin/time (wall seconds, peak RSS); a case past its time limit reads ">LIMIT".
 # With --base, the same cases run with a second simctl (e.g. a build of an older commit) in the
 # same run, so the ratio column compares the two on one machine at one time.
 #
@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --base) base=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench-scale: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) cases+=("$1"); shift ;;
   esac
@@ -98,6 +98,7 @@ measure() {  # simctl case
   fi
 }
 
+for c in "${cases[@]}"; do case_args "$c"; done  # unknown names fail before any output
 if [[ -n $base ]]; then
   echo "| case | wall (s) | peak RSS (MB) | base wall (s) | base RSS (MB) | speed-up | target |"
   echo "|---|---|---|---|---|---|---|"
@@ -106,7 +107,6 @@ else
   echo "|---|---|---|---|"
 fi
 for c in "${cases[@]}"; do
-  case_args "$c" >/dev/null
   read -r wall rss <<<"$(measure "$SIMCTL" "$c")"
   if [[ -n $base ]]; then
     read -r bwall brss <<<"$(measure "$base" "$c")"
