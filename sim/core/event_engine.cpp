@@ -60,9 +60,7 @@ bool EventEngine::cancel(EventId id) {
   return true;
 }
 
-void EventEngine::heap_push(const HeapEntry& entry) {
-  std::size_t hole = heap_.size();
-  heap_.push_back(entry);
+void EventEngine::sift_up(std::size_t hole, const HeapEntry& entry) {
   while (hole > 0) {
     const std::size_t parent = (hole - 1) / kArity;
     if (!earlier(entry, heap_[parent])) break;
@@ -70,6 +68,11 @@ void EventEngine::heap_push(const HeapEntry& entry) {
     hole = parent;
   }
   heap_[hole] = entry;
+}
+
+void EventEngine::heap_push(const HeapEntry& entry) {
+  heap_.push_back(entry);
+  sift_up(heap_.size() - 1, entry);
 }
 
 void EventEngine::heap_pop() {
@@ -97,13 +100,7 @@ void EventEngine::heap_pop() {
     heap_[hole] = heap_[best];
     hole = best;
   }
-  while (hole > 0) {
-    const std::size_t parent = (hole - 1) / kArity;
-    if (!earlier(last, heap_[parent])) break;
-    heap_[hole] = heap_[parent];
-    hole = parent;
-  }
-  heap_[hole] = last;
+  sift_up(hole, last);
 }
 
 void EventEngine::rebuild(bool renumber) {

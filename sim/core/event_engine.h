@@ -94,6 +94,8 @@ class EventEngine {
     return a.time < b.time || (a.time == b.time && a.key < b.key);
   }
   bool is_live(const HeapEntry& e) const { return slots_[slot_of(e)].order == order_of(e); }
+  // Moves `entry` from the hole at `hole` up to its place and writes it there.
+  void sift_up(std::size_t hole, const HeapEntry& entry);
   void heap_push(const HeapEntry& entry);
   // Removes heap_[0] (the heap must not be empty).
   void heap_pop();

@@ -647,7 +647,6 @@ void FlowNetwork::reallocate_bottleneck() {
       apply_rate(fi, rate);
     }
   }
-  dirty_.clear();
 }
 
 bool FlowNetwork::repair_locally() {
@@ -775,15 +774,18 @@ void FlowNetwork::reallocate() {
   pair_changes();
   if (dirty_.empty()) return;  // every change was paired: no rate moves
   ++solves_;
-  if (sharing_ == Sharing::kBottleneck ||
-      (sharing_ == Sharing::kMaxMin && restart_level_ > 0 && repair_locally())) {
-    for (std::uint32_t fi : fresh_)
-      flows_[fi].fresh = false;
-    fresh_.clear();
-    if (sharing_ == Sharing::kBottleneck) reallocate_bottleneck();
-    dirty_.clear();
-    return;
+  if (sharing_ == Sharing::kBottleneck) {
+    reallocate_bottleneck();
+  } else if (restart_level_ == 0 || !repair_locally()) {  // 0 under TCP sharing (pair_changes)
+    solve_components();
   }
+  for (std::uint32_t fi : fresh_)
+    flows_[fi].fresh = false;
+  fresh_.clear();
+  dirty_.clear();
+}
+
+void FlowNetwork::solve_components() {
   // 1. The component reachable from the touched resources through shared flows.
   ++stamp_;
   comp_flows_.clear();
@@ -795,7 +797,6 @@ void FlowNetwork::reallocate() {
       queue_.push_back(r);
     }
   }
-  dirty_.clear();
   // Under Sharing::kTcp a buffer's queue also caps the flows whose ACKs cross it, so those
   // links join components too.
   const bool ack_links = sharing_ == Sharing::kTcp;
@@ -830,17 +831,16 @@ void FlowNetwork::reallocate() {
         visit(fi);
     }
   }
-  for (std::uint32_t fi : fresh_)
-    flows_[fi].fresh = false;
-  fresh_.clear();
   for (ResourceId r : comp_resources_)
     resources_[r].standing = false;
   if (comp_flows_.empty()) return;
 
-  double work = 0;
-  for (ResourceId r : comp_resources_)
-    work += 2.0 * static_cast<double>(resources_[r].flows.size());  // the search's and solve's
-  solve_work_ += (work - solve_work_) / 16;
+  if (sharing_ == Sharing::kMaxMin) {  // what repair_locally weighs itself against
+    double work = 0;
+    for (ResourceId r : comp_resources_)
+      work += 2.0 * static_cast<double>(resources_[r].flows.size());  // the search's and solve's
+    solve_work_ += (work - solve_work_) / 16;
+  }
 
   // 2. Solve.
   new_rates_.assign(comp_flows_.size(), 0.0);

@@ -231,6 +231,8 @@ class FlowNetwork {
   void touch(std::span<const ResourceId> resources);
   void reallocate();
   void reallocate_bottleneck();
+  // Re-solves every component the dirty resources reach (above the restart level).
+  void solve_components();
   void apply_rate(std::uint32_t index, double rate);
   void fill_component();  // progressive filling over comp_flows_/comp_resources_ -> new_rates_
   void solve_tcp();       // Sharing::kTcp: standing queues, RTT weights, weighted filling
