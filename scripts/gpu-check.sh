@@ -10,9 +10,14 @@
 #         authentication (the bundle's base binary), docs/reliability.md "Authentication"
 #   fig8  `simctl compare scenarios/fig8-local.yaml` with that machine's loopback profile and
 #         `live.compute=sleep`, docs/figures.md "Figure 8" (16 cores)
+#   timeline  one Figure 8 point of each model (no monitor; the variance every step), simulated
+#         and live, 8 steps, with --timeline: where the live variance step's time goes
+#   fuzz  the bundle's fuzz_scenario (scripts/gpu-bundle.sh carries it when build-fuzz/ has one)
+#         from the checked-in seeds, libFuzzer's fork mode on all cores but two, to FUZZ_RUNS
+#         executions (default 1,000,000)
 #
 # Everything lands in $OUT (default /tmp/gpu-check): run.log, nccl/*.csv, cal/gpu-1.{csv,yaml}
-# (the profile to commit under traces/calibration/), auth.txt, fig8/. Each step has its own time
+# (the profile to commit under traces/calibration/), auth.txt, fig8/, timeline/, fuzz/. Each step has its own time
 # limit, cut to what is left of DEADLINE seconds (default 3600) from the start, and reports its
 # exit code; the script's code is the number of failed steps.
 R="$(pwd)"
@@ -75,7 +80,30 @@ for s in "${steps[@]}"; do
       check 420 build/sim/simctl/simctl compare scenarios/fig8-local.yaml \
         --calibration traces/calibration/loopback-tcp-4procs-16cores.yaml \
         --set live.compute=sleep -o "$O/fig8" ;;
-    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8)"; failed=$((failed + 1)) ;;
+    timeline)
+      tl=(--calibration traces/calibration/loopback-tcp-4procs-16cores.yaml --set live.compute=sleep
+          --set "sweep.workload.monitors=[[{name: throughput}], [{name: throughput}, {name: gradient-variance, interval: 1}]]"
+          --set workload.steps=8 --no-progress)
+      step "timeline, simulated"
+      check 120 build/sim/simctl/simctl run scenarios/fig8-local.yaml "${tl[@]}" \
+        --timeline "$O/timeline/sim" -o "$O/timeline/sim-out"
+      step "timeline, live"
+      timecmd=(); [ -x /usr/bin/time ] && timecmd=(/usr/bin/time -v)
+      check 200 "${timecmd[@]}" build/sim/simctl/simctl run --live scenarios/fig8-local.yaml "${tl[@]}" \
+        --timeline "$O/timeline/live" -o "$O/timeline/live-out"
+      tar czf "$O/timeline.tar.gz" -C "$O" timeline && rm -rf "$O/timeline" ;;  # one file: the device tool returns few
+    fuzz)
+      step "fuzz_scenario, ${FUZZ_RUNS:-1000000} executions, fork mode"
+      mkdir -p "$O/fuzz/artifacts" /tmp/fuzz-corpus && cp fuzz/corpus/scenario/* /tmp/fuzz-corpus/
+      jobs=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
+      ASAN_OPTIONS=abort_on_error=1:detect_stack_use_after_return=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        check 300 .devrun/fuzz_scenario -fork="$jobs" -runs="${FUZZ_RUNS:-1000000}" -timeout=10 \
+          -print_final_stats=1 -dict=fuzz/scenario.dict -artifact_prefix="$O/fuzz/artifacts/" \
+          /tmp/fuzz-corpus > "$O/fuzz/log.txt" 2>&1
+      grep -E '^#|INFO: (fuzzed|exiting)|SUMMARY|crash' "$O/fuzz/log.txt" | tail -5
+      ls "$O/fuzz/artifacts" ;;
+    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, timeline, fuzz)"; failed=$((failed + 1)) ;;
   esac
 done
 step "done: $failed failed step(s)"
