@@ -176,6 +176,10 @@ int run_tcp(const CliOptions& o, int argc, char** argv) {
     io::CpuCalibration cpu;
     cpu.reduce_bandwidth_Bps = sum_reduce_bandwidth_Bps(*r.cpu_kernels);
     cpu.kernels = kernel_cost_entries(*r.cpu_kernels);
+    if (r.cpu_kernels_concurrent) {
+      cpu.concurrent_threads = r.cpu_kernels_concurrent->threads;
+      cpu.concurrent_kernels = kernel_cost_entries(*r.cpu_kernels_concurrent);
+    }
     if (cpu.reduce_bandwidth_Bps > 0) profile.cpu = cpu;
   }
   const std::uint64_t wrong = wrong_total(r.rows);
@@ -239,7 +243,10 @@ int run_gpu(const CliOptions& o, int argc, char** argv) {
     hw::KernelTimingOptions cpu_options;
     cpu_options.sizes_elements = kernel_sizes(10'000, 10'000'000);
     hw::KernelTimingReport cpu = hw::time_cpu_kernels(cpu_options);
-    profile.cpu = io::CpuCalibration{sum_reduce_bandwidth_Bps(cpu), kernel_cost_entries(cpu)};
+    io::CpuCalibration c;
+    c.reduce_bandwidth_Bps = sum_reduce_bandwidth_Bps(cpu);
+    c.kernels = kernel_cost_entries(cpu);
+    profile.cpu = std::move(c);
   }
   const std::uint64_t wrong = wrong_total(r.rows);
   if (wrong > 0) {

@@ -157,17 +157,27 @@ TcpCalibrationResult run_tcp_calibration(const TcpCalibrationOptions& o, tcp::Re
     result.rows.insert(result.rows.begin(), measured.begin(), measured.end());
   }
   if (o.time_kernels) {
-    print("");
-    print("# CPU kernels (one thread)");
-    hw::KernelTimingReport report = hw::time_cpu_kernels(o.kernels);
-    for (const hw::KernelTimingRow& r : report.rows) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "  %-9s %11zu elements %12.1f ns %8.4f ns/element %8.2f GB/s",
-                    std::string(hw::kernel_kind_name(r.kernel)).c_str(), r.n_elements, r.time_ns,
-                    r.ns_per_element, r.bandwidth_GBps);
-      print(buf);
-    }
-    result.cpu_kernels = std::move(report);
+    auto time_kernels = [&](int threads) {
+      print("");
+      print(threads == 1 ? std::string("# CPU kernels (one thread)")
+                         : "# CPU kernels (" + std::to_string(threads) +
+                               " threads at once, as this machine's ranks run them)");
+      hw::KernelTimingOptions ko = o.kernels;
+      ko.threads = threads;
+      hw::KernelTimingReport report = hw::time_cpu_kernels(ko);
+      for (const hw::KernelTimingRow& r : report.rows) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "  %-9s %11zu elements %12.1f ns %8.4f ns/element %8.2f GB/s",
+                      std::string(hw::kernel_kind_name(r.kernel)).c_str(), r.n_elements, r.time_ns,
+                      r.ns_per_element, r.bandwidth_GBps);
+        print(buf);
+      }
+      return report;
+    };
+    result.cpu_kernels = time_kernels(1);
+    const auto here = static_cast<int>(std::count(machine.begin(), machine.end(), machine[0]));
+    if (here > 1) result.cpu_kernels_concurrent = time_kernels(here);
   }
   return result;
 }

@@ -10,7 +10,8 @@
 //   4. graceful shutdown; then on rank 0 alone, with the network quiet:
 //   5. when ranks 0 and 1 are on different machines (or there is one rank), a ping-pong between
 //      two runtimes inside the process over 127.0.0.1: this host's loopback link;
-//   6. the CPU kernels (hw/cuda cpu_kernel_timing.h): reduction bandwidth and cost lines.
+//   6. the CPU kernels (hw/cuda cpu_kernel_timing.h): reduction bandwidth and cost lines, on one
+//      thread and, where several ranks ran on rank 0's machine, on that many threads at once.
 //
 // "One machine" is decided from the addresses, not from --ranks-per-host (which only makes
 // loopback ranks pose as separate hosts for the strategies): launcher workers are all local; in a
@@ -46,7 +47,9 @@ struct TcpCalibrationResult {
   int hosts = 0;                     // physical machines
   std::vector<int> host_of_rank;     // as the strategies saw it (--ranks-per-host applies)
   std::vector<coll::SweepRow> rows;  // ping-pongs first, then all-reduces in sweep order
-  std::optional<hw::KernelTimingReport> cpu_kernels;
+  std::optional<hw::KernelTimingReport> cpu_kernels;  // one thread
+  // One thread per rank that ran on rank 0's machine, all at once; when there were several.
+  std::optional<hw::KernelTimingReport> cpu_kernels_concurrent;
 };
 
 // Steps 1-6 on this worker. Throws RuntimeFailure (a peer died, a timeout) and InputError; wrong

@@ -12,12 +12,15 @@
 #         `live.compute=sleep`, docs/figures.md "Figure 8" (16 cores)
 #   timeline  one Figure 8 point of each model (no monitor; the variance every step), simulated
 #         and live, 8 steps, with --timeline: where the live variance step's time goes
+#   loopback  `calibrate --backend tcp --procs 4` on the machine's loopback, every strategy, 8 B to
+#         LOOPBACK_MAX (default 128MiB: beyond the last-level cache, as a model's gradients are),
+#         the CPU kernels to 3.2e7 elements (ResNet-50's 2.56e7), on one thread and on 4 at once
 #   fuzz  the bundle's fuzz_scenario (scripts/gpu-bundle.sh carries it when build-fuzz/ has one)
 #         from the checked-in seeds, libFuzzer's fork mode on all cores but two, to FUZZ_RUNS
 #         executions (default 1,000,000)
 #
 # Everything lands in $OUT (default /tmp/gpu-check): run.log, nccl/*.csv, cal/gpu-1.{csv,yaml}
-# (the profile to commit under traces/calibration/), auth.txt, fig8/, timeline/, fuzz/. Each step has its own time
+# (the profile to commit under traces/calibration/), auth.txt, fig8/, timeline.tar.gz, lb/, fuzz/. Each step has its own time
 # limit, cut to what is left of DEADLINE seconds (default 3600) from the start, and reports its
 # exit code; the script's code is the number of failed steps.
 R="$(pwd)"
@@ -92,6 +95,11 @@ for s in "${steps[@]}"; do
       check 200 "${timecmd[@]}" build/sim/simctl/simctl run --live scenarios/fig8-local.yaml "${tl[@]}" \
         --timeline "$O/timeline/live" -o "$O/timeline/live-out"
       tar czf "$O/timeline.tar.gz" -C "$O" timeline && rm -rf "$O/timeline" ;;  # one file: the device tool returns few
+    loopback)
+      step "calibrate --backend tcp --procs 4, 8B..${LOOPBACK_MAX:-128MiB}"
+      check 300 build/calibrate/calibrate --backend tcp --procs 4 --strategy all --minbytes 8B \
+        --maxbytes "${LOOPBACK_MAX:-128MiB}" --stepfactor 4 --iters 20 --warmup-iters 3 \
+        --kernel-max-elements 32000000 -o "$O/lb" --name loopback-tcp-4procs-16cores-128MiB ;;
     fuzz)
       step "fuzz_scenario, ${FUZZ_RUNS:-1000000} executions, fork mode"
       mkdir -p "$O/fuzz/artifacts" /tmp/fuzz-corpus && cp fuzz/corpus/scenario/* /tmp/fuzz-corpus/
@@ -103,7 +111,7 @@ for s in "${steps[@]}"; do
           /tmp/fuzz-corpus > "$O/fuzz/log.txt" 2>&1
       grep -E '^#|INFO: (fuzzed|exiting)|SUMMARY|crash' "$O/fuzz/log.txt" | tail -5
       ls "$O/fuzz/artifacts" ;;
-    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, timeline, fuzz)"; failed=$((failed + 1)) ;;
+    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, timeline, loopback, fuzz)"; failed=$((failed + 1)) ;;
   esac
 done
 step "done: $failed failed step(s)"

@@ -40,6 +40,11 @@ struct KernelTimingOptions {
   int warmup_iters = 3;  // untimed calls before each size
   int iters = 10;        // timed back-to-back calls per size
   int device = 0;        // CUDA device index; ignored by the CPU timing
+  // CPU timing only: this many threads run each (kernel, size) at once, each on its own arrays,
+  // started together; a row's time is the slowest thread's. What the kernels cost when every
+  // rank of a job on one machine runs them at the same step (they share the memory bandwidth
+  // and the last-level cache). 1: the kernel alone.
+  int threads = 1;
 };
 
 struct KernelTimingRow {
@@ -54,6 +59,7 @@ struct KernelTimingReport {
   std::string device;             // "cpu" or the GPU's name
   double launch_overhead_ns = 0;  // GPU: an empty kernel, launched back to back; CPU: 0
   double launch_latency_ns = 0;   // GPU: an empty kernel launch + synchronize round trip; CPU: 0
+  int threads = 1;                // CPU: KernelTimingOptions::threads of the measurement
   std::vector<KernelTimingRow> rows;
 };
 

@@ -232,6 +232,11 @@ CalibrationProfile read_profile(const Document& doc) {
     CpuCalibration cpu;
     cpu.reduce_bandwidth_Bps = c->bandwidth_Bps("reduce_bandwidth");
     cpu.kernels = read_kernels(*c);
+    if (auto cc = c->optional_map("concurrent")) {
+      cpu.concurrent_threads = count_at(*cc, "threads", 1);
+      cpu.concurrent_kernels = read_kernels(*cc);
+      cc->finish();
+    }
     c->finish();
     p.cpu = std::move(cpu);
   }
@@ -267,13 +272,14 @@ double non_negative(double v) {
   return v > 0 ? v : 0;
 }
 
-void write_kernels(std::string& out, const std::vector<KernelCostEntry>& kernels) {
+void write_kernels(std::string& out, const std::vector<KernelCostEntry>& kernels,
+                   const std::string& indent) {
   if (kernels.empty()) return;
-  out +=
-      "  kernels:  # time(n) = overhead + n x per_element (overhead: small sizes; per_element: "
-      "large)\n";
+  out += indent +
+         "kernels:  # time(n) = overhead + n x per_element (overhead: small sizes; per_element: "
+         "large)\n";
   for (const KernelCostEntry& k : kernels) {
-    out += "    - {kernel: " + k.kernel +
+    out += indent + "  - {kernel: " + k.kernel +
            ", overhead: " + profile_duration_text(non_negative(k.overhead_ns)) +
            ", per_element: " + profile_duration_text(k.per_element_ns) +
            ", bandwidth: " + profile_bandwidth_text(k.bandwidth_Bps) +
@@ -402,7 +408,12 @@ std::string write_calibration_profile_yaml(const CalibrationProfile& p) {
     out += "cpu:\n";
     out += "  # float32 a + b on one thread, bytes of output per second, largest size measured\n";
     out += "  reduce_bandwidth: " + profile_bandwidth_text(p.cpu->reduce_bandwidth_Bps) + "\n";
-    write_kernels(out, p.cpu->kernels);
+    write_kernels(out, p.cpu->kernels, "  ");
+    if (p.cpu->concurrent_threads > 0) {
+      out += "  concurrent:  # the same kernels on `threads` threads at once, the slowest's time\n";
+      out += "    threads: " + std::to_string(p.cpu->concurrent_threads) + "\n";
+      write_kernels(out, p.cpu->concurrent_kernels, "    ");
+    }
   }
   if (p.gpu) {
     const GpuCalibration& g = *p.gpu;
@@ -416,7 +427,7 @@ std::string write_calibration_profile_yaml(const CalibrationProfile& p) {
            "\n";
     out += "  launch_latency: " + profile_duration_text(non_negative(g.launch_latency_us) * 1e3) +
            "\n";
-    write_kernels(out, g.kernels);
+    write_kernels(out, g.kernels, "  ");
     if (g.gemm) {
       out += "  gemm: {precision: " + g.gemm->precision +
              ", size: " + std::to_string(g.gemm->size) +

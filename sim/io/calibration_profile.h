@@ -38,6 +38,10 @@
 //     reduce_bandwidth: 4.3GB/s
 //     kernels:
 //       - {kernel: sum, overhead: 120ns, per_element: 0.93ns, bandwidth: 12.9GB/s, points: 4}
+//     concurrent:   # optional: the kernels on `threads` threads at once
+//       threads: 4
+//       kernels:
+//         - {kernel: sum, overhead: 150ns, per_element: 1.4ns, bandwidth: 8.6GB/s, points: 4}
 //
 // Link classes: `loopback` (processes on one host over 127.0.0.1), `tcp` (processes on
 // different hosts), `nccl_intra` / `nccl_inter` (NCCL among the GPUs of one host / of several).
@@ -121,6 +125,11 @@ struct CpuCalibration {
   // measured (streaming from memory): what topo::ServerSpec::cpu_reduce_bandwidth_Bps means.
   double reduce_bandwidth_Bps = 0;
   std::vector<KernelCostEntry> kernels;
+  // The same kernels on `concurrent_threads` threads at once (calibrate --backend tcp: one per
+  // rank the sweep ran on this machine), each row the slowest thread's time: what a monitor's
+  // kernels cost when all of a machine's ranks run them at the same step. 0 / empty: not measured.
+  int concurrent_threads = 0;
+  std::vector<KernelCostEntry> concurrent_kernels;
 };
 
 struct GemmRate {

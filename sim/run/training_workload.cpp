@@ -258,11 +258,14 @@ class TrainingWorkload final : public Workload {
 // workload.monitor_kernels: where the monitors' kernels run and so what they cost.
 //   device (default): on the GPU, memory-bound at the device profile's memory bandwidth, or at
 //     the calibration profile's measured GPU kernels when it has them (calibrate --gpus);
-//   cpu: as a live run on the calibrated machine runs them (hw/live on CPU): the profile's
-//     measured single-thread CPU kernels (calibrate --backend tcp), every rank of the job at
-//     once on the machine's host.cores cores, so each takes ranks / cores times longer when the
-//     ranks outnumber the cores. Squaring has no kernel of its own in the profile: it streams
-//     8 bytes per element where the measured sum streams 12, so 2/3 of sum's time.
+//   cpu: as a live run on the calibrated machine runs them (hw/live on CPU), every rank of the
+//     job at once on that machine: the profile's CPU kernels measured on as many threads at once
+//     as the job has ranks (calibrate --backend tcp --procs N measures them so: the ranks share
+//     the memory bandwidth and the last-level cache) when it has them; otherwise the
+//     single-thread kernels, each taking ranks / cores times longer when the ranks outnumber the
+//     host.cores cores (memory contention not counted). Squaring has no kernel of its own in
+//     the profile: it streams 8 bytes per element where the measured sum streams 12, so 2/3 of
+//     sum's time.
 // The monitors' kernels from a profile's measured sum, sq_norm and variance; nullopt without them.
 std::optional<simulate::MonitorKernels> measured_kernels(
     const std::vector<io::KernelCostEntry>& kernels) {
@@ -288,7 +291,14 @@ std::optional<simulate::MonitorKernels> read_monitor_kernels(io::MapReader& w,
   if (where == "device") {
     return p && p->gpu ? measured_kernels(p->gpu->kernels) : std::nullopt;
   }
+  const double ranks = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
   std::optional<simulate::MonitorKernels> k;
+  // Measured with as many threads at once as the job has ranks: the cost as the ranks run them,
+  // memory bandwidth and cache shared, time-sharing of the cores included.
+  if (p && p->cpu && p->cpu->concurrent_threads == static_cast<int>(ranks)) {
+    k = measured_kernels(p->cpu->concurrent_kernels);
+    if (k) return k;
+  }
   if (p && p->cpu) k = measured_kernels(p->cpu->kernels);
   if (!k) {
     w.fail("monitor_kernels",
@@ -296,7 +306,6 @@ std::optional<simulate::MonitorKernels> read_monitor_kernels(io::MapReader& w,
                        "variance (calibrate measures them); the scenario has ") +
                (p ? "one without them" : "none"));
   }
-  const double ranks = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
   const double cores = p->host.cores > 0 ? p->host.cores : 1;
   k->time_sharing = std::max(1.0, ranks / cores);
   return k;

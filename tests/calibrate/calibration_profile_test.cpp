@@ -64,7 +64,10 @@ CalibrationProfile full_profile() {
   ring.busbw_inf_Bps = 0.825e9;
   p.fits.push_back(ring);
   p.cpu = CpuCalibration{
-      4.26e9, {{"sum", 29.05, 0.372194, 32.2412e9, 4}, {"sq_norm", 0, 0.938, 4.26e9, 4}}};
+      .reduce_bandwidth_Bps = 4.26e9,
+      .kernels = {{"sum", 29.05, 0.372194, 32.2412e9, 4}, {"sq_norm", 0, 0.938, 4.26e9, 4}},
+      .concurrent_threads = 4,
+      .concurrent_kernels = {{"sum", 31, 0.61, 19.7e9, 4}}};
   GpuCalibration gpu;
   gpu.name = "NVIDIA H100 80GB HBM3";
   gpu.count = 8;
@@ -166,6 +169,9 @@ TEST_CASE("profile: write then read gives the same profile") {
   check_close(q.cpu->kernels[0].per_element_ns, 0.372194);  // sub-nanosecond precision kept
   check_close(q.cpu->kernels[0].bandwidth_Bps, 32.2412e9);
   CHECK(q.cpu->kernels[0].points == 4);
+  CHECK(q.cpu->concurrent_threads == 4);
+  REQUIRE(q.cpu->concurrent_kernels.size() == 1);
+  check_close(q.cpu->concurrent_kernels[0].per_element_ns, 0.61);
   REQUIRE(q.gpu);
   CHECK(q.gpu->name == "NVIDIA H100 80GB HBM3");
   CHECK(q.gpu->count == 8);
@@ -240,6 +246,12 @@ TEST_CASE("profile: bad files give file:line:key errors") {
     const std::string bad = edited(text, "class: tcp\n    algorithm: \"p2p\"",
                                    "class: loopback\n    algorithm: \"p2p\"");
     CHECK(error_of(bad).find("a second fit of class loopback, algorithm p2p") != std::string::npos);
+  }
+  SUBCASE("concurrent kernels measured on no thread") {
+    const std::string bad = edited(text, "    threads: 4\n", "    threads: 0\n");
+    const std::string e = error_of(bad);
+    CHECK(e.find("p.yaml:" + std::to_string(line_of(bad, "threads: 0")) +
+                 ": key 'cpu.concurrent.threads'") == 0);
   }
   SUBCASE("not a profile") {
     const std::string e = error_of(edited(text, "profile: adaptsim-calibration/1", "profile: x/9"));

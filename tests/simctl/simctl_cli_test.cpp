@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/run_command.h"
 
 namespace fs = std::filesystem;
@@ -465,6 +467,64 @@ TEST_CASE("background: bad input is one line with file, line and key, exit 2, no
                      "with measured CPU kernels sum, sq_norm and variance");
   expect_input_error(s, s.write("bad.yaml", no_background + "  monitor_kernels: tpu\n"),
                      "bad.yaml:14: key 'workload.monitor_kernels'");
+}
+
+// The "gradient variance" span of worker 0's step `step` in a --timeline trace, in microseconds.
+double variance_span_us(const fs::path& trace, int step) {
+  const nlohmann::json j = nlohmann::json::parse(read_file(trace));
+  double step_begin = -1, step_end = -1;
+  for (const auto& e : j.at("traceEvents"))
+    if (e.value("ph", "") == "X" && e.value("tid", -1) == 0 &&
+        e.value("name", "") == "step " + std::to_string(step)) {
+      step_begin = e.at("ts").get<double>();
+      step_end = step_begin + e.at("dur").get<double>();
+    }
+  for (const auto& e : j.at("traceEvents"))
+    if (e.value("ph", "") == "X" && e.value("tid", -1) == 0 &&
+        e.value("name", "") == "gradient variance" && e.at("ts").get<double>() >= step_begin &&
+        e.at("ts").get<double>() < step_end)
+      return e.at("dur").get<double>();
+  FAIL("no gradient variance span in step ", step, " of ", trace);
+  return 0;
+}
+
+TEST_CASE(
+    "monitor_kernels cpu: the kernels measured on as many threads as ranks, else time-shared") {
+  // traces/calibration/loopback-tcp-4procs.yaml: 2 cores, one-thread variance 0.911023 ns per
+  // element, no fixed cost. Four ranks on two cores: each one-thread kernel takes twice as long.
+  // With a `concurrent` block measured on 4 threads (the job's ranks), its kernels are taken as
+  // they are; measured on 3 threads, it does not describe this job and is not used.
+  const Scratch s("concurrent_kernels");
+  const std::string profile = read_file(kRoot / "traces/calibration/loopback-tcp-4procs.yaml");
+  auto with_concurrent = [&](int threads) {
+    const std::string csv = (kRoot / "traces/calibration/loopback-tcp-4procs.csv").string();
+    std::string text = profile;
+    text.replace(text.find("loopback-tcp-4procs.csv"), 23, csv);
+    text +=
+        "  concurrent:\n    threads: " + std::to_string(threads) +
+        "\n    kernels:\n"
+        "      - {kernel: sum, overhead: 0ns, per_element: 0.5ns, bandwidth: 24GB/s, points: 4}\n"
+        "      - {kernel: sq_norm, overhead: 0ns, per_element: 1.5ns, bandwidth: 2.6GB/s, "
+        "points: 4}\n"
+        "      - {kernel: variance, overhead: 0ns, per_element: 3.25ns, bandwidth: 3.7GB/s, "
+        "points: 4}\n";
+    return s.write("p" + std::to_string(threads) + ".yaml", text);
+  };
+  auto variance_us = [&](const std::string& calibration_flag, const std::string& tag) {
+    const Result r = run("run " + (kRoot / "scenarios/fig8-local.yaml").string() + " -o " +
+                         (s.dir / tag).string() + " --timeline " +
+                         (s.dir / (tag + "-tl")).string() + " --no-progress " + calibration_flag +
+                         " --set 'sweep.workload.monitors=[[{name: gradient-variance}]]'"
+                         " --set 'workload.models=[mobilenetv2]' --set workload.steps=1");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    return variance_span_us(s.dir / (tag + "-tl") / "p0-mobilenetv2-kungfu.trace.json", 1);
+  };
+  const double shared = variance_us("", "one-thread");
+  const double four = variance_us("--calibration " + with_concurrent(4).string(), "four");
+  const double three = variance_us("--calibration " + with_concurrent(3).string(), "three");
+  CHECK(shared > 0);
+  CHECK(four / shared == doctest::Approx(3.25 / (0.911023 * 2)).epsilon(1e-4));
+  CHECK(three == doctest::Approx(shared).epsilon(1e-6));
 }
 
 TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision, MBTS from 6") {
