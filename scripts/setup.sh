@@ -10,7 +10,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
   libopenmpi-dev openmpi-bin
   python3-matplotlib python3-pandas
-  iproute2 iperf3 procps
+  iproute2 iperf3 procps iptables
 )
 
 missing=()

@@ -308,6 +308,9 @@ Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
 
   std::string why;
   if (!testbed_supported(&why)) throw RuntimeFailure("testbed not supported here: " + why);
+  if (spec.server.nic.loss > 0 && !find_program("iptables")) {
+    throw RuntimeFailure("testbed: the NICs' loss needs `iptables` (apt-get install iptables)");
+  }
   remove_stale(options.prefix);
   po.subnet_octet = options.subnet_octet >= 0
                         ? static_cast<std::uint8_t>(options.subnet_octet)

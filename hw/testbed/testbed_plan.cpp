@@ -159,6 +159,17 @@ bool is_testbed_name(const std::string& prefix, const std::string& name) {
   return false;
 }
 
+namespace {
+
+// iptables' statistic match takes a probability with up to 10 decimals.
+std::string format_probability(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10f", p);
+  return buf;
+}
+
+}  // namespace
+
 TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options) {
   std::string why;
   if (!valid_prefix(options.prefix, &why)) throw InputError("testbed: " + why);
@@ -173,12 +184,24 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
   if (spec.server.nic.bandwidth_Bps <= 0) {
     throw InputError("testbed: topology '" + spec.name + "' gives its NIC no bandwidth");
   }
+  if (spec.fabric.kind == topo::FabricKind::kFatTree && spec.fabric.uplink.loss > 0) {
+    throw InputError("testbed: topology '" + spec.name +
+                     "' sets a loss on its fat tree's uplinks; the testbed drops packets at the "
+                     "hosts' NICs only");
+  }
   const std::string& p = options.prefix;
   TestbedPlan plan;
   plan.prefix = p;
   plan.subnet = "10." + std::to_string(options.subnet_octet) + ".0.0/16";
   plan.fabric = spec.fabric.kind;
   plan.queue_delay_ns = options.queue_delay_ns;
+  // Every host-to-host packet crosses two NIC links (the sender's egress, the receiver's
+  // ingress), each dropping `loss` of its packets in the simulator. The testbed drops them where
+  // Linux handles a drop as the network's, on arrival (iptables INPUT in the receiver's
+  // namespace; a drop in OUTPUT is reported to the sending socket instead), with the probability
+  // of the two links together.
+  const double loss = spec.server.nic.loss;
+  plan.input_drop_probability = 1 - (1 - loss) * (1 - loss);
 
   // Every host: the job's servers, then the extra hosts outside the job (ClusterSpec::hosts()).
   const int hosts = spec.hosts();
@@ -267,6 +290,11 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
     steps.push_back(command({"ip", "-n", h.ns, "link", "set", "eth0", "up"}));
     add_shaping(steps, h.ns, "eth0", h.egress_Bps, options.queue_delay_ns);
     add_shaping(steps, "", h.bridge_port, h.ingress_Bps, options.queue_delay_ns);
+    if (plan.input_drop_probability > 0) {
+      steps.push_back(command({"ip", "netns", "exec", h.ns, "iptables", "-A", "INPUT", "-m",
+                               "statistic", "--mode", "random", "--probability",
+                               format_probability(plan.input_drop_probability), "-j", "DROP"}));
+    }
   }
   return plan;
 }

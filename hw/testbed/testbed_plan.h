@@ -121,6 +121,9 @@ struct TestbedPlan {
   std::vector<PlannedHost> hosts;
   std::vector<PlannedUplink> uplinks;
   TimeNs queue_delay_ns = 0;
+  // Probability that a host drops an arriving packet (iptables in its namespace): the loss of
+  // the two NIC links a host-to-host packet crosses; 0: no drops, no iptables.
+  double input_drop_probability = 0;
   std::vector<PlanStep> steps;  // in execution order
 };
 

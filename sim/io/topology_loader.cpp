@@ -13,12 +13,19 @@ constexpr int kMaxServers = 1 << 20;
 constexpr int kMaxSpines = 1 << 16;
 constexpr std::int64_t kMaxClusterNodes = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxClusterLinks = std::int64_t{1} << 25;
+constexpr double kMaxLinkLoss = 0.10;
 
 topo::LinkParams read_link_fields(MapReader& m) {
   topo::LinkParams p;
   p.bandwidth_Bps = m.bandwidth_Bps("bandwidth");
   p.latency_ns = m.duration_ns("latency");
   p.queue_ns = m.duration_ns_or("queue", 0);
+  p.loss = m.percent_or("loss", 0);
+  // The loss model (net::Network::transfer) is Padhye et al.'s window bound without timeouts,
+  // derived for small loss rates.
+  if (!(p.loss >= 0 && p.loss <= kMaxLinkLoss)) {
+    m.fail("loss", "expected a packet loss rate from 0% to 10%");
+  }
   return p;
 }
 

@@ -50,6 +50,14 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
     }
     spec.latency = topology_.path_latency(path);
     spec.share = connection_share(src, dst);
+    double delivered = 1;  // fraction of the packets sent that arrive
+    for (topo::ChannelId c : path)
+      delivered *= 1 - topology_.channel(c).params.loss;
+    if (delivered < 1) {
+      spec.bytes = bytes / delivered;  // the resent packets cross the path too
+      const TimeNs rtt = spec.latency + topology_.path_latency(topology_.route(dst, src));
+      spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, loss_limited_rate_Bps(1 - delivered, rtt));
+    }
     // Two processes on different sockets of one server still talk through a local socket: the
     // same per-stream rate and memory traffic as on one socket, plus the inter-socket link.
     const topo::Node& a = topology_.node(src);
@@ -62,6 +70,13 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
   }
   spec.resources.insert(spec.resources.end(), also.begin(), also.end());
   return flows_.start(std::move(spec));
+}
+
+double Network::loss_limited_rate_Bps(double path_loss, TimeNs rtt_ns) {
+  if (!(path_loss > 0)) return MaxMinSolver::kUncapped;
+  constexpr double kPacketsPerAck = 2;
+  const double rtt_s = std::max<double>(static_cast<double>(rtt_ns), 1.0) * 1e-9;
+  return kLossMssBytes / (rtt_s * std::sqrt(2 * kPacketsPerAck * path_loss / 3));
 }
 
 void Network::set_share_dispersion(double cv, std::uint64_t seed) {

@@ -24,6 +24,24 @@ class Network {
   const topo::Topology& topology() const { return topology_; }
   FlowNetwork& flows() { return flows_; }
 
+  // A TCP connection over a path that drops a fraction p of its packets at random (links'
+  // `loss`, p = 1 - prod(1 - loss)): it resends what is lost, so bytes / (1 - p) cross the path,
+  // and its window is bounded by the losses: at most
+  //   kLossMssBytes / (rtt * sqrt(2 b p / 3))   bytes per second
+  // (Padhye, Firoiu, Towsley, Kurose, "Modeling TCP Throughput", SIGCOMM 1998: their model without
+  // the timeout term; b = 2 packets per ACK, Linux's delayed ACKs). rtt: the path's latency
+  // there and back, without queues (a connection whose bound is below its share keeps no queue).
+  // Timeouts are left out, and that is where the model stops: on the testbed (1 Gbit/s, ~30 us
+  // RTT, scripts/testbed-loss.sh, 2026-11-26) one connection kept 112.6 MB/s at 1 % per NIC link
+  // (1.99 % of its packets) where this predicts the link's 120 MB/s, but fell to 59.2 MB/s at 2 %
+  // (3.96 %) where this still predicts 120: at windows of a few packets Linux recovers losses by
+  // its timers (the tail loss probe, 2 RTT + 2 jiffies: tcp_schedule_loss_probe in
+  // net/ipv4/tcp_output.c; the 200 ms RTO when one packet is out), and Padhye's timeout term
+  // with that probe's timer predicts 28 MB/s. Not modelled (docs/figures.md, "Packet loss").
+  static double loss_limited_rate_Bps(double path_loss, TimeNs rtt_ns);
+  // 1500-byte Ethernet MTU less IPv4 and TCP headers and the timestamp option (Linux's default).
+  static constexpr double kLossMssBytes = 1448;
+
   // Moves `bytes` from `src` to `dst` (bytes may be FlowNetwork::kInfiniteBytes for background
   // traffic, stopped with flows().stop()). src == dst uses the node's loopback resource and
   // throws InputError if the node has none. `also` are further resources the transfer shares

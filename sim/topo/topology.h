@@ -38,6 +38,9 @@ struct LinkParams {
   // (0: not modelled). TCP flows that compete for the link keep it full, which adds this delay to
   // their round trips (Sharing::kTcp).
   TimeNs queue_ns = 0;
+  // Fraction of the packets crossing the link dropped at random (0: none). A TCP connection
+  // through it resends what is lost and its window is bounded by the loss (net::Network::transfer).
+  double loss = 0;
 };
 
 struct Node {

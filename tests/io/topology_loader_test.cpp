@@ -96,6 +96,24 @@ TEST_CASE("bad topology files: negative and unit-less bandwidth, unknown link ke
   CHECK_THROWS_WITH_AS(load_topology(typo), doctest::Contains("instead of 'bandwith'"), InputError);
 }
 
+TEST_CASE("a link's loss: a percentage from 0 % to 10 %") {
+  auto with = [&](const std::string& loss) {
+    return write_temp("loss.yaml",
+                      "name: t\nservers: 2\nserver:\n  pcie: {bandwidth: 12GB/s, latency: 1us}\n"
+                      "  nic:\n    bandwidth: 1Gbps\n    latency: 5us\n    loss: " +
+                          loss + "\nfabric: {kind: switch}\n");
+  };
+  CHECK(load_topology(with("0.5%")).spec.server.nic.loss == doctest::Approx(0.005));
+  CHECK_THROWS_WITH_AS(load_topology(with("12%")),
+                       doctest::Contains("loss.yaml:8: key 'server.nic.loss': expected a packet "
+                                         "loss rate from 0% to 10%"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(load_topology(with("0.01")),
+                       doctest::Contains("loss.yaml:8: key 'server.nic.loss'"), InputError);
+  CHECK_THROWS_WITH_AS(load_topology(with("-1%")),
+                       doctest::Contains("loss.yaml:8: key 'server.nic.loss'"), InputError);
+}
+
 TEST_CASE("check_connected blames the topology key that leaves the gap, with file and line") {
   // Three 1-GPU servers, one per region (s0 eu, s1 us, s2 asia); the one WAN link joins eu and us,
   // so rank 0 (s0.gpu0) reaches rank 1 but not rank 2 (s2.gpu0), and the `links:` key (line 11)

@@ -15,7 +15,7 @@ using namespace adaptsim::testbed;
 using Argv = std::vector<std::string>;
 
 topo::ClusterSpec load(const std::string& file,
-                      const std::vector<std::pair<std::string, std::string>>& params) {
+                       const std::vector<std::pair<std::string, std::string>>& params) {
   io::Params overrides;
   for (const auto& [k, v] : params)
     overrides[k] = io::Param{YAML::Load(v), "test " + k};
@@ -37,6 +37,23 @@ std::size_t step_index(const TestbedPlan& plan, const Argv& argv) {
 }
 
 }  // namespace
+
+TEST_CASE("a NIC loss: every host drops arriving packets with both NIC links' probability") {
+  // 1 % on each NIC link: a packet crosses two, 1 - 0.99^2 = 0.0199 of them are lost.
+  const TestbedPlan plan =
+      make_plan(load("cloud-vms.yaml", {{"servers", "3"}, {"nic_loss", "1%"}}), PlanOptions{});
+  CHECK(plan.input_drop_probability == doctest::Approx(0.0199));
+  for (int i = 0; i < 3; ++i) {
+    CHECK(has_step(plan, {"ip", "netns", "exec", "adaptsim-h" + std::to_string(i), "iptables", "-A",
+                          "INPUT", "-m", "statistic", "--mode", "random", "--probability",
+                          "0.0199000000", "-j", "DROP"}));
+  }
+  // Without a loss no iptables command at all (the default path needs no iptables).
+  const TestbedPlan clean = make_plan(load("cloud-vms.yaml", {{"servers", "3"}}), PlanOptions{});
+  CHECK(clean.input_drop_probability == 0);
+  for (const PlanStep& step : clean.steps)
+    CHECK(std::find(step.argv.begin(), step.argv.end(), "iptables") == step.argv.end());
+}
 
 TEST_CASE("cloud-vms at 200 Mbit/s: four namespaces on one bridge, capped both ways") {
   const TestbedPlan plan = make_plan(
