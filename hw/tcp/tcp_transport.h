@@ -90,7 +90,7 @@ struct TcpTransportOptions {
   // the machine's cores are all taken by them),
   // 0 = on the loop thread. Only data frames of at least tag_offload_min_bytes go there (a
   // smaller tag costs less than the hand-over), and only received ones whose recv was posted
-  // (staged ones are verified on the loop thread).
+  // (staged ones are verified on the loop thread); those are checked as their payloads arrive.
   int tag_threads = -1;
   std::size_t tag_offload_min_bytes = 128 << 10;
   // Released scratch and staging buffers kept for reuse.
