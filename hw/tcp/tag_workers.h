@@ -13,12 +13,12 @@
 //
 // A streaming job checks a payload that is still arriving, so that only its last bytes are left
 // to absorb when the frame's tag arrives (on a lock-step ring a 16 MiB segment's check, ~3 ms,
-// would otherwise follow its last byte every step; issue 19). The owner submits it when the frame's
-// header has arrived and publish()es how much of the payload is in place as it grows. A worker
-// absorbs what is published and, when it has caught up, parks the job (it holds no thread while
-// bytes are awaited, so a job waiting for bytes that never come blocks nothing and retract()
-// needs no wake-up); publish() queues it again once kStreamChunkBytes more are in place, or the
-// whole payload is.
+// would otherwise follow its last byte every step; issue 19). The owner submits it once the
+// frame's header and name are in (its destination known) and publish()es how much of the payload
+// is in place as it grows. A worker absorbs what is published and, when it has caught up, parks
+// the job: it holds no thread while bytes are awaited, so a job waiting for bytes that never come
+// blocks nothing and retract() needs no wake-up. publish() queues it again once
+// kStreamChunkBytes more are in place, or the whole payload is.
 
 #include <array>
 #include <atomic>
@@ -59,9 +59,9 @@ class TagWorkers {
     std::unique_ptr<FrameTagStream> stream;  // created by the first step, with header and name
   };
 
-  // A parked job is queued again once this many more payload bytes are in place: large enough that
-  // the hand-over (~10 us) is small against absorbing them (~40 us at 6 GB/s), small enough
-  // that little is left when the last byte arrives.
+  // A parked job is queued again once this many more payload bytes are in place: enough that the
+  // hand-over (~10 us) is small against absorbing them (~40 us at 6 GB/s), few enough that little
+  // is left when the last byte arrives.
   static constexpr std::size_t kStreamChunkBytes = 256 << 10;
 
   // threads >= 1.
