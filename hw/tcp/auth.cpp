@@ -199,34 +199,46 @@ EVP_CIPHER_CTX* new_aead_ctx(const SecretKey* key) {
   return e;
 }
 
-// The tag of `parts` under the nonce `seq`, on `e` (keyed already, or keyed here with `key`).
-Tag aead_tag(EVP_CIPHER_CTX* e, const SecretKey* key, std::uint64_t seq,
-             std::span<const ByteView> parts) {
+// Starts the tag of nonce `seq` on `e` (keyed already, or keyed here with `key`).
+bool aead_start(EVP_CIPHER_CTX* e, const SecretKey* key, std::uint64_t seq) {
   std::array<unsigned char, 12> iv{};
   for (int i = 0; i < 8; ++i)
     iv[static_cast<std::size_t>(i)] = static_cast<unsigned char>(seq >> (8 * i));
-  bool ok = EVP_EncryptInit_ex(
-                e, nullptr, nullptr,
-                key != nullptr ? reinterpret_cast<const unsigned char*>(key->data()) : nullptr,
-                iv.data()) == 1;
-  // The parts are additional authenticated data (nothing is encrypted); EVP takes int lengths.
+  return EVP_EncryptInit_ex(
+             e, nullptr, nullptr,
+             key != nullptr ? reinterpret_cast<const unsigned char*>(key->data()) : nullptr,
+             iv.data()) == 1;
+}
+
+// `p` as additional authenticated data (nothing is encrypted); EVP takes int lengths.
+bool aead_absorb(EVP_CIPHER_CTX* e, ByteView p) {
   constexpr std::size_t kPiece = std::size_t{1} << 30;
-  for (ByteView p : parts) {
-    for (std::size_t off = 0; ok && off < p.size(); off += kPiece) {
-      int outl = 0;
-      const std::size_t n = std::min(kPiece, p.size() - off);
-      ok = EVP_EncryptUpdate(e, nullptr, &outl,
-                             reinterpret_cast<const unsigned char*>(p.data() + off),
-                             static_cast<int>(n)) == 1;
-    }
+  bool ok = true;
+  for (std::size_t off = 0; ok && off < p.size(); off += kPiece) {
+    int outl = 0;
+    const std::size_t n = std::min(kPiece, p.size() - off);
+    ok =
+        EVP_EncryptUpdate(e, nullptr, &outl, reinterpret_cast<const unsigned char*>(p.data() + off),
+                          static_cast<int>(n)) == 1;
   }
+  return ok;
+}
+
+bool aead_finish(EVP_CIPHER_CTX* e, Tag& t) {
   unsigned char none[16];
   int outl = 0;
-  ok = ok && EVP_EncryptFinal_ex(e, none, &outl) == 1;
+  return EVP_EncryptFinal_ex(e, none, &outl) == 1 &&
+         EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(t.size()), t.data()) == 1;
+}
+
+// The tag of `parts` under the nonce `seq`, on `e` (keyed already, or keyed here with `key`).
+Tag aead_tag(EVP_CIPHER_CTX* e, const SecretKey* key, std::uint64_t seq,
+             std::span<const ByteView> parts) {
+  bool ok = aead_start(e, key, seq);
+  for (ByteView p : parts)
+    ok = ok && aead_absorb(e, p);
   Tag t{};
-  ok = ok &&
-       EVP_CIPHER_CTX_ctrl(e, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(t.size()), t.data()) == 1;
-  if (!ok) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
+  if (!ok || !aead_finish(e, t)) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
   return t;
 }
 
@@ -240,6 +252,29 @@ struct ThreadCtx {
 Tag frame_tag(const SecretKey& key, std::uint64_t seq, std::span<const ByteView> parts) {
   thread_local ThreadCtx ctx;
   return aead_tag(ctx.evp, &key, seq, parts);
+}
+
+struct FrameTagStream::Ctx {
+  EVP_CIPHER_CTX* evp = nullptr;
+  ~Ctx() { EVP_CIPHER_CTX_free(evp); }
+};
+
+FrameTagStream::FrameTagStream(const SecretKey& key, std::uint64_t seq)
+    : ctx_(std::make_unique<Ctx>()) {
+  ctx_->evp = new_aead_ctx(nullptr);
+  if (!aead_start(ctx_->evp, &key, seq)) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
+}
+
+FrameTagStream::~FrameTagStream() = default;
+
+void FrameTagStream::absorb(ByteView bytes) {
+  if (!aead_absorb(ctx_->evp, bytes)) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
+}
+
+Tag FrameTagStream::finish() {
+  Tag t{};
+  if (!aead_finish(ctx_->evp, t)) throw RuntimeFailure("ChaCha20-Poly1305 failed (OpenSSL)");
+  return t;
 }
 
 struct FrameMac::Ctx {

@@ -96,6 +96,27 @@ SessionKeys derive_session_keys(const JobSecret& secret, std::uint32_t dialer_ra
 // event-loop thread.
 Tag frame_tag(const SecretKey& key, std::uint64_t seq, std::span<const ByteView> parts);
 
+// frame_tag computed piecewise, for a frame whose bytes arrive over time (TagWorkers checks a
+// received payload while it is still being read): absorb() the bytes of the parts in order, split
+// anywhere, then finish() gives frame_tag of their concatenation. Poly1305 buffers a partial
+// block between updates and pads the associated data only at the end, so the split points do not
+// change the tag (auth_test checks random ones). Its own OpenSSL context, so it may move between
+// threads, but one thread at a time; throws RuntimeFailure if OpenSSL fails.
+class FrameTagStream {
+ public:
+  FrameTagStream(const SecretKey& key, std::uint64_t seq);
+  ~FrameTagStream();
+  FrameTagStream(const FrameTagStream&) = delete;
+  FrameTagStream& operator=(const FrameTagStream&) = delete;
+
+  void absorb(ByteView bytes);
+  Tag finish();  // once
+
+ private:
+  struct Ctx;
+  std::unique_ptr<Ctx> ctx_;
+};
+
 // The frame MAC of one direction of a connection: frame_tag under its key, on a context keyed
 // once. Move-only; the key is set once. Not thread-safe (one per connection and direction, used
 // on the loop thread); key() is what TagWorkers' jobs carry.

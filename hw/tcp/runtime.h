@@ -97,6 +97,8 @@ class Runtime {
   std::uint64_t rejected_connections() const;
   // Threads computing this rank's frame tags beside its loop thread (after connect()).
   int tag_threads() const { return transport_.tag_threads(); }
+  // Received frames whose tags were checked as their payloads arrived (TcpTransport).
+  std::uint64_t streamed_frames() const { return transport_.streamed_frames(); }
 
  private:
   void start_thread();

@@ -31,6 +31,21 @@ void TagWorkers::submit(std::shared_ptr<Job> job) {
   work_cv_.notify_one();
 }
 
+void TagWorkers::publish(const std::shared_ptr<Job>& job, std::size_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    job->available = bytes;
+    // `absorbed` is read only while parked: then no thread writes it.
+    if (!job->parked ||
+        (bytes - job->absorbed < kStreamChunkBytes && bytes < job->payload.size())) {
+      return;
+    }
+    job->parked = false;
+    queue_.push_back(job);
+  }
+  work_cv_.notify_one();
+}
+
 bool TagWorkers::take_or_wait(const std::shared_ptr<Job>& job) {
   std::unique_lock lock(mutex_);
   const auto it = std::find(queue_.begin(), queue_.end(), job);
@@ -49,39 +64,72 @@ void TagWorkers::retract(const std::shared_ptr<Job>& job) {
 }
 
 void TagWorkers::finish(const std::shared_ptr<Job>& job) {
-  if (take_or_wait(job)) compute(*job);
+  // Neither queued nor running now, and only the owner (this thread) could queue it again; a
+  // parked job is not done yet. `available` is the owner's own last write.
+  if (take_or_wait(job) || !job->done.load()) {
+    if (!step(*job, job->available)) {  // the payload was not all published: never checks out
+      job->error = true;
+      job->done.store(true);
+    }
+  }
 }
 
-void TagWorkers::compute(Job& job) {
-  const ByteView parts[3] = {{job.header.data(), job.header.size()},
-                             {reinterpret_cast<const std::byte*>(job.name.data()), job.name.size()},
-                             job.payload};
+bool TagWorkers::step(Job& job, std::size_t upto) {
   try {
-    job.tag = frame_tag(job.key, job.seq, parts);
+    if (!job.streaming) {
+      const ByteView parts[3] = {
+          {job.header.data(), job.header.size()},
+          {reinterpret_cast<const std::byte*>(job.name.data()), job.name.size()},
+          job.payload};
+      job.tag = frame_tag(job.key, job.seq, parts);
+    } else {
+      if (!job.stream) {
+        job.stream = std::make_unique<FrameTagStream>(job.key, job.seq);
+        job.stream->absorb({job.header.data(), job.header.size()});
+        job.stream->absorb({reinterpret_cast<const std::byte*>(job.name.data()), job.name.size()});
+      }
+      if (upto > job.absorbed) {
+        job.stream->absorb(job.payload.subspan(job.absorbed, upto - job.absorbed));
+        job.absorbed = upto;
+      }
+      if (job.absorbed < job.payload.size()) return false;
+      job.tag = job.stream->finish();
+      job.stream.reset();
+    }
   } catch (const std::exception&) {
     job.error = true;
   }
   job.done.store(true);
+  return true;
 }
 
 void TagWorkers::run() {
+  std::unique_lock lock(mutex_);
   for (;;) {
-    std::shared_ptr<Job> job;
-    {
-      std::unique_lock lock(mutex_);
-      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      running_.push_back(job.get());
+    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    std::shared_ptr<Job> job = std::move(queue_.front());
+    queue_.pop_front();
+    running_.push_back(job.get());
+    // A streaming job keeps its thread while more of its payload is in place than it absorbed;
+    // parking it when it caught up is decided under the lock that publish() takes, so no byte
+    // published meanwhile is missed.
+    bool done = false;
+    for (;;) {
+      const std::size_t upto = job->available;
+      lock.unlock();
+      done = step(*job, upto);
+      lock.lock();
+      if (done || stopping_ || job->available == job->absorbed) break;
     }
-    compute(*job);
-    {
-      std::lock_guard lock(mutex_);
-      running_.erase(std::find(running_.begin(), running_.end(), job.get()));
-    }
+    job->parked = !done;
+    running_.erase(std::find(running_.begin(), running_.end(), job.get()));
     done_cv_.notify_all();
-    on_done_();
+    if (done) {
+      lock.unlock();
+      on_done_();
+      lock.lock();
+    }
   }
 }
 

@@ -26,6 +26,11 @@ constexpr int kMaxIov = 192;
 // ... and frames up to about this many bytes: frames are sealed (their tag computed) as they are
 // gathered, and there is no point in sealing far beyond what the socket buffer takes at once.
 constexpr std::size_t kMaxGatherBytes = std::size_t{8} << 20;
+// A payload whose tag is checked as it arrives (TagWorkers' streaming jobs) is read at most this
+// much at a time, so that the check follows close behind: what is read last is what is left to
+// absorb once the tag is in (~0.17 ms at 6 GB/s), while a syscall per MiB costs nothing that
+// matters.
+constexpr std::size_t kStreamReadBytes = std::size_t{1} << 20;
 
 // Labels of the handshake tags (auth.h).
 constexpr std::string_view kHelloLabel = "adaptsim-tcp v2 hello";
@@ -126,6 +131,9 @@ struct TcpTransport::Connection {
   std::string abort_reason;  // payload of an abort frame
   Tag tag{};
   std::size_t tag_got = 0;
+  // The payload being read, checked by a TagWorkers thread as it arrives (got is published);
+  // moves to `verifying` when its tag is in.
+  std::shared_ptr<TagWorkers::Job> streaming;
   // Received data frames whose tags a TagWorkers thread checks, in arrival order: delivered
   // (their recv's callback) once checked.
   struct Verifying {
@@ -508,11 +516,12 @@ void TcpTransport::on_readable(const std::shared_ptr<Connection>& c) {
       // The read buffer is empty here: the payload goes straight to its destination, and
       // whatever follows it (the next frames) into the read buffer.
       const std::size_t remaining = c->header.payload_bytes - c->got;
-      iovec iov[2] = {{c->dst + c->got, remaining}, {c->rbuf.data(), c->rbuf.size()}};
+      const std::size_t want = c->streaming ? std::min(remaining, kStreamReadBytes) : remaining;
+      iovec iov[2] = {{c->dst + c->got, want}, {c->rbuf.data(), c->rbuf.size()}};
       c->rbeg = c->rend = 0;
-      n = ::readv(c->fd.get(), iov, 2);
+      n = ::readv(c->fd.get(), iov, want < remaining ? 1 : 2);
       if (n > 0) {
-        const std::size_t take = std::min(static_cast<std::size_t>(n), remaining);
+        const std::size_t take = std::min(static_cast<std::size_t>(n), want);
         c->got += take;
         c->rend = static_cast<std::size_t>(n) - take;
       }
@@ -565,22 +574,23 @@ bool TcpTransport::consume_buffer(const std::shared_ptr<Connection>& c) {
         c->name.append(reinterpret_cast<const char*>(c->rbuf.data() + c->rbeg), take);
         c->rbeg += take;
         if (c->name.size() < c->header.name_bytes) return true;
+        c->got = 0;  // before on_name: a streamed check starts from it
         if (!on_name(c)) return false;
-        c->got = 0;
         c->rstate = RS::kPayload;
         break;
       }
       case RS::kPayload: {
         const std::size_t remaining = c->header.payload_bytes - c->got;
-        if (remaining > 0) {
-          const std::size_t take = std::min(remaining, c->rend - c->rbeg);
-          if (take > 0) {
-            std::memcpy(c->dst + c->got, c->rbuf.data() + c->rbeg, take);
-            c->got += take;
-            c->rbeg += take;
-          }
-          if (take < remaining) return true;
+        const std::size_t take = std::min(remaining, c->rend - c->rbeg);
+        if (take > 0) {
+          std::memcpy(c->dst + c->got, c->rbuf.data() + c->rbeg, take);
+          c->got += take;
+          c->rbeg += take;
         }
+        // on_readable comes here after every read, so each piece is published as it lands (the
+        // last one too: the job must have it all before its tag is in).
+        if (c->streaming) tag_workers_->publish(c->streaming, c->got);
+        if (take < remaining) return true;
         c->tag_got = 0;
         c->rstate = RS::kTag;
         break;
@@ -593,6 +603,8 @@ bool TcpTransport::consume_buffer(const std::shared_ptr<Connection>& c) {
         if (c->tag_got < kTagBytes) return true;
         if (c->state == Connection::State::kEstablished && verify_later(*c)) {
           c->rstate = RS::kHeader;
+          // A streamed check may be done already (on_tags_done found it still streaming).
+          if (!deliver_verified(*c)) return false;
           break;
         }
         if (c->state == Connection::State::kEstablished && !authenticate(c)) return false;
@@ -659,7 +671,33 @@ std::string TcpTransport::auth_failure(FrameKind kind, int peer) const {
          " failed authentication (altered in flight, or not sent by this job)";
 }
 
+void TcpTransport::start_streaming(Connection& c) {
+  const std::size_t size = c.header.payload_bytes;
+  if (!tag_workers_ || c.state != Connection::State::kEstablished ||
+      c.header.kind != FrameKind::kData || c.staged || size < options_.tag_offload_min_bytes) {
+    return;
+  }
+  auto job = std::make_shared<TagWorkers::Job>();
+  job->key = c.rx.key();
+  job->seq = c.rx_seq++;
+  job->header = c.raw_header;
+  job->name = c.name;
+  job->payload = view(size > 0 ? c.dst : nullptr, size);
+  job->streaming = true;
+  job->available = c.got;
+  c.streaming = job;
+  ++streamed_frames_;
+  tag_workers_->submit(std::move(job));
+}
+
 bool TcpTransport::verify_later(Connection& c) {
+  if (c.streaming) {  // all of the payload is published (kPayload)
+    c.verifying.push_back({std::move(c.streaming), c.tag, std::move(c.claimed)});
+    c.streaming = nullptr;
+    c.claimed = nullptr;
+    c.dst = nullptr;
+    return true;
+  }
   const std::size_t size = c.header.payload_bytes;
   if (!tag_workers_ || c.header.kind != FrameKind::kData || c.staged ||
       size < options_.tag_offload_min_bytes) {
@@ -733,6 +771,7 @@ bool TcpTransport::on_name(const std::shared_ptr<Connection>& c) {
     c->claimed = std::move(pr.done);
     it->second.pop_front();
     if (it->second.empty()) posted_.erase(it);
+    start_streaming(*c);
     return true;
   }
   c->dst = pool_.acquire(size);
@@ -997,6 +1036,7 @@ void TcpTransport::recv(int peer, const std::string& name, coll::Bytes into, col
     c->dst = into.data;
     c->staged = false;
     c->claimed = std::move(done);
+    start_streaming(*c);  // from the bytes in place now
     return;
   }
   // 3. Not here yet.
@@ -1054,6 +1094,9 @@ void TcpTransport::close_connection(Connection& c) {
     for (OutFrame& f : c.outq) {
       if (f.job) tag_workers_->retract(f.job);
     }
+    // A payload cut off mid-way: its job waits (parked) for bytes that never come.
+    if (c.streaming) tag_workers_->retract(c.streaming);
+    c.streaming = nullptr;
     // Frames received before the connection closed (a goodbye, then EOF) are still delivered.
     for (Connection::Verifying& v : c.verifying)
       tag_workers_->finish(v.job);

@@ -90,7 +90,7 @@ struct TcpTransportOptions {
   // the machine's cores are all taken by them),
   // 0 = on the loop thread. Only data frames of at least tag_offload_min_bytes go there (a
   // smaller tag costs less than the hand-over), and only received ones whose recv was posted
-  // (staged ones are verified on the loop thread).
+  // (staged ones are verified on the loop thread); those are checked as their payloads arrive.
   int tag_threads = -1;
   std::size_t tag_offload_min_bytes = 128 << 10;
   // Released scratch and staging buffers kept for reuse.
@@ -135,6 +135,9 @@ class TcpTransport final : public coll::Transport {
   std::uint64_t rejected_connections() const { return rejected_connections_; }
   // Threads computing frame tags beside the loop thread (options.tag_threads, resolved by start).
   int tag_threads() const { return tag_workers_ ? tag_workers_->threads() : 0; }
+  // Received frames whose tags a TagWorkers thread checked as their payloads arrived (started
+  // checking: a frame cut off counts too). Thread-safe.
+  std::uint64_t streamed_frames() const { return streamed_frames_; }
 
   // coll::Transport
   int rank() const override { return rank_; }
@@ -192,7 +195,11 @@ class TcpTransport final : public coll::Transport {
   void seal(Connection& c, OutFrame& f);  // computes f's tag with the next sequence number
   // Seals f, or starts its tag on a TagWorkers thread, or takes the finished tag.
   void prepare_tag(Connection& c, OutFrame& f);
-  // A received data frame's tag checked on a TagWorkers thread: false when it is checked here.
+  // Starts checking c's incoming payload on a TagWorkers thread as it arrives, where it is a data
+  // frame read in place (a posted recv's buffer) of at least tag_offload_min_bytes.
+  void start_streaming(Connection& c);
+  // A received data frame's tag checked on a TagWorkers thread (streamed, or submitted now once
+  // its payload is all in place): false when it is checked here.
   bool verify_later(Connection& c);
   // Delivers c's received frames whose tags were checked, in arrival order; false: failed.
   bool deliver_verified(Connection& c);
@@ -250,6 +257,7 @@ class TcpTransport final : public coll::Transport {
 
   std::uint64_t data_frames_sent_ = 0;
   std::atomic<std::uint64_t> rejected_connections_{0};  // read by other threads
+  std::atomic<std::uint64_t> streamed_frames_{0};       // read by other threads
 
   // Frame tags beside the loop thread; destroyed (joined) first. Its threads read alive_weak_
   // (set before they start) and post on_tags_done to the loop, once until it runs.

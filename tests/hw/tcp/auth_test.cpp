@@ -11,12 +11,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include "hw/tcp/auth.h"
+#include "hw/tcp/frame.h"
 #include "hw/tcp/socket_util.h"
 #include "sim/coll/strategy.h"
 #include "sim/core/error.h"
@@ -42,12 +45,25 @@ ByteView text(std::string_view s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 
-// Relays one connection between a dialer and `target`; in the dialer->target direction the byte
-// at stream offset `flip_at` is XORed with 0x01 (no flip when it lies beyond the stream).
+constexpr std::size_t kNever = ~std::size_t{0};
+// A dialer's hello: header 32 + payload 24 + tag 16 bytes.
+constexpr std::size_t kHelloFrameBytes = 72;
+
+// What a TamperingRelay does to the dialer->target direction, by stream offset.
+struct RelayFaults {
+  std::size_t flip_at = kNever;  // this byte is XORed with 0x01
+  std::size_t cut_at = kNever;   // both connections close after this many bytes: a peer dying
+  // The bytes after the hello are held this long, so that the target has posted its recvs when
+  // the first data frame arrives (its payload then goes in place, its tag checked as it arrives).
+  int hold_ms = 0;
+};
+
+// Relays one connection between a dialer and `target` in pieces of at most 64 KiB, doing
+// `faults` to the dialer->target direction (nothing when their offsets lie beyond the stream).
 class TamperingRelay {
  public:
-  TamperingRelay(SocketAddress target, std::size_t flip_at)
-      : listener_(listen_tcp({"127.0.0.1", 0})), target_(std::move(target)), flip_at_(flip_at) {
+  TamperingRelay(SocketAddress target, RelayFaults faults)
+      : listener_(listen_tcp({"127.0.0.1", 0})), target_(std::move(target)), faults_(faults) {
     address_ = local_address(listener_.get());
     thread_ = std::thread([this] { run(); });
   }
@@ -57,6 +73,7 @@ class TamperingRelay {
   }
   const SocketAddress& address() const { return address_; }
   bool flipped() const { return flipped_; }
+  bool cut() const { return cut_; }
 
  private:
   void run() {
@@ -70,6 +87,7 @@ class TamperingRelay {
     if (!in.valid() || ::connect(out.get(), reinterpret_cast<const sockaddr*>(&addr), len) != 0)
       return;
     std::size_t forwarded = 0;  // dialer -> target
+    bool held = false;
     std::vector<char> buf(1 << 16);
     // A direction ends when its source closes: that is passed on as a half-close, and the other
     // direction goes on, so the last bytes one end wrote (an abort frame) reach the other before
@@ -86,20 +104,31 @@ class TamperingRelay {
           ::shutdown(i == 0 ? out.get() : in.get(), SHUT_WR);
           continue;
         }
+        ssize_t pass = n;
         if (i == 0) {
-          if (flip_at_ >= forwarded && flip_at_ < forwarded + static_cast<std::size_t>(n)) {
-            buf[flip_at_ - forwarded] ^= 0x01;
+          if (faults_.hold_ms > 0 && forwarded >= kHelloFrameBytes && !held) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(faults_.hold_ms));
+            held = true;
+          }
+          const std::size_t flip_at = faults_.flip_at;
+          if (flip_at >= forwarded && flip_at < forwarded + static_cast<std::size_t>(n)) {
+            buf[flip_at - forwarded] ^= 0x01;
             flipped_ = true;
+          }
+          if (faults_.cut_at < forwarded + static_cast<std::size_t>(n)) {
+            pass = static_cast<ssize_t>(faults_.cut_at - forwarded);
+            cut_ = true;
           }
           forwarded += static_cast<std::size_t>(n);
         }
         const int to = i == 0 ? out.get() : in.get();
-        for (ssize_t done = 0; done < n;) {
+        for (ssize_t done = 0; done < pass;) {
           const ssize_t w =
-              ::send(to, buf.data() + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
+              ::send(to, buf.data() + done, static_cast<std::size_t>(pass - done), MSG_NOSIGNAL);
           if (w <= 0) break;  // that end is gone: what it would have read is dropped
           done += w;
         }
+        if (cut_) return;  // both closed without a goodbye, the target's frame cut off
       }
     }
   }
@@ -107,9 +136,10 @@ class TamperingRelay {
   UniqueFd listener_;
   SocketAddress target_;
   SocketAddress address_;
-  std::size_t flip_at_;
+  RelayFaults faults_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> flipped_{false};
+  std::atomic<bool> cut_{false};
   std::thread thread_;
 };
 
@@ -148,6 +178,51 @@ TEST_CASE(
   Tag other = base;
   other[15] ^= std::byte{1};
   CHECK_FALSE(tags_equal(base.data(), other.data()));
+}
+
+TEST_CASE("a frame tag absorbed in pieces split anywhere equals frame_tag over the whole frame") {
+  // TagWorkers checks a payload while it arrives: FrameTagStream gets the header, the name and
+  // then the payload in whatever pieces the socket gave. ChaCha20-Poly1305's tag is over the
+  // associated data's concatenation (RFC 8439, 2.8: AAD, zero padding to 16 bytes, then the
+  // lengths), so every split must give frame_tag's: including the empty piece, pieces of 1 byte,
+  // pieces not a multiple of Poly1305's 16-byte block and a split inside the header.
+  std::mt19937_64 rng(19);
+  for (int round = 0; round < 200; ++round) {
+    CAPTURE(round);
+    const SecretKey key = JobSecret::random().key();
+    const std::uint64_t seq = rng();
+    std::vector<std::byte> header(kFrameHeaderBytes), name(rng() % 40), payload(rng() % 300000);
+    for (auto* v : {&header, &name, &payload}) {
+      for (std::byte& b : *v)
+        b = static_cast<std::byte>(rng());
+    }
+    const ByteView whole[3] = {header, name, payload};
+    const Tag expect = frame_tag(key, seq, whole);
+
+    std::vector<std::byte> frame(header);
+    frame.insert(frame.end(), name.begin(), name.end());
+    frame.insert(frame.end(), payload.begin(), payload.end());
+    FrameTagStream stream(key, seq);
+    for (std::size_t off = 0; off < frame.size();) {
+      // Mostly small pieces, sometimes large ones or none.
+      const std::size_t piece = round % 3 == 0 ? rng() % 7 : rng() % 70000;
+      const std::size_t n = std::min(piece, frame.size() - off);
+      stream.absorb(ByteView(frame).subspan(off, n));
+      off += n;
+    }
+    CHECK(hex(stream.finish()) == hex(expect));
+  }
+  // A different sequence number or key is a different tag, split or not.
+  const SecretKey key = JobSecret::random().key();
+  const ByteView parts[1] = {text("frame")};
+  FrameTagStream other_seq(key, 2);
+  other_seq.absorb(text("fra"));
+  other_seq.absorb(text("me"));
+  CHECK(other_seq.finish() != frame_tag(key, 1, parts));
+  FrameTagStream same(key, 1);
+  same.absorb(text("fra"));
+  same.absorb(text("me"));
+  CHECK(same.finish() == frame_tag(key, 1, parts));
 }
 
 TEST_CASE(
@@ -236,40 +311,57 @@ TEST_CASE("a rank with the wrong secret never becomes a peer: both sides fail to
   CHECK(cluster.rank(0).rejected_connections() >= 1);
 }
 
-// Rank 1 reaches rank 0 through a relay that flips the byte at `flip_at` of rank 1's stream;
-// returns each rank's error ("" = none) after one 400,000-byte all-reduce.
-std::vector<std::string> allreduce_through_relay(std::size_t flip_at, bool& flipped,
-                                                 int tag_threads = 0) {
+struct RelayRun {
+  RelayFaults faults;
+  int tag_threads = 0;  // 2: tags computed and checked on helper threads
+  std::size_t tag_offload_min_bytes = 0;
+  std::size_t count = 100000;  // floats
+};
+struct RelayResult {
+  std::vector<std::string> errors;  // by rank, "" = none
+  bool flipped = false;
+  bool cut = false;
+  std::uint64_t streamed_at_0 = 0;  // rank 0's frames checked as they arrived
+  double seconds = 0;
+};
+
+// Rank 1 reaches rank 0 through a relay that does `run.faults` to rank 1's stream; one ring
+// all-reduce of `run.count` floats (each rank's value r + 1, so the sum is 3).
+RelayResult allreduce_through_relay(const RelayRun& run) {
   auto log = std::make_shared<LogCapture>();
   ThreadCluster cluster(
       2, {},
       [&](int) {
         RuntimeOptions o = test_options(log);
-        o.transport.tag_threads = tag_threads;  // 2: tags computed and checked on helper threads
-        o.transport.tag_offload_min_bytes = 0;
+        o.transport.tag_threads = run.tag_threads;
+        o.transport.tag_offload_min_bytes = run.tag_offload_min_bytes;
         return o;
       },
       /*connect_now=*/false);
-  TamperingRelay relay(cluster.address(0), flip_at);
-  const std::size_t count = 100000;
-  auto errors = cluster.run_all([&](int r, Runtime& rt) {
+  TamperingRelay relay(cluster.address(0), run.faults);
+  const double start = now_s();
+  RelayResult result;
+  result.errors = cluster.run_all([&](int r, Runtime& rt) {
     ClusterSpec s = cluster.spec();
     s.rank = r;
     if (r == 1) s.addresses[0] = relay.address();
     rt.connect(s);
     auto algo = coll::make_allreduce(coll::StrategyKind::kClassicRing, rt.host_of_rank());
-    std::vector<float> send(count, static_cast<float>(r + 1)), recv(count, 0.0f);
+    std::vector<float> send(run.count, static_cast<float>(r + 1)), recv(run.count, 0.0f);
     coll::Workspace w;
     w.name = "grad";
     w.send = {reinterpret_cast<const std::byte*>(send.data()), send.size() * sizeof(float)};
     w.recv = {reinterpret_cast<std::byte*>(recv.data()), recv.size() * sizeof(float)};
-    w.count = count;
+    w.count = run.count;
     rt.run_allreduce(*algo, w, 10 * kNsPerSecond);
     if (std::any_of(recv.begin(), recv.end(), [](float v) { return v != 3.0f; }))
       throw std::runtime_error("wrong sum");
   });
-  flipped = relay.flipped();
-  return errors;
+  result.seconds = now_s() - start;
+  result.flipped = relay.flipped();
+  result.cut = relay.cut();
+  result.streamed_at_0 = cluster.rank(0).streamed_frames();
+  return result;
 }
 
 TEST_CASE(
@@ -280,16 +372,17 @@ TEST_CASE(
   // 5,000 lies inside that payload.
   for (const int tag_threads : {0, 2}) {
     CAPTURE(tag_threads);
-    bool flipped = false;
-    const auto clean = allreduce_through_relay(~std::size_t{0}, flipped, tag_threads);
-    INFO(clean[0] << " | " << clean[1]);
-    CHECK_FALSE(flipped);
-    CHECK(clean[0].empty());
-    CHECK(clean[1].empty());
+    const RelayResult clean = allreduce_through_relay({.faults = {}, .tag_threads = tag_threads});
+    INFO(clean.errors[0] << " | " << clean.errors[1]);
+    CHECK_FALSE(clean.flipped);
+    CHECK(clean.errors[0].empty());
+    CHECK(clean.errors[1].empty());
 
-    const auto errors = allreduce_through_relay(5000, flipped, tag_threads);
+    const RelayResult bad =
+        allreduce_through_relay({.faults = {.flip_at = 5000}, .tag_threads = tag_threads});
+    const auto& errors = bad.errors;
     INFO(errors[0] << " | " << errors[1]);
-    CHECK(flipped);
+    CHECK(bad.flipped);
     CHECK(errors[0].find("a data frame from rank 1") != std::string::npos);
     CHECK(errors[0].find("failed authentication (altered in flight, or not sent by this job)") !=
           std::string::npos);
@@ -297,5 +390,65 @@ TEST_CASE(
     CHECK(errors[1].find("failed authentication") != std::string::npos);
     CHECK(errors[0].find("wrong sum") == std::string::npos);
     CHECK(errors[1].find("wrong sum") == std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "a byte flipped in the middle of a payload checked as it arrives fails the collective at its "
+    "frame") {
+  // 1,000,000 floats on 2 ranks: the ring's first frame from rank 1 carries a 1 MiB chunk, after
+  // the 72-byte hello and its own header and name; offset 600,000 lies in the middle of that
+  // payload. The relay holds rank 1's data until rank 0 posted its recvs, so the payload goes in
+  // place and a helper thread absorbs it in the relay's 64 KiB pieces while it arrives; the
+  // flipped byte is absorbed long before the tag arrives, and the frame must still fail.
+  for (const int tag_threads : {1, 2}) {
+    CAPTURE(tag_threads);
+    const RelayRun run{.faults = {.hold_ms = 100},
+                       .tag_threads = tag_threads,
+                       .tag_offload_min_bytes = 4096,
+                       .count = 1000000};
+    const RelayResult clean = allreduce_through_relay(run);
+    INFO(clean.errors[0] << " | " << clean.errors[1]);
+    CHECK(clean.errors[0].empty());
+    CHECK(clean.errors[1].empty());
+    CHECK(clean.streamed_at_0 >= 1);
+
+    RelayRun flip = run;
+    flip.faults.flip_at = 600000;
+    const RelayResult bad = allreduce_through_relay(flip);
+    const auto& errors = bad.errors;
+    INFO(errors[0] << " | " << errors[1]);
+    CHECK(bad.flipped);
+    CHECK(bad.streamed_at_0 >= 1);
+    CHECK(errors[0].find("a data frame from rank 1") != std::string::npos);
+    CHECK(errors[0].find("failed authentication (altered in flight, or not sent by this job)") !=
+          std::string::npos);
+    CHECK(errors[1].find("failed authentication") != std::string::npos);
+    CHECK(errors[0].find("wrong sum") == std::string::npos);
+    CHECK(errors[1].find("wrong sum") == std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "a peer lost in the middle of a payload checked as it arrives fails the collective at once, "
+    "naming the peer") {
+  // As above, but the relay closes both connections after offset 600,000 without a goodbye:
+  // rank 0's check of that frame waits (parked) for bytes that never come. It must be retracted
+  // when the connection is lost, without a hang, and rank 0 fail with the lost peer's name.
+  for (const int tag_threads : {1, 2}) {
+    CAPTURE(tag_threads);
+    const RelayResult lost = allreduce_through_relay({.faults = {.cut_at = 600000, .hold_ms = 100},
+                                                      .tag_threads = tag_threads,
+                                                      .tag_offload_min_bytes = 4096,
+                                                      .count = 1000000});
+    const auto& errors = lost.errors;
+    INFO(errors[0] << " | " << errors[1]);
+    CHECK(lost.cut);
+    CHECK(lost.streamed_at_0 >= 1);
+    CHECK(errors[0].find("rank 0: all-reduce 'grad' failed") == 0);
+    CHECK(errors[0].find("lost the connection to rank 1 (") != std::string::npos);
+    CHECK(errors[1].find("rank 1: all-reduce 'grad' failed") == 0);
+    CHECK(errors[1].find("rank 0 (") != std::string::npos);
+    CHECK(lost.seconds < 3.0);  // far below the 10 s timeout: noticed at once
   }
 }

@@ -181,6 +181,53 @@ TEST_CASE("frame tags on helper threads: every strategy, every frame's tag off t
   CHECK(std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return e.empty(); }));
 }
 
+TEST_CASE(
+    "frame tags checked as payloads arrive: every strategy and size, in many pieces, exact sums") {
+  // A received data frame of at least tag_offload_min_bytes whose recv is posted has its tag
+  // checked by a helper thread while its payload arrives (TagWorkers' streaming jobs). Small
+  // socket buffers make every payload arrive in pieces of tens of KiB, and 1 MiB chunks make
+  // frames of several times TagWorkers::kStreamChunkBytes, so jobs park and are queued again
+  // many times per frame; one helper thread is shared by a rank's streamed checks and its sent
+  // frames' tags. Sums stay exact, and every rank streamed frames.
+  const int n = 4;
+  for (const int tag_threads : {1, 2}) {
+    CAPTURE(tag_threads);
+    ThreadCluster cluster(n, hosts_by_block(n, 2), [&](int) {
+      RuntimeOptions o = test_options();
+      o.transport.tag_threads = tag_threads;
+      o.transport.tag_offload_min_bytes = 4096;
+      o.transport.socket_buffer_bytes = 32 << 10;
+      return o;
+    });
+    const std::vector<std::size_t> counts = {0, 1001, 300001, 1 << 20};
+    const auto errors = cluster.run_all([&](int r, Runtime& rt) {
+      for (StrategyKind kind : coll::all_strategies()) {
+        for (std::size_t count : counts) {
+          auto algo = coll::make_allreduce(kind, rt.host_of_rank(), {.chunk_bytes = 1 << 20});
+          std::vector<float> send(count), recv(count, -1);
+          for (std::size_t i = 0; i < count; ++i)
+            send[i] = value(r, i);
+          rt.run_allreduce(*algo, workspace("grad", send, recv), kTimeout);
+          const float factor = static_cast<float>(n * (n + 1) / 2);
+          for (std::size_t i = 0; i < count; ++i) {
+            if (recv[i] != factor * static_cast<float>((i % 13) + 1)) {
+              throw std::runtime_error(std::string(coll::strategy_name(kind)) + " count " +
+                                       std::to_string(count) + " element " + std::to_string(i));
+            }
+          }
+        }
+      }
+    });
+    INFO(join_errors(errors));
+    CHECK(
+        std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return e.empty(); }));
+    for (int r = 0; r < n; ++r) {
+      CAPTURE(r);
+      CHECK(cluster.rank(r).streamed_frames() > 0);
+    }
+  }
+}
+
 TEST_CASE("frame tags: the default is no helper thread where a host's cores are all taken") {
   // TagWorkers::default_threads: the cores this process may use, shared by the host's ranks,
   // less one loop thread each, at most 2.
