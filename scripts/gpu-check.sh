@@ -10,6 +10,8 @@
 #         authentication (the bundle's base binary), docs/reliability.md "Authentication"
 #   fig8  `simctl compare scenarios/fig8-local.yaml` with that machine's loopback profile and
 #         `live.compute=sleep`, docs/figures.md "Figure 8" (16 cores)
+#   fig8v like fig8, the baseline and the variance monitor's five intervals only, simulated with
+#         the profile the loopback step just measured on the same machine (when it ran first)
 #   timeline  one Figure 8 point of each model (no monitor; the variance every step), simulated
 #         and live, 8 steps, with --timeline: where the live variance step's time goes
 #   loopback  `calibrate --backend tcp --procs 4` on the machine's loopback, every strategy, 8 B to
@@ -83,6 +85,15 @@ for s in "${steps[@]}"; do
       check 420 build/sim/simctl/simctl compare scenarios/fig8-local.yaml \
         --calibration traces/calibration/loopback-tcp-4procs-16cores.yaml \
         --set live.compute=sleep -o "$O/fig8" ;;
+    fig8v)
+      prof=traces/calibration/loopback-tcp-4procs-16cores.yaml
+      [ -f "$O/lb/loopback-tcp-4procs-16cores-128MiB.yaml" ] && prof="$O/lb/loopback-tcp-4procs-16cores-128MiB.yaml"
+      step "fig8 compare, baseline and variance, profile $prof"
+      check 300 build/sim/simctl/simctl compare scenarios/fig8-local.yaml --calibration "$prof" \
+        --set live.compute=sleep -o "$O/fig8v" --set "sweep.workload.monitors=[[{name: throughput}], \
+[{name: throughput}, {name: gradient-variance, interval: 1}], [{name: throughput}, {name: gradient-variance, interval: 2}], \
+[{name: throughput}, {name: gradient-variance, interval: 4}], [{name: throughput}, {name: gradient-variance, interval: 8}], \
+[{name: throughput}, {name: gradient-variance, interval: 16}]]" ;;
     timeline)
       tl=(--calibration traces/calibration/loopback-tcp-4procs-16cores.yaml --set live.compute=sleep
           --set "sweep.workload.monitors=[[{name: throughput}], [{name: throughput}, {name: gradient-variance, interval: 1}]]"
@@ -111,7 +122,7 @@ for s in "${steps[@]}"; do
           /tmp/fuzz-corpus > "$O/fuzz/log.txt" 2>&1
       grep -E '^#|INFO: (fuzzed|exiting)|SUMMARY|crash' "$O/fuzz/log.txt" | tail -5
       ls "$O/fuzz/artifacts" ;;
-    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, timeline, loopback, fuzz)"; failed=$((failed + 1)) ;;
+    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, fig8v, timeline, loopback, fuzz)"; failed=$((failed + 1)) ;;
   esac
 done
 step "done: $failed failed step(s)"
