@@ -77,7 +77,7 @@ for s in "${steps[@]}"; do
       check 240 build/calibrate/calibrate --gpus 1 -o "$O/cal" --name gpu-1 ;;
     auth)
       step "bench-auth"
-      check 200 bash scripts/bench-auth.sh --rounds 5 --new build/hw/tcp/adaptsim-tcp \
+      check 200 bash scripts/bench-auth.sh --rounds "${AUTH_ROUNDS:-5}" --new build/hw/tcp/adaptsim-tcp \
         --base .devrun/base/adaptsim-tcp > "$O/auth.txt"
       cat "$O/auth.txt" ;;
     fig8)
