@@ -1178,6 +1178,55 @@ void TcpTransport::shutdown(TimeNs timeout_ns, coll::Callback done) {
   check_shutdown_done();
 }
 
+bool TcpTransport::take_hello_ack(Connection& c, TimeNs deadline_ns) {
+  // Only an answer the loop has not begun to parse (bytes of it may wait in the read buffer):
+  // one cut in the middle of the loop's own parsing is left, and the connection closed bare.
+  if (c.rstate != Connection::ReadState::kHeader) return false;
+  constexpr std::size_t kAckBytes = kFrameHeaderBytes + kHelloPayloadBytes + kTagBytes;
+  std::array<std::byte, kAckBytes> ack{};
+  std::size_t have = std::min(c.rend - c.rbeg, kAckBytes);
+  std::memcpy(ack.data(), c.rbuf.data() + c.rbeg, have);
+  while (have < kAckBytes) {
+    const ssize_t n = ::recv(c.fd.get(), ack.data() + have, kAckBytes - have, MSG_DONTWAIT);
+    if (n > 0) {
+      have += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == 0) return false;  // the peer closed: nothing to tell it
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    const TimeNs left = deadline_ns - EventLoop::now_ns();
+    if (left <= 0) return false;  // no answer yet: the peer has not counted the connection
+    pollfd p{c.fd.get(), POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>((left + kNsPerMs - 1) / kNsPerMs));
+  }
+  // The checks of on_header and on_handshake_frame, without their log lines.
+  FrameHeader h;
+  if (!decode_frame_header(ack.data(), options_.limits, h).empty() ||
+      h.kind != FrameKind::kHelloAck || h.job_id != job_id_ ||
+      h.src_rank != static_cast<std::uint32_t>(c.peer) || h.name_bytes != 0 ||
+      h.payload_bytes != kHelloPayloadBytes) {
+    return false;
+  }
+  const std::byte* payload = ack.data() + kFrameHeaderBytes;
+  const Tag want =
+      handshake_tag(secret_, kHelloAckLabel,
+                    {view(ack.data(), kFrameHeaderBytes), view(payload, kHelloPayloadBytes),
+                     view(c.nonce.data(), c.nonce.size())});
+  if (!tags_equal(want.data(), payload + kHelloPayloadBytes)) return false;
+  const HelloPayload hello = decode_hello_payload(payload);
+  if (hello.expected_peer != static_cast<std::uint32_t>(rank_) ||
+      hello.cluster_size != static_cast<std::uint32_t>(size_)) {
+    return false;
+  }
+  const SessionKeys keys =
+      derive_session_keys(secret_, static_cast<std::uint32_t>(rank_),
+                          static_cast<std::uint32_t>(c.peer), c.nonce, hello.nonce);
+  c.tx = FrameMac(keys.dialer_to_acceptor);
+  c.rx = FrameMac(keys.acceptor_to_dialer);
+  return true;
+}
+
 void TcpTransport::send_abort(Connection& c, const std::string& reason, TimeNs deadline_ns) {
   // Writes the iovecs completely unless the socket fails or the deadline passes.
   auto write_all = [&](iovec* iov, int n_iov) {
@@ -1266,6 +1315,16 @@ void TcpTransport::fail(const std::string& reason) {
   failure_ = reason;
   // Telling the peers is worth a short wait (a full socket buffer), never a long one.
   const TimeNs abort_deadline = EventLoop::now_ns() + 200 * kNsPerMs;
+  // A peer this rank dialed may have answered the hello already and counted the connection as
+  // established: closed bare, with its hello-ack unread (a reset), it would report this rank as
+  // lost, naming a survivor instead of the cause. Take the answer within the same wait and tell
+  // that peer too (fault campaign D3, docs/reliability.md).
+  for (auto& c : dialing_) {
+    if (c && !c->closed && c->state == Connection::State::kHandshake && c->outq.empty() &&
+        take_hello_ack(*c, abort_deadline)) {
+      send_abort(*c, reason, abort_deadline);
+    }
+  }
   for (auto& c : peers_) {
     if (!c) continue;
     if (!c->closed) send_abort(*c, reason, abort_deadline);

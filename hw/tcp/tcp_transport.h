@@ -215,6 +215,9 @@ class TcpTransport final : public coll::Transport {
   void on_peer_closed(const std::shared_ptr<Connection>& c, const std::string& how);
   void close_connection(Connection& c);
   void send_abort(Connection& c, const std::string& reason, TimeNs deadline_ns);
+  // A dialed connection whose hello is sent: reads and checks the peer's hello-ack until the
+  // deadline and keys the connection from it (true), so that an abort can follow. fail() only.
+  bool take_hello_ack(Connection& c, TimeNs deadline_ns);
   void check_shutdown_done();
 
   EventLoop& loop_;
