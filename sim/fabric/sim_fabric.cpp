@@ -1,5 +1,6 @@
 #include "sim/fabric/sim_fabric.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <span>
@@ -219,13 +220,19 @@ void SimFabric::transmit(Message& m, Callback transmitted) {
     threads = {transport_threads_[m.src], transport_threads_[m.dst]};
     also = threads;
   }
+  const topo::NodeId src = endpoint_of(m.src), dst = endpoint_of(m.dst);
+  double cap = net::MaxMinSolver::kUncapped;
+  if (options_.serialize_per_peer && options_.socket_buffer_bytes > 0 && src != dst) {
+    const TimeNs rtt = std::max<TimeNs>(network_.round_trip_ns(src, dst), 1);
+    cap = options_.socket_buffer_bytes / (static_cast<double>(rtt) * 1e-9);
+  }
   network_.transfer(
-      endpoint_of(m.src), endpoint_of(m.dst), static_cast<double>(m.data.size),
+      src, dst, static_cast<double>(m.data.size),
       [this, msg] {
         auto node = in_flight_.extract(msg);
         deliver(*node.mapped());
       },
-      net::MaxMinSolver::kUncapped,
+      cap,
       [this, msg, start, transmitted = std::move(transmitted)] {
         if (options_.record_transmissions) {
           transmissions_.push_back(

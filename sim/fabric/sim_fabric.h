@@ -39,7 +39,10 @@ struct SimTransportOptions {
   // runs, the sender moves on) once its last byte is in the buffer, i.e. once no more than this
   // many of the connection's bytes up to and including it are still to leave the NIC; 0: only
   // when its last byte left. (Accepted at message granularity: when the message ahead whose
-  // last byte leaves brings it within the buffer.)
+  // last byte leaves brings it within the buffer.) The buffer also bounds the connection's
+  // rate: a byte stays in it until acknowledged, so no more than this many are in flight and a
+  // connection between two hosts sends at most socket_buffer_bytes / RTT (the bandwidth-delay
+  // product; RFC 7323 section 1), which matters where round trips are long (WAN links).
   double socket_buffer_bytes = 0;
   // Keep every message's transmission (SimFabric::transmissions): per-connection traces.
   bool record_transmissions = false;

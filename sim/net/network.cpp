@@ -55,8 +55,8 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
       delivered *= 1 - topology_.channel(c).params.loss;
     if (delivered < 1) {
       spec.bytes = bytes / delivered;  // the resent packets cross the path too
-      const TimeNs rtt = spec.latency + topology_.path_latency(topology_.route(dst, src));
-      spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, loss_limited_rate_Bps(1 - delivered, rtt));
+      spec.rate_cap_Bps =
+          std::min(spec.rate_cap_Bps, loss_limited_rate_Bps(1 - delivered, round_trip_ns(src, dst)));
     }
     // Two processes on different sockets of one server still talk through a local socket: the
     // same per-stream rate and memory traffic as on one socket, plus the inter-socket link.
@@ -70,6 +70,11 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
   }
   spec.resources.insert(spec.resources.end(), also.begin(), also.end());
   return flows_.start(std::move(spec));
+}
+
+TimeNs Network::round_trip_ns(topo::NodeId src, topo::NodeId dst) const {
+  return topology_.path_latency(topology_.route(src, dst)) +
+         topology_.path_latency(topology_.route(dst, src));
 }
 
 double Network::loss_limited_rate_Bps(double path_loss, TimeNs rtt_ns) {

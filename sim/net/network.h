@@ -42,6 +42,9 @@ class Network {
   // 1500-byte Ethernet MTU less IPv4 and TCP headers and the timestamp option (Linux's default).
   static constexpr double kLossMssBytes = 1448;
 
+  // Round trip between two nodes: the path's latency there and back (no queues).
+  TimeNs round_trip_ns(topo::NodeId src, topo::NodeId dst) const;
+
   // Moves `bytes` from `src` to `dst` (bytes may be FlowNetwork::kInfiniteBytes for background
   // traffic, stopped with flows().stop()). src == dst uses the node's loopback resource and
   // throws InputError if the node has none. `also` are further resources the transfer shares

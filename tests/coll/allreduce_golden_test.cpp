@@ -146,6 +146,22 @@ TEST_CASE("recorded transmissions: each message from its first byte leaving to i
   }
 }
 
+TEST_CASE("socket buffer: a connection sends at most buffer / RTT (a long round trip)") {
+  // 1e9 B/s NICs, 10 ms per NIC hop: 20 ms one way, RTT 40 ms. A 4 MB buffer holds at most 4 MB
+  // in flight: 4e6 / 0.04 s = 1e8 B/s, a tenth of the link. 1e7 B then take 0.1 s on the wire
+  // and arrive 20 ms later, 120 ms; without a buffer 10 ms + 20 ms.
+  for (const auto& [buffer, arrival_ms] : {std::pair{0.0, 30.0}, std::pair{4e6, 120.0}}) {
+    INFO("socket buffer " << buffer << " B");
+    SimCluster c(switched(2, 1, 1e9, 10 * kNsPerMs), {.socket_buffer_bytes = buffer});
+    double arrived = -1;
+    c.fabric.transport(0).send(1, "m", {nullptr, 10'000'000}, [] {});
+    c.fabric.transport(1).recv(0, "m", {nullptr, 10'000'000},
+                               [&] { arrived = to_seconds(c.engine.now()) * 1e3; });
+    c.engine.run();
+    CHECK(arrived == doctest::Approx(arrival_ms).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("socket buffer: a send completes once its bytes are in the sender's buffer") {
   // Rank 0 sends three 1 MB messages to rank 1 at time 0 over one connection at B = 1e9 B/s:
   // their last bytes leave at 1, 2 and 3 ms. Without a buffer each send completes then; with a
