@@ -671,18 +671,24 @@ std::string TcpTransport::auth_failure(FrameKind kind, int peer) const {
          " failed authentication (altered in flight, or not sent by this job)";
 }
 
+std::shared_ptr<TagWorkers::Job> TcpTransport::received_frame_job(Connection& c) {
+  const std::size_t size = c.header.payload_bytes;
+  auto job = std::make_shared<TagWorkers::Job>();
+  job->key = c.rx.key();
+  job->seq = c.rx_seq++;  // the frame's place in the connection's sequence, taken now
+  job->header = c.raw_header;
+  job->name = c.name;
+  job->payload = view(size > 0 ? c.dst : nullptr, size);
+  return job;
+}
+
 void TcpTransport::start_streaming(Connection& c) {
   const std::size_t size = c.header.payload_bytes;
   if (!tag_workers_ || c.state != Connection::State::kEstablished ||
       c.header.kind != FrameKind::kData || c.staged || size < options_.tag_offload_min_bytes) {
     return;
   }
-  auto job = std::make_shared<TagWorkers::Job>();
-  job->key = c.rx.key();
-  job->seq = c.rx_seq++;
-  job->header = c.raw_header;
-  job->name = c.name;
-  job->payload = view(size > 0 ? c.dst : nullptr, size);
+  std::shared_ptr<TagWorkers::Job> job = received_frame_job(c);
   job->streaming = true;
   job->available = c.got;
   c.streaming = job;
@@ -703,12 +709,7 @@ bool TcpTransport::verify_later(Connection& c) {
       size < options_.tag_offload_min_bytes) {
     return false;
   }
-  auto job = std::make_shared<TagWorkers::Job>();
-  job->key = c.rx.key();
-  job->seq = c.rx_seq++;
-  job->header = c.raw_header;
-  job->name = c.name;
-  job->payload = view(size > 0 ? c.dst : nullptr, size);
+  std::shared_ptr<TagWorkers::Job> job = received_frame_job(c);
   c.verifying.push_back({job, c.tag, std::move(c.claimed)});
   c.claimed = nullptr;
   c.dst = nullptr;

@@ -198,6 +198,9 @@ class TcpTransport final : public coll::Transport {
   // Starts checking c's incoming payload on a TagWorkers thread as it arrives, where it is a data
   // frame read in place (a posted recv's buffer) of at least tag_offload_min_bytes.
   void start_streaming(Connection& c);
+  // The TagWorkers job that checks c's current incoming frame (its header, name and payload
+  // destination), taking the frame's sequence number.
+  std::shared_ptr<TagWorkers::Job> received_frame_job(Connection& c);
   // A received data frame's tag checked on a TagWorkers thread (streamed, or submitted now once
   // its payload is all in place): false when it is checked here.
   bool verify_later(Connection& c);

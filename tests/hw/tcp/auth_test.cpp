@@ -364,6 +364,20 @@ RelayResult allreduce_through_relay(const RelayRun& run) {
   return result;
 }
 
+// A relay run whose flipped payload byte was detected: rank 0 fails the frame from rank 1, rank
+// 1 learns why from rank 0's abort (itself authenticated), and no rank saw a wrong sum.
+void check_flip_detected(const RelayResult& bad) {
+  const auto& errors = bad.errors;
+  INFO(errors[0] << " | " << errors[1]);
+  CHECK(bad.flipped);
+  CHECK(errors[0].find("a data frame from rank 1") != std::string::npos);
+  CHECK(errors[0].find("failed authentication (altered in flight, or not sent by this job)") !=
+        std::string::npos);
+  CHECK(errors[1].find("failed authentication") != std::string::npos);
+  CHECK(errors[0].find("wrong sum") == std::string::npos);
+  CHECK(errors[1].find("wrong sum") == std::string::npos);
+}
+
 TEST_CASE(
     "a byte flipped in flight fails the collective at its frame, and the same relay unflipped "
     "works, with tags on the loop thread and on helper threads") {
@@ -380,16 +394,7 @@ TEST_CASE(
 
     const RelayResult bad =
         allreduce_through_relay({.faults = {.flip_at = 5000}, .tag_threads = tag_threads});
-    const auto& errors = bad.errors;
-    INFO(errors[0] << " | " << errors[1]);
-    CHECK(bad.flipped);
-    CHECK(errors[0].find("a data frame from rank 1") != std::string::npos);
-    CHECK(errors[0].find("failed authentication (altered in flight, or not sent by this job)") !=
-          std::string::npos);
-    // Rank 1 learns why from rank 0's abort (itself authenticated); no rank saw a wrong sum.
-    CHECK(errors[1].find("failed authentication") != std::string::npos);
-    CHECK(errors[0].find("wrong sum") == std::string::npos);
-    CHECK(errors[1].find("wrong sum") == std::string::npos);
+    check_flip_detected(bad);
   }
 }
 
@@ -416,16 +421,8 @@ TEST_CASE(
     RelayRun flip = run;
     flip.faults.flip_at = 600000;
     const RelayResult bad = allreduce_through_relay(flip);
-    const auto& errors = bad.errors;
-    INFO(errors[0] << " | " << errors[1]);
-    CHECK(bad.flipped);
     CHECK(bad.streamed_at_0 >= 1);
-    CHECK(errors[0].find("a data frame from rank 1") != std::string::npos);
-    CHECK(errors[0].find("failed authentication (altered in flight, or not sent by this job)") !=
-          std::string::npos);
-    CHECK(errors[1].find("failed authentication") != std::string::npos);
-    CHECK(errors[0].find("wrong sum") == std::string::npos);
-    CHECK(errors[1].find("wrong sum") == std::string::npos);
+    check_flip_detected(bad);
   }
 }
 

@@ -102,6 +102,31 @@ std::vector<std::byte> hello_frame(std::uint64_t job_id, const JobSecret& secret
   return f;
 }
 
+// Every strategy all-reduces value(r, i) over the cluster's n ranks at every count, in chunks of
+// `chunk_bytes`; each rank's error text (empty when its sums were exact).
+std::vector<std::string> sum_every_strategy(ThreadCluster& cluster, int n,
+                                            const std::vector<std::size_t>& counts,
+                                            std::uint64_t chunk_bytes) {
+  return cluster.run_all([&](int r, Runtime& rt) {
+    for (StrategyKind kind : coll::all_strategies()) {
+      for (std::size_t count : counts) {
+        auto algo = coll::make_allreduce(kind, rt.host_of_rank(), {.chunk_bytes = chunk_bytes});
+        std::vector<float> send(count), recv(count, -1);
+        for (std::size_t i = 0; i < count; ++i)
+          send[i] = value(r, i);
+        rt.run_allreduce(*algo, workspace("grad", send, recv), kTimeout);
+        const float factor = static_cast<float>(n * (n + 1) / 2);
+        for (std::size_t i = 0; i < count; ++i) {
+          if (recv[i] != factor * static_cast<float>((i % 13) + 1)) {
+            throw std::runtime_error(std::string(coll::strategy_name(kind)) + " count " +
+                                     std::to_string(count) + " element " + std::to_string(i));
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 TEST_CASE("every strategy x 1..8 ranks x sizes 0 B, 4 B, odd, multi-chunk gives the exact sum") {
@@ -159,24 +184,7 @@ TEST_CASE("frame tags on helper threads: every strategy, every frame's tag off t
   for (int r = 0; r < n; ++r)
     CHECK(cluster.rank(r).tag_threads() == 2);
   const std::vector<std::size_t> counts = {0, 1, 1001, 300001};
-  const auto errors = cluster.run_all([&](int r, Runtime& rt) {
-    for (StrategyKind kind : coll::all_strategies()) {
-      for (std::size_t count : counts) {
-        auto algo = coll::make_allreduce(kind, rt.host_of_rank(), {.chunk_bytes = 64 << 10});
-        std::vector<float> send(count), recv(count, -1);
-        for (std::size_t i = 0; i < count; ++i)
-          send[i] = value(r, i);
-        rt.run_allreduce(*algo, workspace("grad", send, recv), kTimeout);
-        const float factor = static_cast<float>(n * (n + 1) / 2);
-        for (std::size_t i = 0; i < count; ++i) {
-          if (recv[i] != factor * static_cast<float>((i % 13) + 1)) {
-            throw std::runtime_error(std::string(coll::strategy_name(kind)) + " count " +
-                                     std::to_string(count) + " element " + std::to_string(i));
-          }
-        }
-      }
-    }
-  });
+  const auto errors = sum_every_strategy(cluster, n, counts, 64 << 10);
   INFO(join_errors(errors));
   CHECK(std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return e.empty(); }));
 }
@@ -200,24 +208,7 @@ TEST_CASE(
       return o;
     });
     const std::vector<std::size_t> counts = {0, 1001, 300001, 1 << 20};
-    const auto errors = cluster.run_all([&](int r, Runtime& rt) {
-      for (StrategyKind kind : coll::all_strategies()) {
-        for (std::size_t count : counts) {
-          auto algo = coll::make_allreduce(kind, rt.host_of_rank(), {.chunk_bytes = 1 << 20});
-          std::vector<float> send(count), recv(count, -1);
-          for (std::size_t i = 0; i < count; ++i)
-            send[i] = value(r, i);
-          rt.run_allreduce(*algo, workspace("grad", send, recv), kTimeout);
-          const float factor = static_cast<float>(n * (n + 1) / 2);
-          for (std::size_t i = 0; i < count; ++i) {
-            if (recv[i] != factor * static_cast<float>((i % 13) + 1)) {
-              throw std::runtime_error(std::string(coll::strategy_name(kind)) + " count " +
-                                       std::to_string(count) + " element " + std::to_string(i));
-            }
-          }
-        }
-      }
-    });
+    const auto errors = sum_every_strategy(cluster, n, counts, 1 << 20);
     INFO(join_errors(errors));
     CHECK(
         std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return e.empty(); }));
