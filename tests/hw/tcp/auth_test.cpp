@@ -24,6 +24,7 @@
 #include "sim/coll/strategy.h"
 #include "sim/core/error.h"
 #include "tests/hw/tcp/tcp_test_support.h"
+#include "tests/support/time_scale.h"
 
 using namespace adaptsim;
 using namespace adaptsim::tcp;
@@ -53,8 +54,9 @@ constexpr std::size_t kHelloFrameBytes = 72;
 struct RelayFaults {
   std::size_t flip_at = kNever;  // this byte is XORed with 0x01
   std::size_t cut_at = kNever;   // both connections close after this many bytes: a peer dying
-  // The bytes after the hello are held this long, so that the target has posted its recvs when
-  // the first data frame arrives (its payload then goes in place, its tag checked as it arrives).
+  // The bytes after the hello are held this long (times ADAPTSIM_TEST_TIME_SCALE), so that the
+  // target has posted its recvs when the first data frame arrives (its payload then goes in
+  // place, its tag checked as it arrives).
   int hold_ms = 0;
 };
 
@@ -107,7 +109,9 @@ class TamperingRelay {
         ssize_t pass = n;
         if (i == 0) {
           if (faults_.hold_ms > 0 && forwarded >= kHelloFrameBytes && !held) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(faults_.hold_ms));
+            // Longer under sanitizers, whose ranks take longer to post their recvs.
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(
+                faults_.hold_ms * adaptsim::testing::time_scale()));
             held = true;
           }
           const std::size_t flip_at = faults_.flip_at;
@@ -446,6 +450,7 @@ TEST_CASE(
     CHECK(errors[0].find("lost the connection to rank 1 (") != std::string::npos);
     CHECK(errors[1].find("rank 1: all-reduce 'grad' failed") == 0);
     CHECK(errors[1].find("rank 0 (") != std::string::npos);
-    CHECK(lost.seconds < 3.0);  // far below the 10 s timeout: noticed at once
+    // Far below the 10 s timeout: noticed at once (after the relay's hold).
+    CHECK(lost.seconds < 3.0 + 0.1 * adaptsim::testing::time_scale());
   }
 }
