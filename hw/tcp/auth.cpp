@@ -242,22 +242,20 @@ Tag aead_tag(EVP_CIPHER_CTX* e, const SecretKey* key, std::uint64_t seq,
   return t;
 }
 
-struct ThreadCtx {
-  EVP_CIPHER_CTX* evp = new_aead_ctx(nullptr);
-  ~ThreadCtx() { EVP_CIPHER_CTX_free(evp); }
+// Owns one EVP context (frame_tag's per thread, FrameTagStream's, FrameMac's).
+struct AeadCtx {
+  EVP_CIPHER_CTX* evp = nullptr;
+  ~AeadCtx() { EVP_CIPHER_CTX_free(evp); }
 };
 
 }  // namespace
 
 Tag frame_tag(const SecretKey& key, std::uint64_t seq, std::span<const ByteView> parts) {
-  thread_local ThreadCtx ctx;
+  thread_local AeadCtx ctx{new_aead_ctx(nullptr)};
   return aead_tag(ctx.evp, &key, seq, parts);
 }
 
-struct FrameTagStream::Ctx {
-  EVP_CIPHER_CTX* evp = nullptr;
-  ~Ctx() { EVP_CIPHER_CTX_free(evp); }
-};
+struct FrameTagStream::Ctx : AeadCtx {};
 
 FrameTagStream::FrameTagStream(const SecretKey& key, std::uint64_t seq)
     : ctx_(std::make_unique<Ctx>()) {
@@ -277,10 +275,7 @@ Tag FrameTagStream::finish() {
   return t;
 }
 
-struct FrameMac::Ctx {
-  EVP_CIPHER_CTX* evp = nullptr;
-  ~Ctx() { EVP_CIPHER_CTX_free(evp); }
-};
+struct FrameMac::Ctx : AeadCtx {};
 
 FrameMac::FrameMac() = default;
 FrameMac::~FrameMac() = default;

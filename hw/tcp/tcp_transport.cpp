@@ -400,11 +400,11 @@ void TcpTransport::on_handshake_frame(const std::shared_ptr<Connection>& c) {
   // First the proof: nothing else a stranger says is looked at.
   const ByteView frame[] = {view(c->raw_header.data(), c->raw_header.size()),
                             view(c->hello.data(), c->hello.size())};
-  const Tag want = c->outgoing
-                       ? handshake_tag(secret_, kHelloAckLabel,
-                                       {frame[0], frame[1], view(c->nonce.data(), c->nonce.size())})
-                       : handshake_tag(secret_, kHelloLabel, {frame[0], frame[1]});
-  if (!tags_equal(want.data(), c->tag.data())) {
+  const bool authentic =
+      c->outgoing ? hello_ack_authentic(*c, frame[0], frame[1], c->tag.data())
+                  : tags_equal(handshake_tag(secret_, kHelloLabel, {frame[0], frame[1]}).data(),
+                               c->tag.data());
+  if (!authentic) {
     drop(c, std::string(frame_kind_name(c->header.kind)) +
                 " frame failed authentication: the peer does not know this job's secret");
     return;
@@ -429,11 +429,7 @@ void TcpTransport::on_handshake_frame(const std::shared_ptr<Connection>& c) {
       return;
     }
     dialing_[static_cast<std::size_t>(src)] = nullptr;
-    const SessionKeys keys =
-        derive_session_keys(secret_, static_cast<std::uint32_t>(rank_),
-                            static_cast<std::uint32_t>(src), c->nonce, hello.nonce);
-    c->tx = FrameMac(keys.dialer_to_acceptor);
-    c->rx = FrameMac(keys.acceptor_to_dialer);
+    key_as_dialer(*c, hello.nonce);
     establish(c, src);
     return;
   }
@@ -1210,22 +1206,33 @@ bool TcpTransport::take_hello_ack(Connection& c, TimeNs deadline_ns) {
     return false;
   }
   const std::byte* payload = ack.data() + kFrameHeaderBytes;
-  const Tag want =
-      handshake_tag(secret_, kHelloAckLabel,
-                    {view(ack.data(), kFrameHeaderBytes), view(payload, kHelloPayloadBytes),
-                     view(c.nonce.data(), c.nonce.size())});
-  if (!tags_equal(want.data(), payload + kHelloPayloadBytes)) return false;
+  if (!hello_ack_authentic(c, view(ack.data(), kFrameHeaderBytes),
+                           view(payload, kHelloPayloadBytes), payload + kHelloPayloadBytes)) {
+    return false;
+  }
   const HelloPayload hello = decode_hello_payload(payload);
   if (hello.expected_peer != static_cast<std::uint32_t>(rank_) ||
       hello.cluster_size != static_cast<std::uint32_t>(size_)) {
     return false;
   }
+  key_as_dialer(c, hello.nonce);
+  return true;
+}
+
+bool TcpTransport::hello_ack_authentic(const Connection& c, ByteView header, ByteView payload,
+                                       const std::byte* tag) const {
+  // The acceptor's tag covers the dialer's nonce too: an answer to this hello, not a replay.
+  const Tag want = handshake_tag(secret_, kHelloAckLabel,
+                                 {header, payload, view(c.nonce.data(), c.nonce.size())});
+  return tags_equal(want.data(), tag);
+}
+
+void TcpTransport::key_as_dialer(Connection& c, const Nonce& acceptor_nonce) {
   const SessionKeys keys =
       derive_session_keys(secret_, static_cast<std::uint32_t>(rank_),
-                          static_cast<std::uint32_t>(c.peer), c.nonce, hello.nonce);
+                          static_cast<std::uint32_t>(c.peer), c.nonce, acceptor_nonce);
   c.tx = FrameMac(keys.dialer_to_acceptor);
   c.rx = FrameMac(keys.acceptor_to_dialer);
-  return true;
 }
 
 void TcpTransport::send_abort(Connection& c, const std::string& reason, TimeNs deadline_ns) {

@@ -221,6 +221,11 @@ class TcpTransport final : public coll::Transport {
   // A dialed connection whose hello is sent: reads and checks the peer's hello-ack until the
   // deadline and keys the connection from it (true), so that an abort can follow. fail() only.
   bool take_hello_ack(Connection& c, TimeNs deadline_ns);
+  // A dialed connection's side of the handshake: whether a hello-ack (header, payload, tag) was
+  // made with the job's secret for this connection's hello; the session keys from it.
+  bool hello_ack_authentic(const Connection& c, ByteView header, ByteView payload,
+                           const std::byte* tag) const;
+  void key_as_dialer(Connection& c, const Nonce& acceptor_nonce);
   void check_shutdown_done();
 
   EventLoop& loop_;

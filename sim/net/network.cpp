@@ -55,8 +55,8 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
       delivered *= 1 - topology_.channel(c).params.loss;
     if (delivered < 1) {
       spec.bytes = bytes / delivered;  // the resent packets cross the path too
-      spec.rate_cap_Bps =
-          std::min(spec.rate_cap_Bps, loss_limited_rate_Bps(1 - delivered, round_trip_ns(src, dst)));
+      spec.rate_cap_Bps = std::min(spec.rate_cap_Bps,
+                                   loss_limited_rate_Bps(1 - delivered, round_trip_ns(src, dst)));
     }
     // Two processes on different sockets of one server still talk through a local socket: the
     // same per-stream rate and memory traffic as on one socket, plus the inter-socket link.
