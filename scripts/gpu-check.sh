@@ -64,6 +64,8 @@ extract() { tar -C .devrun/root -cf - . | tar -C / -xf - --skip-old-files "$@"; 
 { extract --no-overwrite-dir 2> /dev/null || extract; } && ldconfig
 mpiexec --version | head -1
 steps=("$@")
+# The 16-core machine's loopback profile (authenticated frames, to 128 MiB, concurrent kernels).
+profile16=traces/calibration/loopback-tcp-4procs-16cores-128MiB.yaml
 [ ${#steps[@]} -gt 0 ] || steps=(gpu)
 for s in "${steps[@]}"; do
   case $s in
@@ -83,10 +85,10 @@ for s in "${steps[@]}"; do
     fig8)
       step "fig8 compare (16 cores)"
       check 420 build/sim/simctl/simctl compare scenarios/fig8-local.yaml \
-        --calibration traces/calibration/loopback-tcp-4procs-16cores.yaml \
+        --calibration "$profile16" \
         --set live.compute=sleep -o "$O/fig8" ;;
     fig8v)
-      prof=traces/calibration/loopback-tcp-4procs-16cores.yaml
+      prof=$profile16
       [ -f "$O/lb/loopback-tcp-4procs-16cores-128MiB.yaml" ] && prof="$O/lb/loopback-tcp-4procs-16cores-128MiB.yaml"
       step "fig8 compare, baseline and variance, profile $prof"
       check 300 build/sim/simctl/simctl compare scenarios/fig8-local.yaml --calibration "$prof" \
@@ -95,7 +97,7 @@ for s in "${steps[@]}"; do
 [{name: throughput}, {name: gradient-variance, interval: 4}], [{name: throughput}, {name: gradient-variance, interval: 8}], \
 [{name: throughput}, {name: gradient-variance, interval: 16}]]" ;;
     timeline)
-      tl=(--calibration traces/calibration/loopback-tcp-4procs-16cores.yaml --set live.compute=sleep
+      tl=(--calibration "$profile16" --set live.compute=sleep
           --set "sweep.workload.monitors=[[{name: throughput}], [{name: throughput}, {name: gradient-variance, interval: 1}]]"
           --set workload.steps=8 --no-progress)
       step "timeline, simulated"

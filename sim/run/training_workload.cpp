@@ -18,6 +18,8 @@
 //     monitor_kernels: device           # or cpu: the calibration profile's CPU kernels (below)
 //     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
 //     monitors: [{name: throughput, window: 4}]                                  # optional
+//     elastic: {mechanism: kungfu, initial_workers: 1}  # optional: a changing worker set
+//                                                       # (runtime/elastic.h; policy resize...)
 //     background:                       # optional: traffic beside the job (runtime/background.h)
 //       - {from: x0, to: s0, connections: 4, rate: 1Gbps, start_step: 10, stop_step: 20}
 //     systems:
@@ -39,6 +41,7 @@
 #include "sim/io/output.h"
 #include "sim/run/link_stats_files.h"
 #include "sim/run/workload.h"
+#include "sim/runtime/elastic.h"
 #include "sim/runtime/system_config.h"
 #include "sim/simulate/simulate_training.h"
 
@@ -435,6 +438,29 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   }
   options.seam = runtime::read_seam(w);
   runtime::check_seam(w, options.seam, systems);
+  const int capacity = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
+  if (auto e = w.optional_map("elastic")) {
+    options.elastic = runtime::read_elastic(*e, capacity);
+    for (const runtime::SystemConfig& c : systems) {
+      if (c.kind != runtime::SystemKind::kKungFu) {
+        w.fail("elastic", "system '" + c.label + "' (" +
+                              std::string(runtime::system_kind_name(c.kind)) +
+                              ") cannot change its worker set; elastic runs are built for kungfu");
+      }
+    }
+    if (ctx.mode == Mode::kLive) {
+      w.fail("elastic", "elastic runs are simulated only for now (live resizing is not built yet)");
+    }
+  }
+  if (options.seam.changes.workers && !options.elastic) {
+    w.fail("policy",
+           "a policy that changes the worker set needs the workload's `elastic:` map "
+           "(mechanism kungfu or restart)");
+  }
+  if (options.seam.changes.max_workers > capacity) {
+    w.fail("policy", "asks for a cluster of " + std::to_string(options.seam.changes.max_workers) +
+                         " workers; the topology has " + std::to_string(capacity) + " GPUs");
+  }
   options.monitor_kernels = read_monitor_kernels(w, ctx);
   options.background = io::read_background(w, ctx.topology.spec.servers);
   if (options.background.extra_hosts > 0) {

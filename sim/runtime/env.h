@@ -24,6 +24,7 @@
 #include "sim/coll/allreduce.h"
 #include "sim/coll/transport.h"
 #include "sim/core/time.h"
+#include "sim/runtime/elastic.h"
 #include "sim/train/nccl_model.h"
 
 namespace adaptsim::runtime {
@@ -118,6 +119,32 @@ class TrainingEnv {
   // environment checks there (live: every reduced gradient against the exact sum). `done` may
   // run inside the call when there is nothing to check.
   virtual void between_steps(int worker, int step, Callback done) = 0;
+
+  // Worker-set changes (elastic.h; the protocol is the step loop's, trainer.h). Worker ids here
+  // are the environment's own (ClusterConfig::workers), not a cluster's ranks. An environment
+  // that cannot change its worker set keeps these defaults, which throw InputError.
+  //
+  // The config store: `done` gets the cluster the store holds when the request arrives; a put
+  // replaces it (the caller gives the next version).
+  virtual void store_get(int worker, std::function<void(const ClusterConfig&)> done);
+  virtual void store_put(int worker, const ClusterConfig& cluster, Callback done);
+  // `worker` tells every host's runner of `cluster` (KungFu's propose: every worker notifies every
+  // runner; a runner acts on the first notice of a version): each runner stops its processes of
+  // workers the cluster no longer holds and starts one for each worker it newly holds, or, with
+  // `restart`, for every worker of the cluster on its host (the previous ones have stopped). A
+  // started process reaches the handler given to on_worker_started once it runs. `done` once
+  // every runner has the notice.
+  virtual void notify_runners(int worker, const ClusterConfig& cluster, bool restart,
+                              Callback done);
+  virtual void on_worker_started(std::function<void(int worker, const ClusterConfig&)> started);
+  // `worker`'s process ends (it left the cluster, or stopped for a restart).
+  virtual void stop_worker(int worker);
+  // Closes `worker`'s connections and opens those to `cluster`'s workers, the version being the
+  // connection token; `done` once they are open.
+  virtual void reset_connections(int worker, const ClusterConfig& cluster, Callback done);
+  // The restart baseline's checkpoint: `bytes` of model state written to, or read from, disk.
+  virtual void write_checkpoint(int worker, std::uint64_t bytes, Callback done);
+  virtual void read_checkpoint(int worker, std::uint64_t bytes, Callback done);
 
   // `worker` starts `step` now (its compute begins). Rank 0's step starts are the clock of the
   // scenario's background traffic (background.h): the simulator starts and stops its flows

@@ -186,14 +186,13 @@ std::unique_ptr<Policy> parse_adaptive_strategy(io::MapReader& r) {
   return std::make_unique<AdaptiveStrategyPolicy>(check_from, window, threshold, to);
 }
 
-// A policy that asks to change the worker set every `every` steps, to `workers` workers. The
-// seam accepts the decision; running jobs cannot change their worker set yet, so a scenario
-// naming it is refused before it runs.
+// After step `step`, resize the cluster to `workers` workers (elastic runs: the workload's
+// `elastic:` map says how).
 class ResizePolicy final : public Policy {
  public:
   ResizePolicy(int step, int workers) : step_(step), workers_(workers) {}
   std::string_view name() const override { return "resize"; }
-  PolicyChanges changes() const override { return {.workers = true}; }
+  PolicyChanges changes() const override { return {.workers = true, .max_workers = workers_}; }
   Decision decide(const std::vector<StepObservation>& history) const override {
     Decision d;
     if (history.back().step == step_) d.workers = workers_;
@@ -210,6 +209,49 @@ std::unique_ptr<Policy> parse_resize(io::MapReader& r) {
   const int workers = static_cast<int>(r.integer("workers", 1, 1 << 20));
   r.finish();
   return std::make_unique<ResizePolicy>(step, workers);
+}
+
+// Figure 7's schedule (KungFu's ProfileResizeHook): after every `every` steps, the next size of
+// `sizes`, cycling (sizes [1, 8], every 10: 8 workers after step 9, 1 after step 19, ...).
+class ResizeSchedulePolicy final : public Policy {
+ public:
+  ResizeSchedulePolicy(int every, std::vector<int> sizes)
+      : every_(every), sizes_(std::move(sizes)) {}
+  std::string_view name() const override { return "resize-schedule"; }
+  PolicyChanges changes() const override {
+    return {.workers = true, .max_workers = *std::max_element(sizes_.begin(), sizes_.end())};
+  }
+  Decision decide(const std::vector<StepObservation>& history) const override {
+    Decision d;
+    const int done = history.back().step + 1;
+    if (done % every_ == 0)
+      d.workers = sizes_[static_cast<std::size_t>(done / every_) % sizes_.size()];
+    return d;
+  }
+
+ private:
+  int every_;
+  std::vector<int> sizes_;
+};
+
+std::unique_ptr<Policy> parse_resize_schedule(io::MapReader& r) {
+  const int every = static_cast<int>(r.integer("every", 1, 1 << 30));
+  std::vector<int> sizes;
+  const auto items = r.list("sizes");
+  if (items.size() < 2) r.fail("sizes", "expected a list of at least two cluster sizes");
+  for (const auto& item : items) {
+    int n = 0;
+    try {
+      n = item.as<int>();
+    } catch (const std::exception&) {
+      r.fail("sizes", "expected whole numbers of workers");
+    }
+    if (n < 1)
+      r.fail("sizes", "expected sizes of at least 1 worker (found " + std::to_string(n) + ")");
+    sizes.push_back(n);
+  }
+  r.finish();
+  return std::make_unique<ResizeSchedulePolicy>(every, std::move(sizes));
 }
 
 // Mean of a quantity over the last `window` steps, as reading "<name>.window_mean".
@@ -324,8 +366,12 @@ const std::vector<PolicyKind>& policy_kinds() {
        parse_adaptive_strategy},
       {"scale-batch", "after step `step`, multiply the batch per GPU by `factor`: a toy",
        parse_scale_batch},
-      {"resize", "after step `step`, resize to `workers` workers (refused: not yet supported)",
+      {"resize", "after step `step`, resize the cluster to `workers` workers (elastic runs)",
        parse_resize},
+      {"resize-schedule",
+       "Figure 7's schedule: after every `every` steps the next of `sizes`, cycling (elastic "
+       "runs; the cluster starts at elastic.initial_workers)",
+       parse_resize_schedule},
   };
   return kinds;
 }
@@ -438,10 +484,9 @@ Parsed parse_seam(io::MapReader& r) {
 std::optional<SeamProblem> seam_problem(const SeamSpec& seam, const SystemConfig& system) {
   const std::string which =
       "system '" + system.label + "' (" + std::string(system_kind_name(system.kind)) + ")";
-  if (seam.changes.workers) {
-    return SeamProblem{"policy",
-                       "changing the worker set while a job runs is not yet supported (the "
-                       "elasticity issue implements it)"};
+  if (seam.changes.workers && system.kind != SystemKind::kKungFu) {
+    return SeamProblem{"policy", "changing the worker set while a job runs is built for kungfu; " +
+                                     which + " cannot"};
   }
   if (seam.squares_allreduce && !has_squares_allreduce(system.kind)) {
     return SeamProblem{"monitors",

@@ -76,7 +76,7 @@ struct LocalStep {
 struct Decision {
   std::optional<int> batch_per_gpu;
   std::optional<StrategyChoice> strategy;
-  std::optional<int> workers;  // the worker set's size (not yet supported: see Trainer)
+  std::optional<int> workers;  // the cluster's size (elastic runs: trainer.h)
   bool empty() const { return !batch_per_gpu && !strategy && !workers; }
   // "batch 64; strategy MULTI_BINARY_TREE_STAR" (empty when nothing changes).
   std::string describe() const;
@@ -87,6 +87,7 @@ struct PolicyChanges {
   bool batch = false;
   bool strategy = false;
   bool workers = false;
+  int max_workers = 0;  // with `workers`: the largest cluster the policy asks for
 };
 
 class Policy {

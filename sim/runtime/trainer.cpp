@@ -37,7 +37,19 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
   step_decision_.assign(static_cast<std::size_t>(total_steps_), "");
   step_bytes_.assign(static_cast<std::size_t>(total_steps_), 0.0);
   step_readings_.resize(static_cast<std::size_t>(total_steps_));
-  if (!seam_.empty()) {
+  step_workers_.assign(static_cast<std::size_t>(total_steps_), 0);
+  if (options_.elastic) {
+    // Ranks are positions in the growth order; a rank is local where its worker is.
+    order_ = growth_order(env.host_of_worker());
+    local_.clear();
+    const std::vector<int>& local = env.local_workers();
+    for (std::size_t r = 0; r < order_.size(); ++r) {
+      if (std::find(local.begin(), local.end(), order_[r]) != local.end())
+        local_.push_back(static_cast<int>(r));
+    }
+    for (std::uint64_t b : tensor_bytes_)
+      state_bytes_ += b * static_cast<std::uint64_t>(1 + options_.elastic->optimizer_slots);
+  } else if (!seam_.empty()) {
     agreement_ = coll::make_allreduce(coll::StrategyKind::kStar, env.host_of_worker());
   }
 }
@@ -57,6 +69,26 @@ const train::ComputeProfile& Trainer::profile_for(int batch) {
 }
 
 void Trainer::start() {
+  if (options_.elastic) {
+    const int initial = options_.elastic->initial_workers > 0 ? options_.elastic->initial_workers
+                                                              : static_cast<int>(order_.size());
+    const ClusterConfig cluster = cluster_of(order_, initial, 0);
+    ensure_version(cluster);
+    env_.on_worker_started([this](int base, const ClusterConfig& c) { worker_started(base, c); });
+    const TimeNs now = env_.now();
+    for (int w : local_) {
+      if (w >= initial) continue;
+      Worker& s = state_[w];
+      s.batch = options_.batch_per_gpu;
+      s.profile = &profile_for(s.batch);
+      s.reduced_tensor.assign(tensor_bytes_.size(), false);
+      s.checked_at = now;
+      ++running_;
+    }
+    for (int w : local_)
+      if (w < initial) start_step(w);
+    return;
+  }
   SystemContext context;
   context.env = &env_;
   context.sink = this;
@@ -103,9 +135,10 @@ void Trainer::start_step(int w) {
   s.finishing = false;
   const std::size_t k = static_cast<std::size_t>(s.step);
   step_batch_[k] = s.batch;
-  if (auto c = system_.strategy(w)) step_strategy_[k] = strategy_label(*c);
+  step_workers_[k] = env(w).workers();
+  if (auto c = system(w).strategy(w)) step_strategy_[k] = strategy_label(*c);
   s.jitter = step_jitter(options_.seed, options_.step_time_cv, w, s.step);
-  env_.step_started(w, s.step);
+  env(w).step_started(w, s.step);
   const train::ComputeProfile& p = *s.profile;
   ComputeSchedule schedule;
   schedule.start_ns = now;
@@ -120,7 +153,7 @@ void Trainer::start_step(int w) {
   s.compute_start = now;
   s.forward_end = schedule.phase_end_ns.front();
   s.phase_at = -1;
-  env_.compute(w, schedule, [this, w](std::size_t phase) {
+  env(w).compute(w, schedule, [this, w](std::size_t phase) {
     Worker& s2 = state_[w];
     const std::size_t l = phase - 1;
     const train::Layer& layer = model_.layers[l];
@@ -141,7 +174,7 @@ void Trainer::start_step(int w) {
         s2.ready_at[layer.first_tensor + i] = now;
     }
     for (std::size_t i = 0; i < layer.tensor_count; ++i)
-      system_.gradient_ready(w, s2.step, layer.first_tensor + i);
+      system(w).gradient_ready(w, s2.step, layer.first_tensor + i);
     if (l + 1 == model_.layers.size()) {
       s2.backward_end = env_.now();
       s2.accounted_until = env_.now();
@@ -197,7 +230,7 @@ void Trainer::monitor_norms(int w) {
     // The monitors' norm kernel runs on the device before the update, as a monitoring op in the
     // training graph does: compute time of this step.
     const TimeNs begin = env_.now();
-    env_.gradient_norms(w, [this, w, begin](double local_sq, double reduced_sq) {
+    env(w).gradient_norms(w, [this, w, begin](double local_sq, double reduced_sq) {
       span(w, "gradient norms", "monitor", begin, env_.now());
       Worker& s2 = state_[w];
       s2.grad_sq_local = local_sq;
@@ -218,19 +251,19 @@ void Trainer::monitor_variance(int w) {
   // KungFu's variance monitor: square the gradients (a kernel: compute time), all-reduce the
   // squares as the gradients were (exposed communication), then the variance kernel (compute).
   const TimeNs begin = env_.now();
-  env_.square_gradients(w, [this, w, begin] {
+  env(w).square_gradients(w, [this, w, begin] {
     span(w, "square gradients", "monitor", begin, env_.now());
     Worker& s2 = state_[w];
     s2.updating = false;
     s2.accounted_until = env_.now();
     const TimeNs reduce_begin = env_.now();
-    system_.reduce_squares(w, [this, w, reduce_begin] {
+    system(w).reduce_squares(w, [this, w, reduce_begin] {
       span(w, "allreduce squares", "comm", reduce_begin, env_.now());
       Worker& s3 = state_[w];
       account(s3);
       s3.updating = true;
       const TimeNs variance_begin = env_.now();
-      env_.gradient_variance(w, [this, w, variance_begin](double norm_sum) {
+      env(w).gradient_variance(w, [this, w, variance_begin](double norm_sum) {
         span(w, "gradient variance", "monitor", variance_begin, env_.now());
         state_[w].grad_variance = norm_sum;
         update(w);
@@ -243,7 +276,7 @@ void Trainer::update(int w) {
   Worker& s = state_[w];
   const TimeNs update = seconds_to_ns_ceil(s.profile->optimizer_s * s.jitter);
   const TimeNs begin = env_.now();
-  env_.compute_until(w, begin + update, [this, w, begin] {
+  env(w).compute_until(w, begin + update, [this, w, begin] {
     span(w, "update", "compute", begin, env_.now());
     end_step(w);
   });
@@ -285,7 +318,7 @@ void Trainer::end_step(int w) {
                   squares ? s.grad_variance : 0.0,
                   seam_.policy ? seam_.policy->vote(s.own) : 0.0};
   }
-  env_.between_steps(w, step, [this, w, step, now] {
+  env(w).between_steps(w, step, [this, w, step, now] {
     if (env_.now() > now) span(w, "between steps", "control", now, env_.now());
     after_step(w, step);
   });
@@ -307,7 +340,7 @@ void Trainer::after_step(int w, int step) {
   Worker& s = state_[w];
   s.checked_at = env_.now();
   ++s.step;
-  if (!seam_.empty()) {
+  if (!seam_.empty() || options_.elastic) {
     agree(w, step);
     return;
   }
@@ -319,6 +352,7 @@ void Trainer::next_or_finish(int w) {
     start_step(w);
   } else {
     ++finished_workers_;
+    --running_;
   }
   if (progress_) progress_();
 }
@@ -338,7 +372,7 @@ void Trainer::on_agreed(int w, int step) {
     o.step = step;
     o.batch_per_gpu = step_batch_[k];
     o.workers = static_cast<int>(std::lround(sum[3]));
-    o.strategy = system_.strategy(w);
+    o.strategy = system(w).strategy(w);
     o.step_s = sum[0] / sum[3];
     o.samples_per_s = o.step_s > 0 ? o.workers * o.batch_per_gpu / o.step_s : 0;
     o.comm_s = sum[1] / sum[3];
@@ -364,19 +398,23 @@ void Trainer::on_agreed(int w, int step) {
     return;
   }
   apply(w, decisions_[k]);
+  if (options_.elastic) {
+    elastic_boundary(w, step);
+    return;
+  }
   next_or_finish(w);
 }
 
 // A control all-reduce of the worker's agree_in over the agreement's STAR into its agree_out (the
 // step agreement; a barrier when the sum is ignored).
-void Trainer::control(int w, const std::string& name, Callback done) {
+void Trainer::control(int w, const std::string& name, Callback done, coll::ReduceOp op) {
   Worker& s = state_[w];
   s.agree_out.assign(s.agree_in.size(), 0.0);
   coll::Workspace ws;
   ws.name = name;
   ws.count = s.agree_in.size();
   ws.dtype = coll::DType::kF64;
-  ws.op = coll::ReduceOp::kSum;
+  ws.op = op;
   ws.send = {reinterpret_cast<const std::byte*>(s.agree_in.data()), ws.count * sizeof(double)};
   ws.recv = {reinterpret_cast<std::byte*>(s.agree_out.data()), ws.count * sizeof(double)};
   if (options_.timeline != nullptr) {
@@ -386,7 +424,8 @@ void Trainer::control(int w, const std::string& name, Callback done) {
       done();
     };
   }
-  agreement_->run(env_.transport(w), ws, std::move(done));
+  coll::AllReduce& agreement = options_.elastic ? *agreements_.at(state_[w].version) : *agreement_;
+  agreement.run(env(w).transport(w), ws, std::move(done));
 }
 
 void Trainer::switch_strategy(int w, int step) {
@@ -396,7 +435,7 @@ void Trainer::switch_strategy(int w, int step) {
   const double digest = static_cast<double>(static_cast<int>(to.kind) + 1) * 1048576.0 + to.root;
   state_[w].agree_in.assign(1, digest);
   control(w, prefix + ":consensus", [this, w, step, prefix, digest] {
-    const int n = env_.workers();
+    const int n = env(w).workers();
     const double sum = state_[w].agree_out[0];
     if (sum != digest * n) {
       throw RuntimeFailure("worker " + std::to_string(w) + ": the workers disagree on the new " +
@@ -411,7 +450,7 @@ void Trainer::switch_strategy(int w, int step) {
 
 void Trainer::apply(int w, const Decision& d) {
   Worker& s = state_[w];
-  if (d.workers) {
+  if (d.workers && !options_.elastic) {
     throw InputError(
         "policy '" + std::string(seam_.policy->name()) +
         "' changes the worker set, which a running job does not support yet (not yet supported)");
@@ -424,7 +463,7 @@ void Trainer::apply(int w, const Decision& d) {
     s.batch = *d.batch_per_gpu;
     s.profile = &profile_for(s.batch);
   }
-  if (d.strategy) system_.set_strategy(w, *d.strategy);
+  if (d.strategy) system(w).set_strategy(w, *d.strategy);
 }
 
 std::vector<double> Trainer::local_sums() const {
@@ -450,8 +489,13 @@ TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
   // Step k's time: the mean over workers of their own step-k durations. Synchronous systems
   // couple the workers through their collectives, so this equals the cluster's step rate;
   // without communication (ideal) the workers are independent and it is their mean speed.
+  // A step's workers: the cluster's size in it (elastic runs), else every worker.
+  auto workers_in = [&](int k) {
+    const int m = step_workers_[static_cast<std::size_t>(k)];
+    return options_.elastic && m > 0 ? m : n;
+  };
   for (int k = options_.warmup_steps; k < total_steps_; ++k)
-    r.step_s.push_back(sum[static_cast<std::size_t>(k)] / n);
+    r.step_s.push_back(sum[static_cast<std::size_t>(k)] / workers_in(k));
   const double m = static_cast<double>(r.step_s.size());
   r.step_mean_s = std::accumulate(r.step_s.begin(), r.step_s.end(), 0.0) / m;
   double var = 0;
@@ -470,11 +514,22 @@ TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
   // First-order propagation: d(B/T) = B/T^2 dT.
   r.samples_per_s_per_gpu_std = batch * r.step_std_s / (r.step_mean_s * r.step_mean_s);
   r.samples_per_s_total = r.samples_per_s_per_gpu * n;
+  if (options_.elastic) {
+    // Samples over time, each step at its cluster's size.
+    double samples = 0, seconds = 0;
+    for (int k = options_.warmup_steps; k < total_steps_; ++k) {
+      const std::size_t i = static_cast<std::size_t>(k);
+      samples += static_cast<double>(workers_in(k)) * step_batch_[i];
+      seconds += sum[i] / workers_in(k);
+    }
+    r.samples_per_s_total = seconds > 0 ? samples / seconds : 0;
+  }
   r.worker_step_mean_s.assign(sum.begin() + static_cast<std::ptrdiff_t>(base + 4), sum.end());
   for (int k = 0; k < total_steps_; ++k) {
     const std::size_t i = static_cast<std::size_t>(k);
-    r.steps.push_back({k, k >= options_.warmup_steps, sum[i] / n, step_batch_[i], n, step_bytes_[i],
-                       step_strategy_[i], step_decision_[i], step_readings_[i]});
+    r.steps.push_back({k, k >= options_.warmup_steps, sum[i] / workers_in(k), step_batch_[i],
+                       workers_in(k), step_bytes_[i], step_strategy_[i], step_decision_[i],
+                       step_readings_[i]});
   }
   return r;
 }

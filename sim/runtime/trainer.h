@@ -25,15 +25,41 @@
 // ("adaptsim:switch:<k>:consensus"; a worker that disagrees fails the run), the swap, and a
 // barrier ("adaptsim:switch:<k>:barrier"). The connections are a full mesh in both modes, so the
 // new strategy opens none. All of it is the next step's time.
+//
+// Worker-set changes (TrainerOptions::elastic; elastic.h). The cluster's ranks are the first n
+// workers of KungFu's growth order, so a worker keeps its rank while it stays; each version of the
+// cluster has its own view of the environment (cluster_view.h: its transports carry the version
+// in every message name), its own system (KungFu builds a new session) and its own agreement.
+// With the KungFu mechanism, after every step's agreement each worker reads the config store and
+// agrees on the version it read with a consensus (an all-reduce of the version with MIN and one
+// with MAX, KungFu's BytesConsensus), waiting ElasticSpec::retry_ns and reading again until every
+// worker read the same; a policy's new size is first written to the store by rank 0 (the next
+// version, KungFu's propose_new_size). When the agreed version is new: a second consensus and
+// every worker notifies the runners (propose); a worker the new cluster no longer holds stops;
+// the others reset their connections, switch to the new version and meet the new workers at a
+// barrier; then an all-reduce (MAX) of the trained steps and the batch (ElasticHook's data offset
+// agreement) and the broadcast of the model state from rank 0 over the strategy's first broadcast
+// graph (KungFu's BroadcastGlobalVariablesOp, session.Broadcast). A new worker's process starts
+// (the runner, TrainingEnv::notify_runners), runs the emulated framework start-up
+// (ElasticSpec::framework_init_ns), opens its connections and joins at the barrier. With the
+// restart mechanism: rank 0 writes a checkpoint, every worker meets at a barrier and stops, the new
+// cluster's processes all start, read the checkpoint, connect and meet at a barrier. Every phase
+// is timed: rank 0's as the step's readings "resize.<phase>_s" (and "elastic.check_s", the store
+// read and consensus of every step), the new workers' slowest as "resize.join.<phase>_s", all of
+// them as timeline spans. The resize is the boundary's, not the next step's time.
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/coll/strategy.h"
+#include "sim/runtime/cluster_view.h"
+#include "sim/runtime/elastic.h"
 #include "sim/runtime/env.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
@@ -56,6 +82,10 @@ struct TrainerOptions {
   std::function<train::ComputeProfile(int batch_per_gpu)> compute;
   // Where to record each local worker's phases (timeline.h); null: not recorded.
   Timeline* timeline = nullptr;
+  // A worker set that changes (elastic.h); with it, `make_system` builds each version's system
+  // (the one given to the Trainer is not used).
+  std::optional<ElasticSpec> elastic;
+  std::function<std::unique_ptr<System>()> make_system;
 };
 
 // The simulator's per-(worker, step) jitter factor: Rng::derive(seed, worker * 1000003 + step),
@@ -71,7 +101,9 @@ class Trainer final : public StepSink {
   // Attaches the system and starts every local worker's first step (all at env.now()).
   void start();
   // Whether every local worker has run its last step.
-  bool finished() const { return finished_workers_ == local_.size(); }
+  bool finished() const {
+    return options_.elastic ? running_ == 0 && starting_ == 0 : finished_workers_ == local_.size();
+  }
   int total_steps() const { return total_steps_; }
 
   // The local workers' sums, to be added over every worker of the run (locally when every worker
@@ -126,6 +158,12 @@ class Trainer final : public StepSink {
     TimeNs forward_end = 0;
     TimeNs phase_at = -1;
     std::vector<TimeNs> ready_at;
+    // Elastic runs: the cluster version the worker runs in, the cluster it last read from the
+    // store, and where it is in a resize.
+    int version = 0;
+    ClusterConfig read;
+    TimeNs check_begin = 0;
+    bool joining = false;  // a new process on its way into the cluster
   };
 
   // Records [begin, end) for worker w when a timeline is kept (names are copied only then).
@@ -143,7 +181,26 @@ class Trainer final : public StepSink {
   void agree(int w, int step);
   void on_agreed(int w, int step);
   void switch_strategy(int w, int step);
-  void control(int w, const std::string& name, Callback done);
+  void control(int w, const std::string& name, Callback done,
+               coll::ReduceOp op = coll::ReduceOp::kSum);
+  // Elastic runs (trainer_resize.cpp).
+  TrainingEnv& env(int w);
+  System& system(int w);
+  int base_worker(int rank) const { return options_.elastic ? order_[rank] : rank; }
+  void ensure_version(const ClusterConfig& cluster);
+  void elastic_boundary(int w, int step);
+  void read_cluster(int w, int step, int attempt);
+  void consensus(int w, const std::string& name, double digest, std::function<void(bool)> done);
+  void resize(int w, int step);
+  void worker_started(int base, const ClusterConfig& cluster);
+  void join_cluster(int w);
+  void broadcast_state(int w, Callback done);
+  void restart(int w, int step, int size);
+  void resized(int w);
+  void leave(int w);
+  // Records [begin, now) of worker w's resize phase `key` after step `step`: a timeline span, and
+  // the step's reading `key`_s (rank 0's, summed; a new worker's (`joining`), the slowest).
+  void phase(int w, int step, const std::string& key, TimeNs begin, bool joining = false);
   void apply(int w, const Decision& d);
   void account(Worker& s);
   const train::ComputeProfile& profile_for(int batch);
@@ -174,17 +231,38 @@ class Trainer final : public StepSink {
   std::vector<Decision> decisions_;
   std::unique_ptr<coll::AllReduce> agreement_;  // a STAR rooted at rank 0
   Callback progress_;
+  // Elastic runs: the growth order (rank -> environment worker), each version's view, system,
+  // agreement and broadcast graphs; workers running and processes starting; per step, the
+  // cluster's size; the step a resize happened after (per version) and the restart's step.
+  std::vector<int> order_;
+  std::map<int, std::unique_ptr<ClusterView>> views_;
+  std::map<int, std::unique_ptr<System>> systems_;
+  std::map<int, std::unique_ptr<coll::AllReduce>> agreements_;
+  std::map<int, std::vector<coll::GraphPair>> broadcast_pairs_;
+  std::map<int, int> resize_step_;      // version -> the step it follows
+  std::map<int, TimeNs> resize_begin_;  // version -> when rank 0's boundary began
+  std::map<int, TimeNs> notified_at_;   // version -> the first notice to the runners
+  int running_ = 0;
+  int starting_ = 0;
+  std::uint64_t state_bytes_ = 0;
+  std::vector<int> step_workers_;
 };
 
 // What both modes build over their environment: the system, the policy and monitors, and the
 // step loop that drives them (start it with trainer().start()).
 class TrainingRun {
  public:
+  // An elastic run builds a system per cluster version, of `system`'s configuration.
+  static TrainerOptions with_system_factory(TrainerOptions options, const SystemConfig& system) {
+    if (options.elastic && !options.make_system)
+      options.make_system = [system] { return make_system(system); };
+    return options;
+  }
   TrainingRun(TrainingEnv& env, const train::Model& model, const SystemConfig& system,
               const SeamSpec& seam, TrainerOptions options)
       : system_(make_system(system)),
         seam_(make_seam(seam)),
-        trainer_(env, model, *system_, seam_, std::move(options)) {}
+        trainer_(env, model, *system_, seam_, with_system_factory(std::move(options), system)) {}
   Trainer& trainer() { return trainer_; }
 
  private:

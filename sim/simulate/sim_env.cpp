@@ -1,7 +1,9 @@
 #include "sim/simulate/sim_env.h"
 
+#include <algorithm>
 #include <limits>
 
+#include "sim/core/error.h"
 #include "sim/simulate/nccl_queue.h"
 
 namespace adaptsim::simulate {
@@ -50,6 +52,13 @@ SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
   for (int r = 0; r < topology.rank_count(); ++r) {
     host_of_.push_back(topology.rank_server(r));
     all_.push_back(r);
+  }
+  if (options.elastic) {
+    // The store holds the first cluster, whose processes run.
+    const int initial = options.elastic->initial_workers > 0 ? options.elastic->initial_workers
+                                                             : topology.rank_count();
+    store_ = runtime::cluster_of(runtime::growth_order(host_of_), initial, 0);
+    running_.insert(store_.workers.begin(), store_.workers.end());
   }
 }
 
@@ -181,6 +190,87 @@ void SimEnv::gradient_variance(int, std::function<void(double)> done) {
 std::unique_ptr<runtime::GpuCollectives> SimEnv::gpu_collectives(const std::vector<int>& members) {
   return std::make_unique<SimGpuCollectives>(
       engine_, train::nccl_params_from_topology(topology_, members, options_.arch));
+}
+
+}  // namespace adaptsim::simulate
+
+namespace adaptsim::simulate {
+
+const runtime::ElasticSpec& SimEnv::elastic() const {
+  if (!options_.elastic) {
+    throw InputError("this simulation has no `elastic:` map, so its worker set cannot change");
+  }
+  return *options_.elastic;
+}
+
+TimeNs SimEnv::round_trip_ns(int worker_a, int worker_b) const {
+  const topo::NodeId a = topology_.rank_host(worker_a), b = topology_.rank_host(worker_b);
+  return a == b ? 0 : network_.round_trip_ns(a, b);  // one host: a loopback's round trip, ~0
+}
+
+void SimEnv::store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) {
+  (void)worker;
+  const TimeNs read = elastic().store_read_ns;
+  engine_.schedule_after(read / 2, [this, read, done = std::move(done)]() mutable {
+    engine_.schedule_after(read - read / 2,
+                           [cluster = store_, done = std::move(done)] { done(cluster); });
+  });
+}
+
+void SimEnv::store_put(int worker, const runtime::ClusterConfig& cluster, runtime::Callback done) {
+  (void)worker;
+  engine_.schedule_after(elastic().store_write_ns, [this, cluster, done = std::move(done)] {
+    store_ = cluster;
+    done();
+  });
+}
+
+void SimEnv::notify_runners(int worker, const runtime::ClusterConfig& cluster, bool restart,
+                            runtime::Callback done) {
+  // One runner per server, at its first rank's host.
+  std::map<int, int> first_rank;
+  for (int r = 0; r < topology_.rank_count(); ++r)
+    first_rank.emplace(host_of_[static_cast<std::size_t>(r)], r);
+  TimeNs farthest = 0;
+  for (const auto& [server, rank] : first_rank) {
+    const TimeNs rtt = round_trip_ns(worker, rank);
+    farthest = std::max(farthest, rtt);
+    engine_.schedule_after(rtt / 2, [this, server = server, cluster, restart] {
+      // A runner acts on a version's first notice: a process for each worker of the cluster on
+      // its server that has none (with a restart, every one: the old ones have stopped).
+      if (!notified_[cluster.version].insert(server).second) return;
+      for (int w : cluster.workers) {
+        if (host_of_[static_cast<std::size_t>(w)] != server) continue;
+        if (!restart && running_.count(w) != 0) continue;
+        running_.insert(w);
+        engine_.schedule_after(elastic().process_start_ns, [this, w, cluster] {
+          if (started_) started_(w, cluster);
+        });
+      }
+    });
+  }
+  engine_.schedule_after(farthest, std::move(done));
+}
+
+void SimEnv::reset_connections(int worker, const runtime::ClusterConfig& cluster,
+                               runtime::Callback done) {
+  elastic();
+  TimeNs longest = 0;
+  for (int peer : cluster.workers)
+    if (peer != worker) longest = std::max(longest, round_trip_ns(worker, peer));
+  engine_.schedule_after(longest, std::move(done));
+}
+
+void SimEnv::write_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
+  (void)worker;
+  engine_.schedule_after(seconds_to_ns_ceil(static_cast<double>(bytes) / elastic().disk_write_Bps),
+                         std::move(done));
+}
+
+void SimEnv::read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
+  (void)worker;
+  engine_.schedule_after(seconds_to_ns_ceil(static_cast<double>(bytes) / elastic().disk_read_Bps),
+                         std::move(done));
 }
 
 }  // namespace adaptsim::simulate

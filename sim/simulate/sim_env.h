@@ -7,7 +7,10 @@
 // collectives are NCCL communicators whose collectives take NCCL's own predicted time.
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +60,9 @@ struct SimEnvOptions {
   // share of the flow's rate, started and stopped at rank 0's step starts or at times since
   // rank 0 started step 0. The topology holds the extra hosts the flows name.
   io::BackgroundSpec background;
+  // A worker set that changes (runtime/elastic.h): the config store, the runners, connection
+  // resets and checkpoints, at the spec's costs (SimEnv, "Elastic").
+  std::optional<runtime::ElasticSpec> elastic;
 };
 
 class SimEnv final : public runtime::TrainingEnv {
@@ -93,6 +99,29 @@ class SimEnv final : public runtime::TrainingEnv {
   void between_steps(int, int, runtime::Callback done) override { done(); }
   void step_started(int worker, int step) override;
 
+  // Elastic: the config store is an object beside rank 0's host whose reads take
+  // ElasticSpec::store_read_ns (reading the cluster as it is halfway) and writes store_write_ns
+  // (visible when they complete). A runner per server acts on a notice one way after it is sent
+  // (half the round trip between the two hosts; the notifier waits for the farthest runner's
+  // reply); it starts a process per new worker, which runs process_start_ns later. Resetting
+  // connections takes the longest round trip to the cluster's other hosts (the dials run at once;
+  // a TCP handshake is one round trip). A checkpoint is written and read at the spec's disk
+  // bandwidths.
+  void store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) override;
+  void store_put(int worker, const runtime::ClusterConfig& cluster,
+                 runtime::Callback done) override;
+  void notify_runners(int worker, const runtime::ClusterConfig& cluster, bool restart,
+                      runtime::Callback done) override;
+  void on_worker_started(
+      std::function<void(int worker, const runtime::ClusterConfig&)> started) override {
+    started_ = std::move(started);
+  }
+  void stop_worker(int worker) override { running_.erase(worker); }
+  void reset_connections(int worker, const runtime::ClusterConfig& cluster,
+                         runtime::Callback done) override;
+  void write_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
+  void read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
+
  private:
   // `kernel` run `times` times over every gradient tensor.
   TimeNs kernel_ns(const KernelCost& kernel, int times) const;
@@ -108,6 +137,12 @@ class SimEnv final : public runtime::TrainingEnv {
   // Per background flow, its connections' flows while it runs.
   std::vector<std::vector<net::Network::FlowId>> background_flows_;
   void start_background(std::size_t flow);
+  const runtime::ElasticSpec& elastic() const;
+  TimeNs round_trip_ns(int worker_a, int worker_b) const;
+  runtime::ClusterConfig store_;
+  std::set<int> running_;                  // workers whose process runs
+  std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
+  std::function<void(int, const runtime::ClusterConfig&)> started_;
   void stop_background(std::size_t flow);
 };
 

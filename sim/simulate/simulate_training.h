@@ -35,6 +35,8 @@ struct TrainingOptions {
   // (net::Network::set_share_dispersion), seeded by `seed`.
   double share_cv = 0;
   runtime::SeamSpec seam;  // policy and monitors; empty: none
+  // A worker set that changes while the job runs (the `elastic:` map); unset: fixed.
+  std::optional<runtime::ElasticSpec> elastic;
   // The monitors' kernels (norms, squares, variance). Unset: the device-profile overload takes
   // them memory-bound at the profile's memory bandwidth; the explicit-compute overload, free.
   std::optional<MonitorKernels> monitor_kernels;

@@ -1,0 +1,75 @@
+#include "sim/runtime/elastic.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "sim/io/yaml_reader.h"
+
+namespace adaptsim::runtime {
+
+ElasticSpec read_elastic(io::MapReader& r, int capacity) {
+  ElasticSpec e;
+  e.mechanism = r.choice_or("mechanism", {"kungfu", "restart"}, "kungfu") == "restart"
+                    ? ResizeMechanism::kRestart
+                    : ResizeMechanism::kKungFu;
+  if (r.has("initial_workers")) {
+    const double n = r.number("initial_workers");
+    if (!(n >= 1 && n <= capacity) || n != static_cast<double>(static_cast<int>(n))) {
+      r.fail("initial_workers", "expected a whole number of workers from 1 to the topology's " +
+                                    std::to_string(capacity));
+    }
+    e.initial_workers = static_cast<int>(n);
+  } else {
+    r.accept("initial_workers");
+  }
+  e.retry_ns = r.duration_ns_or("retry", e.retry_ns);
+  if (e.retry_ns <= 0) r.fail("retry", "expected a positive duration");
+  const double slots = r.number_or("optimizer_slots", e.optimizer_slots);
+  if (!(slots >= 0 && slots <= 8) || slots != static_cast<double>(static_cast<int>(slots)))
+    r.fail("optimizer_slots", "expected a whole number from 0 to 8");
+  e.optimizer_slots = static_cast<int>(slots);
+  e.framework_init_ns = r.duration_ns_or("framework_init", e.framework_init_ns);
+  e.process_start_ns = r.duration_ns_or("process_start", e.process_start_ns);
+  e.store_read_ns = r.duration_ns_or("store_read", e.store_read_ns);
+  e.store_write_ns = r.duration_ns_or("store_write", e.store_write_ns);
+  e.disk_write_Bps = r.bandwidth_Bps_or("disk_write", e.disk_write_Bps);
+  e.disk_read_Bps = r.bandwidth_Bps_or("disk_read", e.disk_read_Bps);
+  for (auto [key, t] :
+       {std::pair{"framework_init", e.framework_init_ns},
+        std::pair{"process_start", e.process_start_ns}, std::pair{"store_read", e.store_read_ns},
+        std::pair{"store_write", e.store_write_ns}}) {
+    if (t < 0) r.fail(key, "expected a duration >= 0");
+  }
+  if (!(e.disk_write_Bps > 0)) r.fail("disk_write", "expected a bandwidth > 0");
+  if (!(e.disk_read_Bps > 0)) r.fail("disk_read", "expected a bandwidth > 0");
+  r.finish();
+  return e;
+}
+
+std::vector<int> growth_order(const std::vector<int>& host_of_worker) {
+  // Each host's workers in id order, taken one at a time from the host with the fewest taken.
+  std::map<int, std::vector<int>> by_host;
+  for (std::size_t w = 0; w < host_of_worker.size(); ++w)
+    by_host[host_of_worker[w]].push_back(static_cast<int>(w));
+  std::map<int, std::size_t> taken;
+  std::vector<int> order;
+  while (order.size() < host_of_worker.size()) {
+    int best = -1;
+    for (const auto& [host, workers] : by_host) {
+      if (taken[host] == workers.size()) continue;
+      if (best < 0 || taken[host] < taken[best]) best = host;
+    }
+    order.push_back(by_host[best][taken[best]++]);
+  }
+  return order;
+}
+
+ClusterConfig cluster_of(const std::vector<int>& order, int size, int version) {
+  ClusterConfig c;
+  c.version = version;
+  c.workers.assign(order.begin(), order.begin() + std::min<std::size_t>(order.size(), size));
+  return c;
+}
+
+}  // namespace adaptsim::runtime

@@ -1,0 +1,83 @@
+#pragma once
+// A worker set that changes while the job runs (KUNGFU.md 4), in both modes: what a scenario asks
+// of it, the cluster as the config store holds it, and the order KungFu adds workers in. The
+// protocol itself is the step loop's (trainer.h, "Worker-set changes"); the environment provides
+// the config store, the runners that start and stop processes, connection resets and checkpoints
+// (env.h).
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/time.h"
+
+namespace adaptsim::io {
+class MapReader;
+}
+
+namespace adaptsim::runtime {
+
+// The cluster as the config store holds it (KungFu's plan.Cluster with its version): a put makes
+// the next version, so two reads of the same version hold the same workers. Workers are the
+// environment's worker ids, in rank order.
+struct ClusterConfig {
+  int version = 0;
+  std::vector<int> workers;
+  bool operator==(const ClusterConfig&) const = default;
+};
+
+enum class ResizeMechanism {
+  // KungFu's elastic scaling: staying workers keep running, new processes join and receive the
+  // model state by broadcast (KUNGFU.md 4).
+  kKungFu,
+  // The baseline: every worker stops after rank 0 has written a checkpoint; the new cluster's
+  // processes all start, read it and meet.
+  kRestart,
+};
+
+// The `elastic:` map of a training workload.
+struct ElasticSpec {
+  ResizeMechanism mechanism = ResizeMechanism::kKungFu;
+  // The cluster's size at the start (0: every worker of the topology).
+  int initial_workers = 0;
+  // KungFu's consensus retry: workers that read different clusters from the store wait and read
+  // again (peer.go, ResizeClusterFromURL's consistency loop: time.Sleep(50 * time.Millisecond)).
+  TimeNs retry_ns = 50 * kNsPerMs;
+  // The model state a new worker receives (or a checkpoint holds): the parameters and this many
+  // optimizer slots per parameter (SGD 0, momentum 1, Adam 2). Default 0: the plain SGD optimizer
+  // of tf_cnn_benchmarks' default (--optimizer=sgd), which KungFu's benchmarks use.
+  int optimizer_slots = 0;
+  // Emulated framework start-up per new process, on top of the process's own start (TensorFlow
+  // graph construction and session creation in KungFu's workers; a scenario states its source).
+  // Reported apart from the process start.
+  TimeNs framework_init_ns = 0;
+  // Simulated costs. The config store's read and write service times: etcd v2.1.0's published
+  // single-client benchmark (etcd.io/docs/v3.3/benchmarks/etcd-2-1-0-alpha-benchmarks: 3 members
+  // on GCE n1-highcpu-2 with local SSDs) reads 1534 keys/s and writes 60 keys/s, so one request
+  // takes 1/1534 s = 652 us and 1/60 s = 16.7 ms, the network round trip included.
+  TimeNs store_read_ns = 652 * kNsPerUs;
+  TimeNs store_write_ns = 16667 * kNsPerUs;
+  // A new worker process's start until it can connect: fork, exec, the dynamic loader and the
+  // runtime's set-up. [M] `adaptsim-live --help` run 30 times by Python's subprocess.run on the
+  // 2-core development machine: median 22.8 ms (min 21.0) from the call to the exit.
+  TimeNs process_start_ns = 23 * kNsPerMs;
+  // Checkpoint writes and reads (the restart baseline): a local SSD's sequential throughput. [U]
+  // Samsung 860 EVO's datasheet: 520 MB/s read, 500 MB/s write (SATA 6 Gbit/s).
+  double disk_write_Bps = 500e6;
+  double disk_read_Bps = 520e6;
+  bool operator==(const ElasticSpec&) const = default;
+};
+
+// Reads the `elastic:` map (file:line:key on bad input). `capacity` is the topology's workers:
+// initial_workers must lie in 1..capacity.
+ElasticSpec read_elastic(io::MapReader& r, int capacity);
+
+// KungFu's growOne (plan/cluster.go, Cluster.Resize): a new worker goes to the host with the
+// fewest workers (the lowest host id among equals), on its next free GPU. The order in which the
+// environment's workers join a cluster grown from nothing; a cluster of n workers is its first n,
+// and shrinking truncates, so a worker keeps its rank for as long as it stays.
+std::vector<int> growth_order(const std::vector<int>& host_of_worker);
+
+// The cluster of the first `size` workers of `order`, at `version`.
+ClusterConfig cluster_of(const std::vector<int>& order, int size, int version);
+
+}  // namespace adaptsim::runtime

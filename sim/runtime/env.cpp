@@ -1,0 +1,38 @@
+#include "sim/runtime/env.h"
+
+#include "sim/core/error.h"
+
+namespace adaptsim::runtime {
+namespace {
+[[noreturn]] void no_elastic(const char* what) {
+  throw InputError(std::string("this environment cannot change its worker set (") + what +
+                   "): elastic runs are simulated only for now");
+}
+}  // namespace
+
+void TrainingEnv::store_get(int, std::function<void(const ClusterConfig&)>) {
+  no_elastic("config store");
+}
+void TrainingEnv::store_put(int, const ClusterConfig&, Callback) {
+  no_elastic("config store");
+}
+void TrainingEnv::notify_runners(int, const ClusterConfig&, bool, Callback) {
+  no_elastic("runners");
+}
+void TrainingEnv::on_worker_started(std::function<void(int, const ClusterConfig&)>) {
+  no_elastic("runners");
+}
+void TrainingEnv::stop_worker(int) {
+  no_elastic("runners");
+}
+void TrainingEnv::reset_connections(int, const ClusterConfig&, Callback) {
+  no_elastic("connections");
+}
+void TrainingEnv::write_checkpoint(int, std::uint64_t, Callback) {
+  no_elastic("checkpoint");
+}
+void TrainingEnv::read_checkpoint(int, std::uint64_t, Callback) {
+  no_elastic("checkpoint");
+}
+
+}  // namespace adaptsim::runtime

@@ -1,0 +1,319 @@
+// The step loop's worker-set changes: KungFu's resize protocol and the stop-checkpoint-restart
+// baseline (trainer.h, "Worker-set changes"; KUNGFU.md 4).
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/coll/allreduce.h"
+#include "sim/core/error.h"
+#include "sim/runtime/trainer.h"
+
+namespace adaptsim::runtime {
+
+TrainingEnv& Trainer::env(int w) {
+  if (!options_.elastic) return env_;
+  return *views_.at(state_[static_cast<std::size_t>(w)].version);
+}
+
+System& Trainer::system(int w) {
+  if (!options_.elastic) return system_;
+  return *systems_.at(state_[static_cast<std::size_t>(w)].version);
+}
+
+void Trainer::ensure_version(const ClusterConfig& cluster) {
+  const int v = cluster.version;
+  if (views_.count(v) != 0) return;
+  auto view = std::make_unique<ClusterView>(env_, cluster);
+  // KungFu builds a new session for the new peer list: strategies from the configuration again.
+  std::unique_ptr<System> system = options_.make_system();
+  SystemContext context;
+  context.env = view.get();
+  context.sink = this;
+  context.model = &model_;
+  context.tensor_bytes = tensor_bytes_;
+  context.total_steps = total_steps_;
+  system->attach(context);
+  const std::vector<int>& hosts = view->host_of_worker();
+  agreements_[v] = coll::make_allreduce(coll::StrategyKind::kStar, hosts);
+  // The state broadcast runs over the strategy's first broadcast graph (session.Broadcast). The
+  // classic strategies (not KungFu's) have none: BINARY_TREE_STAR's, KungFu's default, then.
+  const std::optional<StrategyChoice> choice = system->strategy(0);
+  coll::StrategyKind kind = choice ? choice->kind : coll::StrategyKind::kBinaryTreeStar;
+  if (!coll::is_graph_strategy(kind)) kind = coll::StrategyKind::kBinaryTreeStar;
+  kind = coll::resolve_auto(kind, hosts);
+  broadcast_pairs_[v] = coll::make_graph_pairs(kind, hosts, 0);
+  views_[v] = std::move(view);
+  systems_[v] = std::move(system);
+}
+
+void Trainer::phase(int w, int step, const std::string& key, TimeNs begin, bool joining) {
+  const TimeNs end = env_.now();
+  span(w, key, "resize", begin, end);
+  if (step < 0 || step >= total_steps_) return;
+  std::map<std::string, double>& r = step_readings_[static_cast<std::size_t>(step)];
+  const double seconds = to_seconds(end - begin);
+  if (joining) {
+    double& slowest = r[key + "_s"];
+    slowest = std::max(slowest, seconds);
+  } else if (w == 0) {
+    r[key + "_s"] += seconds;
+  }
+}
+
+void Trainer::elastic_boundary(int w, int step) {
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  // No change after the last step: there is no next step to run at another size.
+  if (step + 1 >= total_steps_) {
+    next_or_finish(w);
+    return;
+  }
+  const Decision& d = decisions_[static_cast<std::size_t>(step)];
+  const bool change = d.workers && *d.workers != env(w).workers();
+  s.check_begin = env_.now();
+  if (options_.elastic->mechanism == ResizeMechanism::kRestart) {
+    if (change) {
+      restart(w, step, *d.workers);
+    } else {
+      next_or_finish(w);
+    }
+    return;
+  }
+  // KungFu: rank 0 proposes the policy's size (a put of the next version); every worker then
+  // reads the store, as it does after every step in elastic mode.
+  if (change && w == 0) {
+    resize_begin_[s.version + 1] = s.check_begin;
+    env_.store_put(base_worker(0), cluster_of(order_, *d.workers, s.version + 1),
+                   [this, w, step] { read_cluster(w, step, 0); });
+    return;
+  }
+  read_cluster(w, step, 0);
+}
+
+void Trainer::read_cluster(int w, int step, int attempt) {
+  env_.store_get(base_worker(w), [this, w, step, attempt](const ClusterConfig& read) {
+    state_[static_cast<std::size_t>(w)].read = read;
+    consensus(w, "adaptsim:cluster:" + std::to_string(step) + ":" + std::to_string(attempt),
+              read.version, [this, w, step, attempt](bool agreed) {
+                Worker& s = state_[static_cast<std::size_t>(w)];
+                if (!agreed) {
+                  // Some worker read another version: wait, read again (KungFu's retry).
+                  env_.at(env_.now() + options_.elastic->retry_ns,
+                          [this, w, step, attempt] { read_cluster(w, step, attempt + 1); });
+                  return;
+                }
+                if (s.read.version == s.version) {
+                  phase(w, step, "elastic.check", s.check_begin);
+                  next_or_finish(w);
+                  return;
+                }
+                phase(w, step, "resize.consensus", s.check_begin);
+                resize(w, step);
+              });
+  });
+}
+
+// KungFu's BytesConsensus: an all-reduce of the digest with MIN and one with MAX; the workers agree
+// when both give their own.
+void Trainer::consensus(int w, const std::string& name, double digest,
+                        std::function<void(bool)> done) {
+  state_[static_cast<std::size_t>(w)].agree_in.assign(1, digest);
+  control(
+      w, name + ":min",
+      [this, w, name, digest, done = std::move(done)]() mutable {
+        Worker& s = state_[static_cast<std::size_t>(w)];
+        const double low = s.agree_out[0];
+        s.agree_in.assign(1, digest);
+        control(
+            w, name + ":max",
+            [this, w, digest, low, done = std::move(done)] {
+              const double high = state_[static_cast<std::size_t>(w)].agree_out[0];
+              done(low == digest && high == digest);
+            },
+            coll::ReduceOp::kMax);
+      },
+      coll::ReduceOp::kMin);
+}
+
+void Trainer::resize(int w, int step) {
+  const ClusterConfig cluster = state_[static_cast<std::size_t>(w)].read;
+  const int old_size = env(w).workers();
+  const int new_size = static_cast<int>(cluster.workers.size());
+  if (resize_step_.emplace(cluster.version, step).second)
+    starting_ += std::max(0, new_size - old_size);
+  if (w == 0) resize_begin_[cluster.version] = state_[static_cast<std::size_t>(w)].check_begin;
+  const TimeNs begin = env_.now();
+  // KungFu's propose(): consensus again, then every runner is told.
+  consensus(w, "adaptsim:resize:v" + std::to_string(cluster.version) + ":propose", cluster.version,
+            [this, w, step, begin, cluster](bool agreed) {
+              if (!agreed) {
+                throw RuntimeFailure("worker " + std::to_string(w) +
+                                     ": the workers disagree on cluster version " +
+                                     std::to_string(cluster.version) + " after agreeing on it");
+              }
+              env_.notify_runners(base_worker(w), cluster, false, [this, w, step, begin, cluster] {
+                notified_at_.emplace(cluster.version, env_.now());
+                phase(w, step, "resize.propose", begin);
+                if (w >= static_cast<int>(cluster.workers.size())) {
+                  leave(w);
+                  return;
+                }
+                const TimeNs reconnect = env_.now();
+                env_.reset_connections(
+                    base_worker(w), cluster, [this, w, step, reconnect, cluster] {
+                      phase(w, step, "resize.reconnect", reconnect);
+                      ensure_version(cluster);
+                      state_[static_cast<std::size_t>(w)].version = cluster.version;
+                      join_cluster(w);
+                    });
+              });
+            });
+}
+
+void Trainer::worker_started(int base, const ClusterConfig& cluster) {
+  const auto it = std::find(order_.begin(), order_.end(), base);
+  if (it == order_.end()) throw std::logic_error("a started worker is not in the growth order");
+  const int w = static_cast<int>(it - order_.begin());
+  const int step = resize_step_.at(cluster.version);
+  --starting_;
+  ++running_;
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  s = Worker{};
+  s.version = cluster.version;
+  s.joining = true;
+  s.reduced_tensor.assign(tensor_bytes_.size(), false);
+  ensure_version(cluster);
+  phase(w, step, "resize.join.process_start", notified_at_.at(cluster.version), true);
+  const TimeNs init = env_.now();
+  env_.at(init + options_.elastic->framework_init_ns, [this, w, step, init, cluster] {
+    if (options_.elastic->framework_init_ns > 0)
+      phase(w, step, "resize.join.framework_init", init, true);
+    auto connect = [this, w, step, cluster] {
+      const TimeNs begin = env_.now();
+      env_.reset_connections(base_worker(w), cluster, [this, w, step, begin] {
+        phase(w, step, "resize.join.connect", begin, true);
+        join_cluster(w);
+      });
+    };
+    if (options_.elastic->mechanism == ResizeMechanism::kRestart) {
+      const TimeNs begin = env_.now();
+      env_.read_checkpoint(base_worker(w), state_bytes_, [this, w, step, begin, connect] {
+        phase(w, step, "resize.join.restore", begin, true);
+        connect();
+      });
+      return;
+    }
+    connect();
+  });
+}
+
+// Every worker of the new version: a barrier with the new workers, then (KungFu) the agreement on
+// the data offset and the state broadcast; the restart's workers take both from the checkpoint.
+void Trainer::join_cluster(int w) {
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  const int step = resize_step_.at(s.version);
+  const std::string prefix = "adaptsim:resize:v" + std::to_string(s.version);
+  const TimeNs begin = env_.now();
+  s.agree_in.assign(1, 0.0);
+  control(w, prefix + ":barrier", [this, w, step, prefix, begin] {
+    Worker& s2 = state_[static_cast<std::size_t>(w)];
+    phase(w, step, s2.joining ? "resize.join.barrier" : "resize.barrier", begin, s2.joining);
+    if (options_.elastic->mechanism == ResizeMechanism::kRestart) {
+      // The checkpoint holds the next step and its batch.
+      s2.step = step + 1;
+      s2.batch = step_batch_[static_cast<std::size_t>(step)];
+      s2.profile = &profile_for(s2.batch);
+      resized(w);
+      return;
+    }
+    // ElasticHook: all_reduce(trained_samples, max); the batch comes along (a new worker has 0).
+    const TimeNs sync = env_.now();
+    s2.agree_in = {static_cast<double>(s2.step), static_cast<double>(s2.batch)};
+    control(
+        w, prefix + ":sync",
+        [this, w, step, sync] {
+          Worker& s3 = state_[static_cast<std::size_t>(w)];
+          s3.step = static_cast<int>(s3.agree_out[0]);
+          s3.batch = static_cast<int>(s3.agree_out[1]);
+          s3.profile = &profile_for(s3.batch);
+          phase(w, step, "resize.sync", sync);
+          const TimeNs broadcast = env_.now();
+          broadcast_state(w, [this, w, step, broadcast] {
+            phase(w, step, "resize.broadcast", broadcast);
+            resized(w);
+          });
+        },
+        coll::ReduceOp::kMax);
+  });
+}
+
+// The model state from rank 0, one broadcast per parameter tensor (with its optimizer slots), all
+// at once as TensorFlow runs BroadcastGlobalVariablesOp's per-variable ops. Size-only: a live
+// environment with parameter buffers would name them here.
+void Trainer::broadcast_state(int w, Callback done) {
+  TrainingEnv& view = env(w);
+  if (view.workers() == 1) {
+    done();
+    return;
+  }
+  const Worker& s = state_[static_cast<std::size_t>(w)];
+  const coll::CommGraph& graph = broadcast_pairs_.at(s.version).front().bcast;
+  auto remaining = std::make_shared<std::size_t>(model_.backward_order.size());
+  auto shared_done = std::make_shared<Callback>(std::move(done));
+  const std::size_t copies = 1 + static_cast<std::size_t>(options_.elastic->optimizer_slots);
+  for (std::size_t t = 0; t < model_.backward_order.size(); ++t) {
+    coll::Workspace ws;
+    ws.name = "adaptsim:state:" + model_.backward_order[t].name;
+    ws.count = model_.backward_order[t].elements * copies;
+    ws.dtype = coll::DType::kF32;
+    ws.send = {nullptr, ws.bytes()};
+    ws.recv = {nullptr, ws.bytes()};
+    coll::run_graphs(view.transport(w), ws, {&graph}, [remaining, shared_done] {
+      if (--*remaining == 0) (*shared_done)();
+    });
+  }
+}
+
+void Trainer::resized(int w) {
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  const int step = resize_step_.at(s.version);
+  s.joining = false;
+  s.checked_at = env_.now();  // the resize is not the next step's time
+  if (w == 0) phase(w, step, "resize.total", resize_begin_.at(s.version));
+  next_or_finish(w);
+}
+
+void Trainer::leave(int w) {
+  --running_;
+  env_.stop_worker(base_worker(w));
+  if (progress_) progress_();
+}
+
+// The baseline: rank 0 writes the checkpoint, every worker waits for it at a barrier and stops; the
+// runners start the new cluster's processes, which read it, connect and meet.
+void Trainer::restart(int w, int step, int size) {
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  const ClusterConfig cluster = cluster_of(order_, size, s.version + 1);
+  if (resize_step_.emplace(cluster.version, step).second) starting_ += size;
+  if (w == 0) resize_begin_[cluster.version] = s.check_begin;
+  const std::string prefix = "adaptsim:restart:v" + std::to_string(cluster.version);
+  auto saved = [this, w, step, prefix, cluster] {
+    Worker& s2 = state_[static_cast<std::size_t>(w)];
+    s2.agree_in.assign(1, 0.0);
+    control(w, prefix + ":saved", [this, w, step, cluster] {
+      phase(w, step, "resize.checkpoint", state_[static_cast<std::size_t>(w)].check_begin);
+      if (w == 0) {
+        // The job's launcher starts the new cluster once the old processes have stopped.
+        env_.notify_runners(base_worker(0), cluster, true,
+                            [this, cluster] { notified_at_.emplace(cluster.version, env_.now()); });
+      }
+      leave(w);
+    });
+  };
+  if (w == 0) {
+    env_.write_checkpoint(base_worker(0), state_bytes_, saved);
+  } else {
+    saved();
+  }
+}
+
+}  // namespace adaptsim::runtime
