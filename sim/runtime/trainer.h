@@ -44,9 +44,10 @@
 // (ElasticSpec::framework_init_ns), opens its connections and joins at the barrier. With the
 // restart mechanism: rank 0 writes a checkpoint, every worker meets at a barrier and stops, the new
 // cluster's processes all start, read the checkpoint, connect and meet at a barrier. Every phase
-// is timed: rank 0's as the step's readings "resize.<phase>_s" (and "elastic.check_s", the store
-// read and consensus of every step), the new workers' slowest as "resize.join.<phase>_s", all of
-// them as timeline spans. The resize is the boundary's, not the next step's time.
+// is timed, the slowest worker's time as the step's reading "resize.<phase>_s" (a new worker's
+// phases "resize.join.<phase>_s"; "resize.total_s" from rank 0's step boundary until the last
+// worker starts the next step; "elastic.check_s", the store read and consensus of every step) and
+// every worker's as timeline spans. The resize is the boundary's, not the next step's time.
 
 #include <cstdint>
 #include <functional>
@@ -199,8 +200,8 @@ class Trainer final : public StepSink {
   void resized(int w);
   void leave(int w);
   // Records [begin, now) of worker w's resize phase `key` after step `step`: a timeline span, and
-  // the step's reading `key`_s (rank 0's, summed; a new worker's (`joining`), the slowest).
-  void phase(int w, int step, const std::string& key, TimeNs begin, bool joining = false);
+  // the step's reading `key`_s, the slowest worker's.
+  void phase(int w, int step, const std::string& key, TimeNs begin);
   void apply(int w, const Decision& d);
   void account(Worker& s);
   const train::ComputeProfile& profile_for(int batch);

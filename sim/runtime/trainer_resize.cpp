@@ -46,18 +46,13 @@ void Trainer::ensure_version(const ClusterConfig& cluster) {
   systems_[v] = std::move(system);
 }
 
-void Trainer::phase(int w, int step, const std::string& key, TimeNs begin, bool joining) {
+void Trainer::phase(int w, int step, const std::string& key, TimeNs begin) {
   const TimeNs end = env_.now();
   span(w, key, "resize", begin, end);
   if (step < 0 || step >= total_steps_) return;
-  std::map<std::string, double>& r = step_readings_[static_cast<std::size_t>(step)];
-  const double seconds = to_seconds(end - begin);
-  if (joining) {
-    double& slowest = r[key + "_s"];
-    slowest = std::max(slowest, seconds);
-  } else if (w == 0) {
-    r[key + "_s"] += seconds;
-  }
+  // The slowest worker's: the cluster runs at its new size once every worker is through.
+  double& slowest = step_readings_[static_cast<std::size_t>(step)][key + "_s"];
+  slowest = std::max(slowest, to_seconds(end - begin));
 }
 
 void Trainer::elastic_boundary(int w, int step) {
@@ -150,8 +145,8 @@ void Trainer::resize(int w, int step) {
                                      ": the workers disagree on cluster version " +
                                      std::to_string(cluster.version) + " after agreeing on it");
               }
+              notified_at_.emplace(cluster.version, env_.now());
               env_.notify_runners(base_worker(w), cluster, false, [this, w, step, begin, cluster] {
-                notified_at_.emplace(cluster.version, env_.now());
                 phase(w, step, "resize.propose", begin);
                 if (w >= static_cast<int>(cluster.workers.size())) {
                   leave(w);
@@ -182,22 +177,21 @@ void Trainer::worker_started(int base, const ClusterConfig& cluster) {
   s.joining = true;
   s.reduced_tensor.assign(tensor_bytes_.size(), false);
   ensure_version(cluster);
-  phase(w, step, "resize.join.process_start", notified_at_.at(cluster.version), true);
+  phase(w, step, "resize.join.process_start", notified_at_.at(cluster.version));
   const TimeNs init = env_.now();
   env_.at(init + options_.elastic->framework_init_ns, [this, w, step, init, cluster] {
-    if (options_.elastic->framework_init_ns > 0)
-      phase(w, step, "resize.join.framework_init", init, true);
+    if (options_.elastic->framework_init_ns > 0) phase(w, step, "resize.join.framework_init", init);
     auto connect = [this, w, step, cluster] {
       const TimeNs begin = env_.now();
       env_.reset_connections(base_worker(w), cluster, [this, w, step, begin] {
-        phase(w, step, "resize.join.connect", begin, true);
+        phase(w, step, "resize.join.connect", begin);
         join_cluster(w);
       });
     };
     if (options_.elastic->mechanism == ResizeMechanism::kRestart) {
       const TimeNs begin = env_.now();
       env_.read_checkpoint(base_worker(w), state_bytes_, [this, w, step, begin, connect] {
-        phase(w, step, "resize.join.restore", begin, true);
+        phase(w, step, "resize.join.restore", begin);
         connect();
       });
       return;
@@ -216,7 +210,7 @@ void Trainer::join_cluster(int w) {
   s.agree_in.assign(1, 0.0);
   control(w, prefix + ":barrier", [this, w, step, prefix, begin] {
     Worker& s2 = state_[static_cast<std::size_t>(w)];
-    phase(w, step, s2.joining ? "resize.join.barrier" : "resize.barrier", begin, s2.joining);
+    phase(w, step, s2.joining ? "resize.join.barrier" : "resize.barrier", begin);
     if (options_.elastic->mechanism == ResizeMechanism::kRestart) {
       // The checkpoint holds the next step and its batch.
       s2.step = step + 1;
@@ -278,7 +272,7 @@ void Trainer::resized(int w) {
   const int step = resize_step_.at(s.version);
   s.joining = false;
   s.checked_at = env_.now();  // the resize is not the next step's time
-  if (w == 0) phase(w, step, "resize.total", resize_begin_.at(s.version));
+  phase(w, step, "resize.total", resize_begin_.at(s.version));
   next_or_finish(w);
 }
 
@@ -303,8 +297,8 @@ void Trainer::restart(int w, int step, int size) {
       phase(w, step, "resize.checkpoint", state_[static_cast<std::size_t>(w)].check_begin);
       if (w == 0) {
         // The job's launcher starts the new cluster once the old processes have stopped.
-        env_.notify_runners(base_worker(0), cluster, true,
-                            [this, cluster] { notified_at_.emplace(cluster.version, env_.now()); });
+        notified_at_.emplace(cluster.version, env_.now());
+        env_.notify_runners(base_worker(0), cluster, true, [] {});
       }
       leave(w);
     });

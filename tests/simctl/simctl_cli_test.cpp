@@ -393,8 +393,22 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
       {"  policy: {name: switch-strategy, step: 1, strategy: SPIRAL}\n",
        "bad.yaml:14: key 'workload.policy.strategy': unknown strategy \"SPIRAL\""},
       {"  policy: {name: resize, step: 1, workers: 2}\n",
-       "bad.yaml:14: key 'workload.policy': changing the worker set while a job runs is not yet "
-       "supported"},
+       "bad.yaml:14: key 'workload.policy': a policy that changes the worker set needs the "
+       "workload's `elastic:` map"},
+      // Elastic runs: a size of 0, a size beyond the topology's GPUs, a negative duration, an
+      // initial size of 0, an unknown mechanism.
+      {"  elastic: {mechanism: kungfu}\n  policy: {name: resize-schedule, every: 2, sizes: [1, "
+       "0]}\n",
+       "bad.yaml:15: key 'workload.policy.sizes': expected sizes of at least 1 worker"},
+      {"  elastic: {mechanism: kungfu}\n  policy: {name: resize, step: 1, workers: 5}\n",
+       "bad.yaml:15: key 'workload.policy': asks for a cluster of 5 workers; the topology has 4 "
+       "GPUs"},
+      {"  elastic: {retry: -1s}\n", "bad.yaml:14: key 'workload.elastic.retry'"},
+      {"  elastic: {process_start: -1ms}\n", "bad.yaml:14: key 'workload.elastic.process_start'"},
+      {"  elastic: {initial_workers: 0}\n",
+       "bad.yaml:14: key 'workload.elastic.initial_workers': expected a whole number of workers "
+       "from 1 to the topology's 4"},
+      {"  elastic: {mechanism: reboot}\n", "bad.yaml:14: key 'workload.elastic.mechanism'"},
       {"  monitors: [{name: throughput, window: 0s}]\n",
        "bad.yaml:14: key 'workload.monitors[0].window'"},
   };
@@ -409,6 +423,10 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
   expect_input_error(
       s, s.write("bad.yaml", text + "  policy: {name: switch-strategy, step: 1, strategy: STAR}\n"),
       "the policy changes the all-reduce strategy, which system 'hvd' (horovod) does not have");
+  // A worker-set change for a system that cannot.
+  expect_input_error(s, s.write("bad.yaml", text + "  elastic: {initial_workers: 1}\n"),
+                     "bad.yaml:14: key 'workload.elastic': system 'hvd' (horovod) cannot change "
+                     "its worker set");
 }
 
 TEST_CASE("background: bad input is one line with file, line and key, exit 2, nothing written") {

@@ -1,0 +1,195 @@
+// Elastic runs in the simulated environment (trainer.h, "Worker-set changes"): the phases of
+// KungFu's resize protocol and of the restart baseline against hand calculations, and random
+// schedules that must all run to their end.
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/core/rng.h"
+#include "sim/io/yaml_reader.h"
+#include "sim/simulate/simulate_training.h"
+#include "sim/topo/cluster_spec.h"
+#include "tests/support/toy_model.h"
+
+using namespace adaptsim;
+using namespace adaptsim::runtime;
+
+namespace {
+
+// `servers` 1-GPU servers behind one switch: NIC bandwidth `nic_Bps` both ways and 10 us per NIC
+// hop (host to host: 20 us one way, a 40 us round trip); PCIe, loopback and reductions free.
+topo::Topology cluster(int servers, double nic_Bps) {
+  topo::ClusterSpec c;
+  c.name = "toy";
+  c.servers = servers;
+  c.server.gpus = 1;
+  c.server.pcie = {1e15, 0};
+  c.server.cpu_loopback_bandwidth_Bps = 1e15;
+  c.server.nic = {nic_Bps, 10'000};
+  return topo::build_cluster(c);
+}
+constexpr double kOneWay = 20e-6;
+
+SeamSpec seam(const std::string& policy) {
+  const io::Document doc = io::Document::parse_string("policy: " + policy + "\n", "t.yaml");
+  io::MapReader r(doc, doc.root(), "");
+  SeamSpec s = read_seam(r);
+  r.finish();
+  return s;
+}
+
+struct Run {
+  TrainingResult result;
+  double reading(int step, const std::string& key) const {
+    const auto& r = result.steps.at(static_cast<std::size_t>(step)).readings;
+    const auto it = r.find(key);
+    return it == r.end() ? -1.0 : it->second;
+  }
+};
+
+// A one-tensor toy model of `elements` float32 gradients: forward 10 ms, backward 20 ms.
+Run run(int servers, const std::string& policy, ElasticSpec elastic, int steps,
+        std::uint64_t elements = 1'000'000, double nic_Bps = 1e9) {
+  const topo::Topology t = cluster(servers, nic_Bps);
+  const train::Model m = train::testing::toy_model({elements});
+  train::ComputeProfile p;
+  p.forward_s = 0.010;
+  p.backward_layer_s = {0.020};
+  SystemConfig system;
+  system.kind = SystemKind::kKungFu;
+  system.strategy = coll::StrategyKind::kBinaryTreeStar;
+  system.chunk_bytes = 1ull << 30;
+  simulate::TrainingOptions o;
+  o.compute.batch_per_gpu = 32;
+  o.warmup_steps = 0;
+  o.measured_steps = steps;
+  o.seam = seam(policy);
+  o.elastic = elastic;
+  return {simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, system, o).result};
+}
+
+}  // namespace
+
+TEST_CASE("KungFu's resize 1 -> 4 -> 1: each phase by hand") {
+  ElasticSpec e;
+  e.initial_workers = 1;
+  // Resizes after steps 2 (to 4) and 5 (to 1); none after the last step, 8.
+  const Run r = run(4, "{name: resize-schedule, every: 3, sizes: [1, 4]}", e, 9);
+  REQUIRE(r.result.steps.size() == 9);
+  for (int k = 0; k < 9; ++k)
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == (k >= 3 && k <= 5 ? 4 : 1));
+  const double write = 16667e-6, read = 652e-6, start = 23e-3;
+
+  // Scale-up. Rank 0 alone writes the next version and reads it back; the consensus over one
+  // worker costs nothing: write + read.
+  CHECK(r.reading(2, "resize.consensus_s") == doctest::Approx(write + read).epsilon(1e-9));
+  // A new worker's process runs a one-way trip (the notice to its runner) plus the process start
+  // after rank 0 notified the runners.
+  CHECK(r.reading(2, "resize.join.process_start_s") ==
+        doctest::Approx(kOneWay + start).epsilon(1e-6));
+  // Reconnecting: the longest round trip to the other hosts.
+  CHECK(r.reading(2, "resize.reconnect_s") == doctest::Approx(2 * kOneWay).epsilon(1e-6));
+  // The state broadcast over BINARY_TREE_STAR's tree on 4 one-GPU hosts: 0 -> {1, 2}, 1 -> 3;
+  // the slowest worker, 3, has it when rank 0's NIC has carried 4 MB to each child at B/2 (8 ms)
+  // and rank 1 has sent it on at B (4 ms), a one-way latency per hop.
+  CHECK(r.reading(2, "resize.broadcast_s") ==
+        doctest::Approx(8e6 / 1e9 + 4e6 / 1e9 + 2 * kOneWay).epsilon(5e-3));
+  // Rank 0 waits at the barrier for the new workers' start.
+  CHECK(r.reading(2, "resize.barrier_s") > start);
+  const double total = r.reading(2, "resize.total_s");
+  CHECK(total > write + read + start + 0.012);
+  CHECK(total < write + read + start + 0.012 + 0.002);
+
+  // Scale-down. Rank 0 writes while the others read the old version, so the first consensus fails
+  // and every worker reads again after the 50 ms retry: write + read + 50 ms + read, plus four
+  // tiny all-reduces over 4 hosts (tens of microseconds each).
+  const double down = r.reading(5, "resize.consensus_s");
+  CHECK(down > write + 2 * read + 0.050);
+  CHECK(down < write + 2 * read + 0.050 + 0.001);
+  // Nobody joins, and one worker needs no barrier and no broadcast.
+  CHECK(r.reading(5, "resize.join.process_start_s") < 0);
+  CHECK(r.reading(5, "resize.broadcast_s") == 0);
+  // The resize is not a step's time: the step after it is a plain step (10 + 20 ms).
+  CHECK(r.result.steps[6].time_s == doctest::Approx(0.030).epsilon(1e-3));
+  // Steps without a resize pay the store read and the consensus of elastic mode.
+  CHECK(r.reading(7, "elastic.check_s") == doctest::Approx(read).epsilon(1e-6));
+}
+
+TEST_CASE("KungFu's resize: the state broadcast carries the optimizer's slots") {
+  ElasticSpec e;
+  e.initial_workers = 1;
+  const double plain =
+      run(2, "{name: resize, step: 1, workers: 2}", e, 4).reading(1, "resize.broadcast_s");
+  e.optimizer_slots = 1;
+  const double momentum =
+      run(2, "{name: resize, step: 1, workers: 2}", e, 4).reading(1, "resize.broadcast_s");
+  // One hop of 4 MB, then 8 MB, at 1e9 B/s.
+  CHECK(plain == doctest::Approx(4e6 / 1e9 + kOneWay).epsilon(1e-3));
+  CHECK(momentum == doctest::Approx(8e6 / 1e9 + kOneWay).epsilon(1e-3));
+}
+
+TEST_CASE("restart 1 -> 2: checkpoint, process start, restore, connect by hand") {
+  ElasticSpec e;
+  e.mechanism = ResizeMechanism::kRestart;
+  e.initial_workers = 1;
+  const Run r = run(2, "{name: resize, step: 1, workers: 2}", e, 4);
+  CHECK(r.result.steps[2].workers == 2);
+  // 4 MB of parameters at 500 MB/s written, at 520 MB/s read.
+  const double write = 4e6 / 500e6, read = 4e6 / 520e6, start = 23e-3;
+  CHECK(r.reading(1, "resize.checkpoint_s") == doctest::Approx(write).epsilon(1e-6));
+  CHECK(r.reading(1, "resize.join.restore_s") == doctest::Approx(read).epsilon(1e-6));
+  // The far runner hears of it a one-way trip after rank 0 notified.
+  CHECK(r.reading(1, "resize.join.process_start_s") ==
+        doctest::Approx(kOneWay + start).epsilon(1e-6));
+  CHECK(r.reading(1, "resize.join.connect_s") == doctest::Approx(2 * kOneWay).epsilon(1e-6));
+  // The whole: the write, then the slowest new process's start, read and connect, then the
+  // barrier (one small all-reduce between the two hosts).
+  const double total = r.reading(1, "resize.total_s");
+  CHECK(total > write + kOneWay + start + read + 2 * kOneWay);
+  CHECK(total < write + kOneWay + start + read + 2 * kOneWay + 0.0005);
+  // No store reads in the baseline.
+  CHECK(r.reading(2, "elastic.check_s") < 0);
+}
+
+TEST_CASE("elastic runs are deterministic") {
+  ElasticSpec e;
+  e.initial_workers = 2;
+  const std::string policy = "{name: resize-schedule, every: 2, sizes: [3, 1, 4]}";
+  const Run a = run(4, policy, e, 10), b = run(4, policy, e, 10);
+  CHECK(a.result.steps == b.result.steps);
+}
+
+TEST_CASE("1000 random resize schedules run to their last step at the sizes they ask for") {
+  // Sizes 1..4 on 4 servers, a resize every 1..3 steps, either mechanism; a small model so that
+  // each run is quick. Every run must end (the engine drains) with every step's row holding the
+  // size the schedule gave it.
+  Rng rng(20261126);
+  for (int i = 0; i < 1000; ++i) {
+    ElasticSpec e;
+    e.mechanism = rng.below(2) ? ResizeMechanism::kRestart : ResizeMechanism::kKungFu;
+    e.initial_workers = static_cast<int>((1 + rng.below(4)));
+    const int every = static_cast<int>((1 + rng.below(3)));
+    std::vector<int> sizes;
+    std::string list;
+    const int count = static_cast<int>((2 + rng.below(3)));
+    for (int k = 0; k < count; ++k) {
+      sizes.push_back(static_cast<int>((1 + rng.below(4))));
+      list += (k ? ", " : "") + std::to_string(sizes.back());
+    }
+    const int steps = static_cast<int>((2 + rng.below(7)));
+    INFO("run " << i << ": every " << every << ", sizes [" << list << "], initial "
+                << e.initial_workers << ", steps " << steps);
+    const Run r = run(
+        4, "{name: resize-schedule, every: " + std::to_string(every) + ", sizes: [" + list + "]}",
+        e, steps, 1000);
+    REQUIRE(r.result.steps.size() == static_cast<std::size_t>(steps));
+    int size = e.initial_workers;
+    for (int k = 0; k < steps; ++k) {
+      CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == size);
+      if ((k + 1) % every == 0)
+        size = sizes[static_cast<std::size_t>((k + 1) / every) % sizes.size()];
+    }
+  }
+}
