@@ -46,12 +46,13 @@ std::string format_number(double x) {
   return buf;
 }
 
-void print_eval(const Mlp& model, const Dataset& test, std::int64_t step, std::int64_t epoch,
+// `epochs`: the epochs completed (steps / steps per epoch); `train_loss`: the mean loss of the
+// batches since the last evaluation.
+void print_eval(const Mlp& model, const Dataset& test, std::int64_t step, double epochs,
                 double train_loss) {
   const Evaluation e = model.evaluate(test);
-  std::printf("step %6lld  epoch %3lld  train_loss %.4f  test_loss %.4f  test_acc %.4f\n",
-              static_cast<long long>(step), static_cast<long long>(epoch), train_loss, e.mean_loss,
-              e.accuracy);
+  std::printf("step %6lld  epochs %6.2f  train_loss %.4f  test_loss %.4f  test_acc %.4f\n",
+              static_cast<long long>(step), epochs, train_loss, e.mean_loss, e.accuracy);
   std::fflush(stdout);
 }
 
@@ -84,10 +85,13 @@ int run(const LearnOptions& o) {
       o.epochs > 0 ? o.epochs * static_cast<std::int64_t>(shards.steps()) : o.steps;
   std::printf(
       "# adaptsim-learn: MLP %zu parameters, %zu train / %zu test samples, batch %lld, "
-      "%lld steps (%zu per epoch, partial batch dropped), lr %g, momentum %g, seed %llu\n",
+      "%lld steps (%zu per epoch, partial batch dropped), lr %g (base %g at batch %lld, "
+      "warm-up %lld steps), momentum %g, seed %llu\n",
       model.parameter_count(), data.train.size(), data.test.size(), static_cast<long long>(o.batch),
-      static_cast<long long>(steps), shards.steps(), learning_rate(rule, o.batch), o.momentum,
-      static_cast<unsigned long long>(o.seed));
+      static_cast<long long>(steps), shards.steps(),
+      learning_rate(rule, o.batch, rule.warmup_steps), rule.base_lr,
+      static_cast<long long>(rule.base_batch), static_cast<long long>(rule.warmup_steps),
+      o.momentum, static_cast<unsigned long long>(o.seed));
 
   std::vector<float> gradient(model.parameter_count());
   std::size_t step_in_epoch = 0;
@@ -107,7 +111,8 @@ int run(const LearnOptions& o) {
     ++loss_count;
     const bool last = step + 1 == steps;
     if (last || (o.eval_every > 0 && (step + 1) % o.eval_every == 0)) {
-      print_eval(model, data.test, step + 1, static_cast<std::int64_t>(epoch),
+      print_eval(model, data.test, step + 1,
+                 static_cast<double>(step + 1) / static_cast<double>(shards.steps()),
                  loss_sum / static_cast<double>(loss_count));
       loss_sum = 0;
       loss_count = 0;
