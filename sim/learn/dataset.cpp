@@ -39,8 +39,10 @@ Dataset::Dataset(const IdxArray& images, const IdxArray& labels, std::string_vie
 }
 
 Dataset load_idx_dataset(const std::filesystem::path& images, const std::filesystem::path& labels) {
-  return Dataset(read_idx(images, 3), read_idx(labels, 1),
-                 images.string() + ", " + labels.string());
+  // Images first, then labels: a missing pair is reported by its images file.
+  const IdxArray image_array = read_idx(images, 3);
+  const IdxArray label_array = read_idx(labels, 1);
+  return Dataset(image_array, label_array, images.string() + ", " + labels.string());
 }
 
 FashionMnist load_fashion_mnist(const std::filesystem::path& dir) {
