@@ -1,8 +1,8 @@
 #pragma once
 // A multi-layer perceptron classifier trained for real: layer sizes d_0 (the input, 784 for
 // Fashion-MNIST) -> d_1 -> ... -> d_L (the classes, 10), ReLU after every layer but the last,
-// softmax cross-entropy loss. Float32 parameters, Eigen matrices, one thread (the caller sets
-// Eigen's thread count).
+// softmax cross-entropy loss. Float32 parameters, Eigen matrices, one thread (Eigen's products
+// run in parallel only under OpenMP, which this build does not enable).
 //
 // Flat parameter layout (the order of params() and of every gradient buffer, the order the live
 // runtime all-reduces): for layer l = 1..L in order, first W_l, a d_l x d_{l-1} matrix stored
@@ -16,7 +16,8 @@
 //
 // Initialisation (He, Zhang, Ren and Sun 2015, "Delving Deep into Rectifiers", ICCV, eq. 10):
 // W_l ~ N(0, 2 / d_{l-1}) (standard deviation sqrt(2 / fan_in)), b_l = 0, drawn from Rng(seed)
-// in the flat order: the same seed gives bit-identical parameters on every platform.
+// in the flat order: the same seed gives the same parameters (sim/core/rng.h: the generator and
+// the normal distribution are the project's own, not the standard library's).
 
 #include <cstddef>
 #include <cstdint>

@@ -4,13 +4,15 @@
 // training.
 //
 // Update (Goyal et al. 2017, "Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour",
-// arXiv:1706.02677, eq. 10, with the weight decay of their eq. 8; PyTorch's torch.optim.SGD
-// computes the same):
+// arXiv:1706.02677, section 3: momentum SGD in the form of their eq. 9, whose velocity does not
+// contain the learning rate, and weight decay as the gradient of (lambda / 2) |theta|^2, their
+// "Weight decay" paragraph; PyTorch's torch.optim.SGD computes the same):
 //   g_t     = gradient (the batch MEAN) + weight_decay * theta_t
 //   v_{t+1} = momentum * v_t + g_t                  (v_0 = 0)
 //   theta_{t+1} = theta_t - lr_t * v_{t+1}
 // The learning rate multiplies the velocity, not the gradient, so a learning rate that changes
-// with the batch size needs no momentum correction (Goyal et al. 2017, section 2.3, Remark 2).
+// with the batch size needs no momentum correction (Goyal et al. 2017, section 3, Remark 2: the
+// correction eta_{t+1} / eta_t is for the variant that folds eta into the velocity).
 //
 // Learning rate for batch B (linear scaling rule, Goyal et al. 2017, section 2.1: "when the
 // minibatch size is multiplied by k, multiply the learning rate by k"):
@@ -29,7 +31,8 @@
 namespace adaptsim::learn {
 
 struct SgdOptions {
-  // 0.9: the momentum of Goyal et al. 2017 (section 5.1) and of He et al. 2016's ResNet training.
+  // 0.9: the momentum of Goyal et al. 2017 (section 5.1; Nesterov there, standard momentum being
+  // "equally effective", they note) and of He et al. 2016's ResNet training.
   double momentum = 0.9;
   // L2 coefficient lambda added to the gradient as lambda * theta. 0: none. (Goyal et al. use
   // 1e-4 for ResNet-50 on ImageNet.)
@@ -58,7 +61,7 @@ class Sgd {
 // The linear scaling rule with gradual warm-up (see the top).
 struct LrRule {
   double base_lr = 0.1;           // Goyal et al. 2017: 0.1 for a batch of 256 ...
-  std::int64_t base_batch = 256;  // ... the reference batch (their eq. "eta = 0.1 kn / 256")
+  std::int64_t base_batch = 256;  // ... the reference batch (their section 5.1: eta = 0.1 kn / 256)
   std::int64_t warmup_steps = 0;  // 0: no warm-up (Goyal et al. warm up over 5 epochs)
 };
 
