@@ -3,6 +3,7 @@
 find_package(Threads REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS graph)
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+find_package(ZLIB REQUIRED)             # the IDX reader (sim/learn) reads gzip-compressed data
 find_package(yaml-cpp REQUIRED)          # 0.7: the target is plain `yaml-cpp`
 find_package(CLI11 REQUIRED)
 find_package(fmt REQUIRED)

@@ -7,7 +7,8 @@ set -euo pipefail
 packages=(
   build-essential cmake git
   libboost-graph-dev libeigen3-dev libyaml-cpp-dev doctest-dev libbenchmark-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+  dataset-fashion-mnist
   libopenmpi-dev openmpi-bin
   python3-matplotlib python3-pandas
   iproute2 iperf3 procps iptables
