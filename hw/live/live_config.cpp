@@ -220,6 +220,8 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
   }
   c.seam = runtime::read_seam(r);
   runtime::check_seam(r, c.seam, {c.system});
+  // Worker ids are checked against the topology by the scenario; here any rank may be named.
+  c.stragglers = runtime::read_stragglers(r, 1 << 20);
   c.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", c.warmup_steps, 0, 1 << 20));
   c.measured_steps = static_cast<int>(r.integer_or("steps", c.measured_steps, 1, 1 << 20));
   c.seed = static_cast<std::uint64_t>(

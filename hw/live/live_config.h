@@ -22,6 +22,7 @@
 //   system: {kind: kungfu, label: kungfu-mbts, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
 //   policy: {name: switch-strategy, step: 5, strategy: STAR}   # optional, as in scenarios
 //   monitors: [{name: throughput, window: 4}]                  # optional
+//   stragglers: [{worker: 1, from_step: 3, compute: 2}]       # optional (runtime/straggler.h)
 //   warmup_steps: 1
 //   steps: 5
 //   seed: 1

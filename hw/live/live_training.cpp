@@ -117,6 +117,7 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   t.step_time_cv = c.step_time_cv;
   t.gradient_element_bytes = c.gradient_element_bytes;
   t.compute = c.compute;
+  t.stragglers = c.stragglers;
   runtime::Timeline timeline;
   if (!c.timeline_dir.empty()) t.timeline = &timeline;
   runtime::TrainingRun training(*env, model, c.system, c.seam, std::move(t));

@@ -20,6 +20,7 @@
 #include "hw/live/compute_emulator.h"
 #include "hw/tcp/runtime.h"
 #include "sim/runtime/policy.h"
+#include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
 #include "sim/train/compute_profile.h"
@@ -36,8 +37,9 @@ struct LiveConfig {
   std::uint64_t seed = 1;
   int warmup_steps = 1;  // excluded from the statistics
   int measured_steps = 5;
-  runtime::SystemConfig system;  // ideal, kungfu or horovod
-  runtime::SeamSpec seam;        // policy and monitors
+  runtime::SystemConfig system;                // ideal, kungfu or horovod
+  runtime::SeamSpec seam;                      // policy and monitors
+  std::vector<runtime::Straggler> stragglers;  // workers whose compute is slower from a step on
   // Bytes per gradient element; the live buffers are float32, so only 4 is accepted.
   std::size_t gradient_element_bytes = 4;
   // Bounds every wait: connecting, each step, the final statistics.

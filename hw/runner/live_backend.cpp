@@ -81,6 +81,14 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
       std::string(out.c_str()) + "\nsystem: " + runtime::system_yaml(task.system) + "\n";
   if (!task.seam.policy_yaml.empty()) text += "policy: " + task.seam.policy_yaml + "\n";
   if (!task.seam.monitors_yaml.empty()) text += "monitors: " + task.seam.monitors_yaml + "\n";
+  if (!task.stragglers.empty()) {
+    text += "stragglers:\n";
+    for (const runtime::Straggler& s : task.stragglers) {
+      text += "  - {worker: " + std::to_string(s.worker) +
+              ", from_step: " + std::to_string(s.from_step) +
+              ", compute: " + io::fmt_fixed(s.compute_factor, 9) + "}\n";
+    }
+  }
   return text;
 }
 

@@ -19,6 +19,7 @@
 //     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
 //     monitors: [{name: throughput, window: 4}]                                  # optional
 //     elastic: {mechanism: kungfu, initial_workers: 1}  # optional: a changing worker set
+//     stragglers: [{worker: 2, from_step: 10, compute: 2.0}]  # optional (runtime/straggler.h)
 //                                                       # (runtime/elastic.h; policy resize...)
 //     background:                       # optional: traffic beside the job (runtime/background.h)
 //       - {from: x0, to: s0, connections: 4, rate: 1Gbps, start_step: 10, stop_step: 20}
@@ -42,6 +43,7 @@
 #include "sim/run/link_stats_files.h"
 #include "sim/run/workload.h"
 #include "sim/runtime/elastic.h"
+#include "sim/runtime/straggler.h"
 #include "sim/runtime/system_config.h"
 #include "sim/simulate/simulate_training.h"
 
@@ -165,6 +167,7 @@ class TrainingWorkload final : public Workload {
     task.precision = live_.precision;
     task.system = system;
     task.seam = options_.seam;
+    task.stragglers = options_.stragglers;
     task.background = options_.background;
     task.warmup_steps = options_.warmup_steps;
     task.measured_steps = options_.measured_steps;
@@ -450,6 +453,16 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
     if (ctx.mode == Mode::kLive) {
       w.fail("elastic", "elastic runs are simulated only for now (live resizing is not built yet)");
+    }
+  }
+  options.stragglers = runtime::read_stragglers(w, capacity);
+  if (ctx.mode == Mode::kLive) {
+    for (const runtime::Straggler& s : options.stragglers) {
+      if (s.nic_bandwidth_Bps) {
+        w.fail("stragglers",
+               "a straggler's nic_bandwidth is simulated only for now (a live "
+               "straggler may set `compute`)");
+      }
     }
   }
   if (options.seam.changes.workers && !options.elastic) {

@@ -13,6 +13,7 @@
 #include "sim/core/time.h"
 #include "sim/io/background.h"
 #include "sim/runtime/policy.h"
+#include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
 #include "sim/topo/cluster_spec.h"
@@ -53,7 +54,8 @@ struct LiveTrainingTask {
   std::filesystem::path device;
   std::string precision;
   SystemConfig system;
-  SeamSpec seam;  // the policy and monitors, as the scenario wrote them
+  SeamSpec seam;                      // the policy and monitors, as the scenario wrote them
+  std::vector<Straggler> stragglers;  // compute stragglers (the workload refuses NIC ones live)
   // Traffic beside the job, between the testbed's hosts (nominal holds its extra hosts).
   io::BackgroundSpec background;
   int warmup_steps = 0;

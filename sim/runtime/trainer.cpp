@@ -137,7 +137,8 @@ void Trainer::start_step(int w) {
   step_batch_[k] = s.batch;
   step_workers_[k] = env(w).workers();
   if (auto c = system(w).strategy(w)) step_strategy_[k] = strategy_label(*c);
-  s.jitter = step_jitter(options_.seed, options_.step_time_cv, w, s.step);
+  s.jitter = step_jitter(options_.seed, options_.step_time_cv, w, s.step) *
+             compute_factor(options_.stragglers, base_worker(w), s.step);
   env(w).step_started(w, s.step);
   const train::ComputeProfile& p = *s.profile;
   ComputeSchedule schedule;

@@ -63,6 +63,7 @@
 #include "sim/runtime/elastic.h"
 #include "sim/runtime/env.h"
 #include "sim/runtime/policy.h"
+#include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/timeline.h"
 #include "sim/runtime/training_result.h"
@@ -87,6 +88,9 @@ struct TrainerOptions {
   // (the one given to the Trainer is not used).
   std::optional<ElasticSpec> elastic;
   std::function<std::unique_ptr<System>()> make_system;
+  // Workers whose compute is slower from a step on (straggler.h; the NIC part is the
+  // environment's).
+  std::vector<Straggler> stragglers;
 };
 
 // The simulator's per-(worker, step) jitter factor: Rng::derive(seed, worker * 1000003 + step),

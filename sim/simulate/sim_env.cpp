@@ -65,7 +65,21 @@ SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
 SimEnv::~SimEnv() = default;
 
 void SimEnv::step_started(int worker, int step) {
-  if (worker != 0 || options_.background.empty()) return;
+  if (worker != 0) return;
+  for (const runtime::Straggler& s : options_.stragglers) {
+    if (!s.nic_bandwidth_Bps || s.from_step != step) continue;
+    // Both directions of every link between the straggler's server's NICs and the fabric.
+    const int server = topology_.rank_server(s.worker);
+    for (topo::ChannelId c = 0; c < topology_.channel_count(); ++c) {
+      const topo::Channel& ch = topology_.channel(c);
+      const topo::Node& from = topology_.node(ch.from);
+      const topo::Node& to = topology_.node(ch.to);
+      const bool out = from.kind == topo::NodeKind::kNic && from.server == server && to.server < 0;
+      const bool in = to.kind == topo::NodeKind::kNic && to.server == server && from.server < 0;
+      if (out || in) network_.set_channel_bandwidth(c, *s.nic_bandwidth_Bps);
+    }
+  }
+  if (options_.background.empty()) return;
   const auto& flows = options_.background.flows;
   if (step == 0) {
     background_flows_.assign(flows.size(), {});

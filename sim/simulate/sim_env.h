@@ -19,6 +19,7 @@
 #include "sim/io/background.h"
 #include "sim/net/network.h"
 #include "sim/runtime/env.h"
+#include "sim/runtime/straggler.h"
 #include "sim/topo/topology.h"
 #include "sim/train/model_zoo.h"
 
@@ -63,6 +64,9 @@ struct SimEnvOptions {
   // A worker set that changes (runtime/elastic.h): the config store, the runners, connection
   // resets and checkpoints, at the spec's costs (SimEnv, "Elastic").
   std::optional<runtime::ElasticSpec> elastic;
+  // Stragglers whose server's NIC changes rate when rank 0 starts their step (their compute is
+  // the step loop's).
+  std::vector<runtime::Straggler> stragglers;
 };
 
 class SimEnv final : public runtime::TrainingEnv {

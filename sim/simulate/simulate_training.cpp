@@ -26,6 +26,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.kernels = kernels;
   env_options.background = options.background;
   env_options.elastic = options.elastic;
+  env_options.stragglers = options.stragglers;
   SimEnv env(topology, model, env_options);
   std::optional<net::LinkRecorder> recorder;
   if (options.link_stats_bin_ns > 0 || options.record_timeline) {
@@ -42,6 +43,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   t.gradient_element_bytes = options.gradient_element_bytes;
   t.compute = std::move(compute);
   t.elastic = options.elastic;
+  t.stragglers = options.stragglers;
   SimulatedTraining out;
   if (options.record_timeline) t.timeline = &out.timeline;
   runtime::TrainingRun training(env, model, system_config, options.seam, std::move(t));

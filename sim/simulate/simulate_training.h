@@ -37,6 +37,7 @@ struct TrainingOptions {
   runtime::SeamSpec seam;  // policy and monitors; empty: none
   // A worker set that changes while the job runs (the `elastic:` map); unset: fixed.
   std::optional<runtime::ElasticSpec> elastic;
+  std::vector<runtime::Straggler> stragglers;  // slower workers or NICs from a step on
   // The monitors' kernels (norms, squares, variance). Unset: the device-profile overload takes
   // them memory-bound at the profile's memory bandwidth; the explicit-compute overload, free.
   std::optional<MonitorKernels> monitor_kernels;

@@ -409,6 +409,14 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
        "bad.yaml:14: key 'workload.elastic.initial_workers': expected a whole number of workers "
        "from 1 to the topology's 4"},
       {"  elastic: {mechanism: reboot}\n", "bad.yaml:14: key 'workload.elastic.mechanism'"},
+      // Stragglers: a worker that does not exist, a negative step, an item that changes nothing.
+      {"  stragglers: [{worker: 7, from_step: 1, compute: 2}]\n",
+       "bad.yaml:14: key 'workload.stragglers[0].worker': worker 7 does not exist: the topology "
+       "has 4"},
+      {"  stragglers: [{worker: 1, from_step: -1, compute: 2}]\n",
+       "bad.yaml:14: key 'workload.stragglers[0].from_step'"},
+      {"  stragglers: [{worker: 1, from_step: 1}]\n",
+       "a straggler needs `compute` (a factor) or `nic_bandwidth`"},
       {"  monitors: [{name: throughput, window: 0s}]\n",
        "bad.yaml:14: key 'workload.monitors[0].window'"},
   };

@@ -350,3 +350,47 @@ TEST_CASE("--timeline: each worker's phases, simulated and live, nested in its s
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("a compute straggler live on local processes slows the steps after it as simulated") {
+  // Worker 1 computes 10x from step 5 (runtime/straggler.h): the same step loop stretches its
+  // compute deadlines in both modes, and the synchronous all-reduce waits for it. Its steps are
+  // then bound by its compute, which both modes share, while the steps before are bound by
+  // communication, which differs (1 Gbit/s NICs simulated, loopback live). So the steps after
+  // must match the simulated ones, and be slower than those before.
+  const fs::path root = ADAPTSIM_SOURCE_DIR;
+  const fs::path dir = scratch_dir("straggler_live");
+  struct Means {
+    double before = 0, after = 0;
+  };
+  auto means = [&](bool live) {
+    std::vector<std::string> a = {"run",
+                                  (root / "scenarios/policy-switch.yaml").string(),
+                                  "-o",
+                                  (dir / (live ? "live" : "sim")).string(),
+                                  "--no-progress",
+                                  "--set",
+                                  "workload.policy={name: none}",
+                                  "--set",
+                                  "workload.stragglers=[{worker: 1, from_step: 5, compute: 10}]"};
+    if (live) a.insert(a.begin() + 1, "--live");
+    SimctlProcess p(a, dir);
+    REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+    const auto rows = read_csv(dir / (live ? "live" : "sim") / "policy-switch.steps.csv");
+    REQUIRE(rows.size() == 10);
+    Means m;
+    for (int k = 1; k <= 4; ++k)
+      m.before += std::stod(rows[static_cast<std::size_t>(k)].at("step_time_ms")) / 4;
+    for (int k = 6; k <= 9; ++k)
+      m.after += std::stod(rows[static_cast<std::size_t>(k)].at("step_time_ms")) / 4;
+    return m;
+  };
+  const Means sim = means(false), live = means(true);
+  CAPTURE(sim.before);
+  CAPTURE(sim.after);
+  CAPTURE(live.before);
+  CAPTURE(live.after);
+  CHECK(sim.after > 1.4 * sim.before);
+  CHECK(live.after > 2 * live.before);
+  CHECK(live.after == doctest::Approx(sim.after).epsilon(0.15));
+  fs::remove_all(dir);
+}
