@@ -17,6 +17,11 @@ ClusterView::ClusterView(TrainingEnv& base, ClusterConfig cluster)
   transports_.resize(cluster_.workers.size());
 }
 
+int ClusterView::rank_of(int worker) const {
+  const auto it = std::find(cluster_.workers.begin(), cluster_.workers.end(), worker);
+  return it == cluster_.workers.end() ? -1 : static_cast<int>(it - cluster_.workers.begin());
+}
+
 coll::Transport& ClusterView::transport(int worker) {
   auto& t = transports_.at(static_cast<std::size_t>(worker));
   if (!t) {

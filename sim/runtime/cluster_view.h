@@ -19,6 +19,8 @@ class ClusterView final : public TrainingEnv {
 
   const ClusterConfig& cluster() const { return cluster_; }
   int base_worker(int rank) const { return cluster_.workers.at(static_cast<std::size_t>(rank)); }
+  // The rank of the underlying environment's worker `worker` (-1: not in this cluster).
+  int rank_of(int worker) const;
 
   TimeNs now() const override { return base_.now(); }
   void at(TimeNs when, Callback task) override { base_.at(when, std::move(task)); }

@@ -39,14 +39,7 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
   step_readings_.resize(static_cast<std::size_t>(total_steps_));
   step_workers_.assign(static_cast<std::size_t>(total_steps_), 0);
   if (options_.elastic) {
-    // Ranks are positions in the growth order; a rank is local where its worker is.
     order_ = growth_order(env.host_of_worker());
-    local_.clear();
-    const std::vector<int>& local = env.local_workers();
-    for (std::size_t r = 0; r < order_.size(); ++r) {
-      if (std::find(local.begin(), local.end(), order_[r]) != local.end())
-        local_.push_back(static_cast<int>(r));
-    }
     for (std::uint64_t b : tensor_bytes_)
       state_bytes_ += b * static_cast<std::uint64_t>(1 + options_.elastic->optimizer_slots);
   } else if (!seam_.empty()) {
@@ -76,8 +69,11 @@ void Trainer::start() {
     ensure_version(cluster);
     env_.on_worker_started([this](int base, const ClusterConfig& c) { worker_started(base, c); });
     const TimeNs now = env_.now();
+    auto member = [&cluster](int w) {
+      return std::find(cluster.workers.begin(), cluster.workers.end(), w) != cluster.workers.end();
+    };
     for (int w : local_) {
-      if (w >= initial) continue;
+      if (!member(w)) continue;
       Worker& s = state_[w];
       s.batch = options_.batch_per_gpu;
       s.profile = &profile_for(s.batch);
@@ -86,7 +82,7 @@ void Trainer::start() {
       ++running_;
     }
     for (int w : local_)
-      if (w < initial) start_step(w);
+      if (member(w)) start_step(w);
     return;
   }
   SystemContext context;
@@ -136,10 +132,10 @@ void Trainer::start_step(int w) {
   const std::size_t k = static_cast<std::size_t>(s.step);
   step_batch_[k] = s.batch;
   step_workers_[k] = env(w).workers();
-  if (auto c = system(w).strategy(w)) step_strategy_[k] = strategy_label(*c);
+  if (auto c = system(w).strategy(rank(w))) step_strategy_[k] = strategy_label(*c);
   s.jitter = step_jitter(options_.seed, options_.step_time_cv, w, s.step) *
-             compute_factor(options_.stragglers, base_worker(w), s.step);
-  env(w).step_started(w, s.step);
+             compute_factor(options_.stragglers, w, s.step);
+  env(w).step_started(rank(w), s.step);
   const train::ComputeProfile& p = *s.profile;
   ComputeSchedule schedule;
   schedule.start_ns = now;
@@ -154,7 +150,7 @@ void Trainer::start_step(int w) {
   s.compute_start = now;
   s.forward_end = schedule.phase_end_ns.front();
   s.phase_at = -1;
-  env(w).compute(w, schedule, [this, w](std::size_t phase) {
+  env(w).compute(rank(w), schedule, [this, w](std::size_t phase) {
     Worker& s2 = state_[w];
     const std::size_t l = phase - 1;
     const train::Layer& layer = model_.layers[l];
@@ -175,7 +171,7 @@ void Trainer::start_step(int w) {
         s2.ready_at[layer.first_tensor + i] = now;
     }
     for (std::size_t i = 0; i < layer.tensor_count; ++i)
-      system(w).gradient_ready(w, s2.step, layer.first_tensor + i);
+      system(w).gradient_ready(rank(w), s2.step, layer.first_tensor + i);
     if (l + 1 == model_.layers.size()) {
       s2.backward_end = env_.now();
       s2.accounted_until = env_.now();
@@ -231,7 +227,7 @@ void Trainer::monitor_norms(int w) {
     // The monitors' norm kernel runs on the device before the update, as a monitoring op in the
     // training graph does: compute time of this step.
     const TimeNs begin = env_.now();
-    env(w).gradient_norms(w, [this, w, begin](double local_sq, double reduced_sq) {
+    env(w).gradient_norms(rank(w), [this, w, begin](double local_sq, double reduced_sq) {
       span(w, "gradient norms", "monitor", begin, env_.now());
       Worker& s2 = state_[w];
       s2.grad_sq_local = local_sq;
@@ -252,19 +248,19 @@ void Trainer::monitor_variance(int w) {
   // KungFu's variance monitor: square the gradients (a kernel: compute time), all-reduce the
   // squares as the gradients were (exposed communication), then the variance kernel (compute).
   const TimeNs begin = env_.now();
-  env(w).square_gradients(w, [this, w, begin] {
+  env(w).square_gradients(rank(w), [this, w, begin] {
     span(w, "square gradients", "monitor", begin, env_.now());
     Worker& s2 = state_[w];
     s2.updating = false;
     s2.accounted_until = env_.now();
     const TimeNs reduce_begin = env_.now();
-    system(w).reduce_squares(w, [this, w, reduce_begin] {
+    system(w).reduce_squares(rank(w), [this, w, reduce_begin] {
       span(w, "allreduce squares", "comm", reduce_begin, env_.now());
       Worker& s3 = state_[w];
       account(s3);
       s3.updating = true;
       const TimeNs variance_begin = env_.now();
-      env(w).gradient_variance(w, [this, w, variance_begin](double norm_sum) {
+      env(w).gradient_variance(rank(w), [this, w, variance_begin](double norm_sum) {
         span(w, "gradient variance", "monitor", variance_begin, env_.now());
         state_[w].grad_variance = norm_sum;
         update(w);
@@ -277,7 +273,7 @@ void Trainer::update(int w) {
   Worker& s = state_[w];
   const TimeNs update = seconds_to_ns_ceil(s.profile->optimizer_s * s.jitter);
   const TimeNs begin = env_.now();
-  env(w).compute_until(w, begin + update, [this, w, begin] {
+  env(w).compute_until(rank(w), begin + update, [this, w, begin] {
     span(w, "update", "compute", begin, env_.now());
     end_step(w);
   });
@@ -319,7 +315,7 @@ void Trainer::end_step(int w) {
                   squares ? s.grad_variance : 0.0,
                   seam_.policy ? seam_.policy->vote(s.own) : 0.0};
   }
-  env(w).between_steps(w, step, [this, w, step, now] {
+  env(w).between_steps(rank(w), step, [this, w, step, now] {
     if (env_.now() > now) span(w, "between steps", "control", now, env_.now());
     after_step(w, step);
   });
@@ -373,7 +369,7 @@ void Trainer::on_agreed(int w, int step) {
     o.step = step;
     o.batch_per_gpu = step_batch_[k];
     o.workers = static_cast<int>(std::lround(sum[3]));
-    o.strategy = system(w).strategy(w);
+    o.strategy = system(w).strategy(rank(w));
     o.step_s = sum[0] / sum[3];
     o.samples_per_s = o.step_s > 0 ? o.workers * o.batch_per_gpu / o.step_s : 0;
     o.comm_s = sum[1] / sum[3];
@@ -426,7 +422,7 @@ void Trainer::control(int w, const std::string& name, Callback done, coll::Reduc
     };
   }
   coll::AllReduce& agreement = options_.elastic ? *agreements_.at(state_[w].version) : *agreement_;
-  agreement.run(env(w).transport(w), ws, std::move(done));
+  agreement.run(env(w).transport(rank(w)), ws, std::move(done));
 }
 
 void Trainer::switch_strategy(int w, int step) {
@@ -464,7 +460,7 @@ void Trainer::apply(int w, const Decision& d) {
     s.batch = *d.batch_per_gpu;
     s.profile = &profile_for(s.batch);
   }
-  if (d.strategy) system(w).set_strategy(w, *d.strategy);
+  if (d.strategy) system(w).set_strategy(rank(w), *d.strategy);
 }
 
 std::vector<double> Trainer::local_sums() const {

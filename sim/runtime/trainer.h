@@ -26,9 +26,10 @@
 // barrier ("adaptsim:switch:<k>:barrier"). The connections are a full mesh in both modes, so the
 // new strategy opens none. All of it is the next step's time.
 //
-// Worker-set changes (TrainerOptions::elastic; elastic.h). The cluster's ranks are the first n
-// workers of KungFu's growth order, so a worker keeps its rank while it stays; each version of the
-// cluster has its own view of the environment (cluster_view.h: its transports carry the version
+// Worker-set changes (TrainerOptions::elastic; elastic.h). The step loop keeps each worker's state
+// by its environment worker id; a cluster version gives the workers ranks (a policy's size is the
+// first n workers of KungFu's growth order, so a worker keeps its rank while it stays), and each
+// version has its own view of the environment (cluster_view.h: its transports carry the version
 // in every message name), its own system (KungFu builds a new session) and its own agreement.
 // With the KungFu mechanism, after every step's agreement each worker reads the config store and
 // agrees on the version it read with a consensus (an all-reduce of the version with MIN and one
@@ -191,13 +192,14 @@ class Trainer final : public StepSink {
   // Elastic runs (trainer_resize.cpp).
   TrainingEnv& env(int w);
   System& system(int w);
-  int base_worker(int rank) const { return options_.elastic ? order_[rank] : rank; }
+  // Worker w's rank in the cluster version it runs in (w itself without elastic runs).
+  int rank(int w) const;
   void ensure_version(const ClusterConfig& cluster);
   void elastic_boundary(int w, int step);
   void read_cluster(int w, int step, int attempt);
   void consensus(int w, const std::string& name, double digest, std::function<void(bool)> done);
   void resize(int w, int step);
-  void worker_started(int base, const ClusterConfig& cluster);
+  void worker_started(int w, const ClusterConfig& cluster);
   void join_cluster(int w);
   void broadcast_state(int w, Callback done);
   void restart(int w, int step, int size);
@@ -241,6 +243,8 @@ class Trainer final : public StepSink {
   // cluster's size; the step a resize happened after (per version) and the restart's step.
   std::vector<int> order_;
   std::map<int, std::unique_ptr<ClusterView>> views_;
+  // Each version's system reports by rank: these turn its ranks back into worker ids.
+  std::map<int, std::unique_ptr<StepSink>> sinks_;
   std::map<int, std::unique_ptr<System>> systems_;
   std::map<int, std::unique_ptr<coll::AllReduce>> agreements_;
   std::map<int, std::vector<coll::GraphPair>> broadcast_pairs_;

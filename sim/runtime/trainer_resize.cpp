@@ -9,6 +9,28 @@
 #include "sim/runtime/trainer.h"
 
 namespace adaptsim::runtime {
+namespace {
+
+// A version's system reports by its ranks; the step loop keeps workers by their ids.
+class VersionSink final : public StepSink {
+ public:
+  VersionSink(StepSink& trainer, const ClusterView& view) : trainer_(trainer), view_(view) {}
+  void gradient_reduced(int rank, std::size_t tensor) override {
+    trainer_.gradient_reduced(view_.base_worker(rank), tensor);
+  }
+  void activity(int rank, int delta) override { trainer_.activity(view_.base_worker(rank), delta); }
+
+ private:
+  StepSink& trainer_;
+  const ClusterView& view_;
+};
+
+}  // namespace
+
+int Trainer::rank(int w) const {
+  if (!options_.elastic) return w;
+  return views_.at(state_[static_cast<std::size_t>(w)].version)->rank_of(w);
+}
 
 TrainingEnv& Trainer::env(int w) {
   if (!options_.elastic) return env_;
@@ -26,9 +48,10 @@ void Trainer::ensure_version(const ClusterConfig& cluster) {
   auto view = std::make_unique<ClusterView>(env_, cluster);
   // KungFu builds a new session for the new peer list: strategies from the configuration again.
   std::unique_ptr<System> system = options_.make_system();
+  auto sink = std::make_unique<VersionSink>(*this, *view);
   SystemContext context;
   context.env = view.get();
-  context.sink = this;
+  context.sink = sink.get();
   context.model = &model_;
   context.tensor_bytes = tensor_bytes_;
   context.total_steps = total_steps_;
@@ -44,6 +67,7 @@ void Trainer::ensure_version(const ClusterConfig& cluster) {
   broadcast_pairs_[v] = coll::make_graph_pairs(kind, hosts, 0);
   views_[v] = std::move(view);
   systems_[v] = std::move(system);
+  sinks_[v] = std::move(sink);
 }
 
 void Trainer::phase(int w, int step, const std::string& key, TimeNs begin) {
@@ -75,9 +99,9 @@ void Trainer::elastic_boundary(int w, int step) {
   }
   // KungFu: rank 0 proposes the policy's size (a put of the next version); every worker then
   // reads the store, as it does after every step in elastic mode.
-  if (change && w == 0) {
+  if (change && rank(w) == 0) {
     resize_begin_[s.version + 1] = s.check_begin;
-    env_.store_put(base_worker(0), cluster_of(order_, *d.workers, s.version + 1),
+    env_.store_put(w, cluster_of(order_, *d.workers, s.version + 1),
                    [this, w, step] { read_cluster(w, step, 0); });
     return;
   }
@@ -85,7 +109,7 @@ void Trainer::elastic_boundary(int w, int step) {
 }
 
 void Trainer::read_cluster(int w, int step, int attempt) {
-  env_.store_get(base_worker(w), [this, w, step, attempt](const ClusterConfig& read) {
+  env_.store_get(w, [this, w, step, attempt](const ClusterConfig& read) {
     state_[static_cast<std::size_t>(w)].read = read;
     consensus(w, "adaptsim:cluster:" + std::to_string(step) + ":" + std::to_string(attempt),
               read.version, [this, w, step, attempt](bool agreed) {
@@ -135,7 +159,8 @@ void Trainer::resize(int w, int step) {
   const int new_size = static_cast<int>(cluster.workers.size());
   if (resize_step_.emplace(cluster.version, step).second)
     starting_ += std::max(0, new_size - old_size);
-  if (w == 0) resize_begin_[cluster.version] = state_[static_cast<std::size_t>(w)].check_begin;
+  if (rank(w) == 0)
+    resize_begin_[cluster.version] = state_[static_cast<std::size_t>(w)].check_begin;
   const TimeNs begin = env_.now();
   // KungFu's propose(): consensus again, then every runner is told.
   consensus(w, "adaptsim:resize:v" + std::to_string(cluster.version) + ":propose", cluster.version,
@@ -146,28 +171,25 @@ void Trainer::resize(int w, int step) {
                                      std::to_string(cluster.version) + " after agreeing on it");
               }
               notified_at_.emplace(cluster.version, env_.now());
-              env_.notify_runners(base_worker(w), cluster, false, [this, w, step, begin, cluster] {
+              env_.notify_runners(w, cluster, false, [this, w, step, begin, cluster] {
                 phase(w, step, "resize.propose", begin);
-                if (w >= static_cast<int>(cluster.workers.size())) {
+                if (std::find(cluster.workers.begin(), cluster.workers.end(), w) ==
+                    cluster.workers.end()) {
                   leave(w);
                   return;
                 }
                 const TimeNs reconnect = env_.now();
-                env_.reset_connections(
-                    base_worker(w), cluster, [this, w, step, reconnect, cluster] {
-                      phase(w, step, "resize.reconnect", reconnect);
-                      ensure_version(cluster);
-                      state_[static_cast<std::size_t>(w)].version = cluster.version;
-                      join_cluster(w);
-                    });
+                env_.reset_connections(w, cluster, [this, w, step, reconnect, cluster] {
+                  phase(w, step, "resize.reconnect", reconnect);
+                  ensure_version(cluster);
+                  state_[static_cast<std::size_t>(w)].version = cluster.version;
+                  join_cluster(w);
+                });
               });
             });
 }
 
-void Trainer::worker_started(int base, const ClusterConfig& cluster) {
-  const auto it = std::find(order_.begin(), order_.end(), base);
-  if (it == order_.end()) throw std::logic_error("a started worker is not in the growth order");
-  const int w = static_cast<int>(it - order_.begin());
+void Trainer::worker_started(int w, const ClusterConfig& cluster) {
   const int step = resize_step_.at(cluster.version);
   --starting_;
   ++running_;
@@ -183,14 +205,14 @@ void Trainer::worker_started(int base, const ClusterConfig& cluster) {
     if (options_.elastic->framework_init_ns > 0) phase(w, step, "resize.join.framework_init", init);
     auto connect = [this, w, step, cluster] {
       const TimeNs begin = env_.now();
-      env_.reset_connections(base_worker(w), cluster, [this, w, step, begin] {
+      env_.reset_connections(w, cluster, [this, w, step, begin] {
         phase(w, step, "resize.join.connect", begin);
         join_cluster(w);
       });
     };
     if (options_.elastic->mechanism == ResizeMechanism::kRestart) {
       const TimeNs begin = env_.now();
-      env_.read_checkpoint(base_worker(w), state_bytes_, [this, w, step, begin, connect] {
+      env_.read_checkpoint(w, state_bytes_, [this, w, step, begin, connect] {
         phase(w, step, "resize.join.restore", begin);
         connect();
       });
@@ -261,7 +283,7 @@ void Trainer::broadcast_state(int w, Callback done) {
     ws.dtype = coll::DType::kF32;
     ws.send = {nullptr, ws.bytes()};
     ws.recv = {nullptr, ws.bytes()};
-    coll::run_graphs(view.transport(w), ws, {&graph}, [remaining, shared_done] {
+    coll::run_graphs(view.transport(rank(w)), ws, {&graph}, [remaining, shared_done] {
       if (--*remaining == 0) (*shared_done)();
     });
   }
@@ -278,7 +300,7 @@ void Trainer::resized(int w) {
 
 void Trainer::leave(int w) {
   --running_;
-  env_.stop_worker(base_worker(w));
+  env_.stop_worker(w);
   if (progress_) progress_();
 }
 
@@ -288,23 +310,24 @@ void Trainer::restart(int w, int step, int size) {
   Worker& s = state_[static_cast<std::size_t>(w)];
   const ClusterConfig cluster = cluster_of(order_, size, s.version + 1);
   if (resize_step_.emplace(cluster.version, step).second) starting_ += size;
-  if (w == 0) resize_begin_[cluster.version] = s.check_begin;
+  const bool first = rank(w) == 0;
+  if (first) resize_begin_[cluster.version] = s.check_begin;
   const std::string prefix = "adaptsim:restart:v" + std::to_string(cluster.version);
-  auto saved = [this, w, step, prefix, cluster] {
+  auto saved = [this, w, step, prefix, cluster, first] {
     Worker& s2 = state_[static_cast<std::size_t>(w)];
     s2.agree_in.assign(1, 0.0);
-    control(w, prefix + ":saved", [this, w, step, cluster] {
+    control(w, prefix + ":saved", [this, w, step, cluster, first] {
       phase(w, step, "resize.checkpoint", state_[static_cast<std::size_t>(w)].check_begin);
-      if (w == 0) {
+      if (first) {
         // The job's launcher starts the new cluster once the old processes have stopped.
         notified_at_.emplace(cluster.version, env_.now());
-        env_.notify_runners(base_worker(0), cluster, true, [] {});
+        env_.notify_runners(w, cluster, true, [] {});
       }
       leave(w);
     });
   };
-  if (w == 0) {
-    env_.write_checkpoint(base_worker(0), state_bytes_, saved);
+  if (first) {
+    env_.write_checkpoint(w, state_bytes_, saved);
   } else {
     saved();
   }
