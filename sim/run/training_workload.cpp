@@ -20,6 +20,7 @@
 //     monitors: [{name: throughput, window: 4}]                                  # optional
 //     elastic: {mechanism: kungfu, initial_workers: 1}  # optional: a changing worker set
 //     stragglers: [{worker: 2, from_step: 10, compute: 2.0}]  # optional (runtime/straggler.h)
+//     failures: [{worker: 2, step: 7, mode: kill}]            # optional (runtime/failure.h)
 //                                                       # (runtime/elastic.h; policy resize...)
 //     background:                       # optional: traffic beside the job (runtime/background.h)
 //       - {from: x0, to: s0, connections: 4, rate: 1Gbps, start_step: 10, stop_step: 20}
@@ -43,6 +44,7 @@
 #include "sim/run/link_stats_files.h"
 #include "sim/run/workload.h"
 #include "sim/runtime/elastic.h"
+#include "sim/runtime/failure.h"
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system_config.h"
 #include "sim/simulate/simulate_training.h"
@@ -464,6 +466,13 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
                "straggler may set `compute`)");
       }
     }
+  }
+  options.failures = runtime::read_failures(w, capacity);
+  if (!options.failures.empty() &&
+      (!options.elastic || options.elastic->mechanism != runtime::ResizeMechanism::kKungFu)) {
+    w.fail("failures",
+           "failures need the workload's `elastic:` map with mechanism kungfu (the "
+           "survivors shrink the cluster by KungFu's protocol)");
   }
   if (options.seam.changes.workers && !options.elastic) {
     w.fail("policy",

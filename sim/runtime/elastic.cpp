@@ -25,6 +25,8 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity) {
   }
   e.retry_ns = r.duration_ns_or("retry", e.retry_ns);
   if (e.retry_ns <= 0) r.fail("retry", "expected a positive duration");
+  e.failure_timeout_ns = r.duration_ns_or("failure_timeout", e.failure_timeout_ns);
+  if (e.failure_timeout_ns <= 0) r.fail("failure_timeout", "expected a positive duration");
   const double slots = r.number_or("optimizer_slots", e.optimizer_slots);
   if (!(slots >= 0 && slots <= 8) || slots != static_cast<double>(static_cast<int>(slots)))
     r.fail("optimizer_slots", "expected a whole number from 0 to 8");

@@ -46,6 +46,10 @@ struct ElasticSpec {
   // optimizer slots per parameter (SGD 0, momentum 1, Adam 2). Default 0: the plain SGD optimizer
   // of tf_cnn_benchmarks' default (--optimizer=sgd), which KungFu's benchmarks use.
   int optimizer_slots = 0;
+  // A worker whose step has made no progress for this long looks for failed workers: those whose
+  // lease in the config store has lapsed (a lease lives this long after its process last ran).
+  // The scenario's choice; it must exceed the longest step and resize.
+  TimeNs failure_timeout_ns = 10 * kNsPerSecond;
   // Emulated framework start-up per new process, on top of the process's own start (TensorFlow
   // graph construction and session creation in KungFu's workers; a scenario states its source).
   // Reported apart from the process start.

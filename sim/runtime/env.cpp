@@ -25,6 +25,12 @@ void TrainingEnv::on_worker_started(std::function<void(int, const ClusterConfig&
 void TrainingEnv::stop_worker(int) {
   no_elastic("runners");
 }
+void TrainingEnv::store_leases(int, std::function<void(const std::vector<int>&)>) {
+  no_elastic("config store");
+}
+void TrainingEnv::store_swap(int, int, const ClusterConfig&, std::function<void(bool)>) {
+  no_elastic("config store");
+}
 void TrainingEnv::reset_connections(int, const ClusterConfig&, Callback) {
   no_elastic("connections");
 }

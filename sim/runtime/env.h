@@ -137,8 +137,14 @@ class TrainingEnv {
   virtual void notify_runners(int worker, const ClusterConfig& cluster, bool restart,
                               Callback done);
   virtual void on_worker_started(std::function<void(int worker, const ClusterConfig&)> started);
-  // `worker`'s process ends (it left the cluster, or stopped for a restart).
+  // `worker`'s process ends (it left the cluster, or stopped for a restart, or failed).
   virtual void stop_worker(int worker);
+  // The workers whose lease in the store is alive (ElasticSpec::failure_timeout_ns after their
+  // process last ran), and a put that only succeeds while the store holds `expected_version`
+  // (etcd's compare-and-swap transaction); `done(true)` if it did.
+  virtual void store_leases(int worker, std::function<void(const std::vector<int>&)> done);
+  virtual void store_swap(int worker, int expected_version, const ClusterConfig& cluster,
+                          std::function<void(bool)> done);
   // Closes `worker`'s connections and opens those to `cluster`'s workers, the version being the
   // connection token; `done` once they are open.
   virtual void reset_connections(int worker, const ClusterConfig& cluster, Callback done);

@@ -116,6 +116,21 @@ void Trainer::account(Worker& s) {
 void Trainer::start_step(int w) {
   Worker& s = state_[w];
   const TimeNs now = env_.now();
+  if (!options_.failures.empty()) {
+    for (const WorkerFailure& f : options_.failures) {
+      if (f.worker == w && f.step == s.step && !s.dead) {
+        // The process dies (kill) or hangs (silent): either way it stops taking part.
+        s.dead = true;
+        --running_;
+        env_.stop_worker(w);
+        span(w, f.mode == WorkerFailure::Mode::kKill ? "killed" : "hung", "failure", now, now);
+        return;
+      }
+    }
+    ++s.progress;
+    s.step_begin = now;
+    watch(w);
+  }
   // With a seam, the step's clock started when the previous step's boundary checks ended: the
   // agreement on the previous step (a collective, exposed communication) is this step's time.
   s.start = seam_.empty() ? now : s.checked_at;
@@ -150,8 +165,9 @@ void Trainer::start_step(int w) {
   s.compute_start = now;
   s.forward_end = schedule.phase_end_ns.front();
   s.phase_at = -1;
-  env(w).compute(rank(w), schedule, [this, w](std::size_t phase) {
+  env(w).compute(rank(w), schedule, [this, w, epoch = s.epoch](std::size_t phase) {
     Worker& s2 = state_[w];
+    if (s2.epoch != epoch) return;  // an abandoned attempt (failures)
     const std::size_t l = phase - 1;
     const train::Layer& layer = model_.layers[l];
     if (options_.timeline != nullptr) {
@@ -273,7 +289,8 @@ void Trainer::update(int w) {
   Worker& s = state_[w];
   const TimeNs update = seconds_to_ns_ceil(s.profile->optimizer_s * s.jitter);
   const TimeNs begin = env_.now();
-  env(w).compute_until(rank(w), begin + update, [this, w, begin] {
+  env(w).compute_until(rank(w), begin + update, [this, w, begin, epoch = s.epoch] {
+    if (state_[w].epoch != epoch) return;  // an abandoned attempt (failures)
     span(w, "update", "compute", begin, env_.now());
     end_step(w);
   });

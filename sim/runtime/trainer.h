@@ -49,6 +49,17 @@
 // phases "resize.join.<phase>_s"; "resize.total_s" from rank 0's step boundary until the last
 // worker starts the next step; "elastic.check_s", the store read and consensus of every step) and
 // every worker's as timeline spans. The resize is the boundary's, not the next step's time.
+//
+// Failures (TrainerOptions::failures; failure.h): a failing worker stops as it would start its
+// step. Every other worker's step then blocks; a worker whose progress (step starts and resizes)
+// has not moved for ElasticSpec::failure_timeout_ns reads the store's leases, and once a
+// cluster member's lease has lapsed (retrying every retry_ns until one has), swaps in the next
+// version without the lapsed workers (compare-and-swap: the first survivor's swap wins), reads it,
+// abandons the step it was in (its pending callbacks belong to an old epoch and do nothing),
+// resets its connections and joins the survivors as a resize does: barrier, offset agreement
+// (MAX of the step each is in: the last consistent step is the one before), state broadcast from
+// the new rank 0; then it redoes the step. Readings on that step: "failure.detect_s" (from the
+// step's start to the swap read back) and the resize phases.
 
 #include <cstdint>
 #include <functional>
@@ -63,6 +74,7 @@
 #include "sim/runtime/cluster_view.h"
 #include "sim/runtime/elastic.h"
 #include "sim/runtime/env.h"
+#include "sim/runtime/failure.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
@@ -92,6 +104,8 @@ struct TrainerOptions {
   // Workers whose compute is slower from a step on (straggler.h; the NIC part is the
   // environment's).
   std::vector<Straggler> stragglers;
+  // Workers that die at a step (failure.h; elastic runs with the KungFu mechanism).
+  std::vector<WorkerFailure> failures;
 };
 
 // The simulator's per-(worker, step) jitter factor: Rng::derive(seed, worker * 1000003 + step),
@@ -170,6 +184,13 @@ class Trainer final : public StepSink {
     ClusterConfig read;
     TimeNs check_begin = 0;
     bool joining = false;  // a new process on its way into the cluster
+    // Failures: the worker's process died; `epoch` counts the recoveries it went through (a
+    // callback of an abandoned attempt finds another epoch and does nothing); `progress` counts
+    // its step starts and resizes (the failure watchdog's clock).
+    bool dead = false;
+    int epoch = 0;
+    std::uint64_t progress = 0;
+    TimeNs step_begin = 0;
   };
 
   // Records [begin, end) for worker w when a timeline is kept (names are copied only then).
@@ -205,6 +226,11 @@ class Trainer final : public StepSink {
   void restart(int w, int step, int size);
   void resized(int w);
   void leave(int w);
+  // Failures (trainer_resize.cpp): the watchdog of worker w's progress, the lease check, and the
+  // recovery into the cluster of the survivors.
+  void watch(int w);
+  void suspect(int w, std::uint64_t progress);
+  void recover(int w, std::uint64_t progress);
   // Records [begin, now) of worker w's resize phase `key` after step `step`: a timeline span, and
   // the step's reading `key`_s, the slowest worker's.
   void phase(int w, int step, const std::string& key, TimeNs begin);

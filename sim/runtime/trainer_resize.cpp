@@ -11,18 +11,25 @@
 namespace adaptsim::runtime {
 namespace {
 
-// A version's system reports by its ranks; the step loop keeps workers by their ids.
+// A version's system reports by its ranks; the step loop keeps workers by their ids. A report
+// for a worker that has since moved to another version (a failure abandoned its step) is dropped.
 class VersionSink final : public StepSink {
  public:
-  VersionSink(StepSink& trainer, const ClusterView& view) : trainer_(trainer), view_(view) {}
+  VersionSink(StepSink& trainer, const ClusterView& view, std::function<bool(int)> current)
+      : trainer_(trainer), view_(view), current_(std::move(current)) {}
   void gradient_reduced(int rank, std::size_t tensor) override {
-    trainer_.gradient_reduced(view_.base_worker(rank), tensor);
+    const int w = view_.base_worker(rank);
+    if (current_(w)) trainer_.gradient_reduced(w, tensor);
   }
-  void activity(int rank, int delta) override { trainer_.activity(view_.base_worker(rank), delta); }
+  void activity(int rank, int delta) override {
+    const int w = view_.base_worker(rank);
+    if (current_(w)) trainer_.activity(w, delta);
+  }
 
  private:
   StepSink& trainer_;
   const ClusterView& view_;
+  std::function<bool(int)> current_;
 };
 
 }  // namespace
@@ -48,7 +55,8 @@ void Trainer::ensure_version(const ClusterConfig& cluster) {
   auto view = std::make_unique<ClusterView>(env_, cluster);
   // KungFu builds a new session for the new peer list: strategies from the configuration again.
   std::unique_ptr<System> system = options_.make_system();
-  auto sink = std::make_unique<VersionSink>(*this, *view);
+  auto sink = std::make_unique<VersionSink>(
+      *this, *view, [this, v](int w) { return state_[static_cast<std::size_t>(w)].version == v; });
   SystemContext context;
   context.env = view.get();
   context.sink = sink.get();
@@ -331,6 +339,68 @@ void Trainer::restart(int w, int step, int size) {
   } else {
     saved();
   }
+}
+
+// The failure watchdog: nothing moved for failure_timeout_ns since this check was armed.
+void Trainer::watch(int w) {
+  const std::uint64_t progress = state_[static_cast<std::size_t>(w)].progress;
+  env_.at(env_.now() + options_.elastic->failure_timeout_ns, [this, w, progress] {
+    const Worker& s = state_[static_cast<std::size_t>(w)];
+    if (s.dead || s.progress != progress || s.step >= total_steps_) return;
+    suspect(w, progress);
+  });
+}
+
+// Reads the leases; a cluster member whose lease lapsed has failed: the survivors' cluster goes
+// into the store (the first swap wins), else the check is repeated after retry_ns.
+void Trainer::suspect(int w, std::uint64_t progress) {
+  env_.store_leases(w, [this, w, progress](const std::vector<int>& live) {
+    const Worker& s = state_[static_cast<std::size_t>(w)];
+    if (s.dead || s.progress != progress) return;
+    const ClusterConfig& current = views_.at(s.version)->cluster();
+    ClusterConfig next;
+    next.version = current.version + 1;
+    for (int m : current.workers)
+      if (std::binary_search(live.begin(), live.end(), m)) next.workers.push_back(m);
+    if (next.workers.size() == current.workers.size()) {
+      env_.at(env_.now() + options_.elastic->retry_ns,
+              [this, w, progress] { suspect(w, progress); });
+      return;
+    }
+    env_.store_swap(w, current.version, next, [this, w, progress](bool) { recover(w, progress); });
+  });
+}
+
+// Into the survivors' cluster: the step in progress is abandoned and redone after a resize's
+// barrier, offset agreement and broadcast.
+void Trainer::recover(int w, std::uint64_t progress) {
+  env_.store_get(w, [this, w, progress](const ClusterConfig& cluster) {
+    Worker& s = state_[static_cast<std::size_t>(w)];
+    if (s.dead || s.progress != progress) return;
+    if (cluster.version <= s.version) {
+      env_.at(env_.now() + options_.elastic->retry_ns,
+              [this, w, progress] { recover(w, progress); });
+      return;
+    }
+    if (std::find(cluster.workers.begin(), cluster.workers.end(), w) == cluster.workers.end()) {
+      throw RuntimeFailure("worker " + std::to_string(w) +
+                           " was dropped from the cluster by the others while it ran");
+    }
+    ++s.epoch;
+    ++s.progress;
+    s.in_flight = 0;
+    const int step = s.step;
+    resize_step_.emplace(cluster.version, step);
+    if (cluster.workers.front() == w) resize_begin_[cluster.version] = env_.now();
+    phase(w, step, "failure.detect", s.step_begin);
+    const TimeNs reconnect = env_.now();
+    env_.reset_connections(w, cluster, [this, w, step, reconnect, cluster] {
+      phase(w, step, "resize.reconnect", reconnect);
+      ensure_version(cluster);
+      state_[static_cast<std::size_t>(w)].version = cluster.version;
+      join_cluster(w);
+    });
+  });
 }
 
 }  // namespace adaptsim::runtime

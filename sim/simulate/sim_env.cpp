@@ -266,6 +266,37 @@ void SimEnv::notify_runners(int worker, const runtime::ClusterConfig& cluster, b
   engine_.schedule_after(farthest, std::move(done));
 }
 
+void SimEnv::stop_worker(int worker) {
+  running_.erase(worker);
+  stopped_at_[worker] = engine_.now();
+}
+
+void SimEnv::store_leases(int worker, std::function<void(const std::vector<int>&)> done) {
+  (void)worker;
+  const TimeNs read = elastic().store_read_ns;
+  engine_.schedule_after(read / 2, [this, read, done = std::move(done)]() mutable {
+    std::vector<int> live(running_.begin(), running_.end());
+    for (const auto& [w, at] : stopped_at_) {
+      if (running_.count(w) == 0 && engine_.now() - at < elastic().failure_timeout_ns)
+        live.push_back(w);
+    }
+    std::sort(live.begin(), live.end());
+    engine_.schedule_after(read - read / 2,
+                           [live = std::move(live), done = std::move(done)] { done(live); });
+  });
+}
+
+void SimEnv::store_swap(int worker, int expected_version, const runtime::ClusterConfig& cluster,
+                        std::function<void(bool)> done) {
+  (void)worker;
+  engine_.schedule_after(elastic().store_write_ns,
+                         [this, expected_version, cluster, done = std::move(done)] {
+                           const bool swapped = store_.version == expected_version;
+                           if (swapped) store_ = cluster;
+                           done(swapped);
+                         });
+}
+
 void SimEnv::reset_connections(int worker, const runtime::ClusterConfig& cluster,
                                runtime::Callback done) {
   elastic();

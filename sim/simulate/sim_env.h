@@ -120,7 +120,12 @@ class SimEnv final : public runtime::TrainingEnv {
       std::function<void(int worker, const runtime::ClusterConfig&)> started) override {
     started_ = std::move(started);
   }
-  void stop_worker(int worker) override { running_.erase(worker); }
+  void stop_worker(int worker) override;
+  // A lease lives while the worker's process runs and failure_timeout_ns after it stopped; reads
+  // and swaps take the store's read and write times.
+  void store_leases(int worker, std::function<void(const std::vector<int>&)> done) override;
+  void store_swap(int worker, int expected_version, const runtime::ClusterConfig& cluster,
+                  std::function<void(bool)> done) override;
   void reset_connections(int worker, const runtime::ClusterConfig& cluster,
                          runtime::Callback done) override;
   void write_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
@@ -145,6 +150,7 @@ class SimEnv final : public runtime::TrainingEnv {
   TimeNs round_trip_ns(int worker_a, int worker_b) const;
   runtime::ClusterConfig store_;
   std::set<int> running_;                  // workers whose process runs
+  std::map<int, TimeNs> stopped_at_;       // workers whose process stopped, and when
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
   std::function<void(int, const runtime::ClusterConfig&)> started_;
   void stop_background(std::size_t flow);

@@ -44,6 +44,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   t.compute = std::move(compute);
   t.elastic = options.elastic;
   t.stragglers = options.stragglers;
+  t.failures = options.failures;
   SimulatedTraining out;
   if (options.record_timeline) t.timeline = &out.timeline;
   runtime::TrainingRun training(env, model, system_config, options.seam, std::move(t));

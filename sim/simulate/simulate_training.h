@@ -10,6 +10,7 @@
 #include "sim/fabric/sim_fabric.h"
 #include "sim/io/background.h"
 #include "sim/net/flow_network.h"
+#include "sim/runtime/failure.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/timeline.h"
@@ -37,7 +38,8 @@ struct TrainingOptions {
   runtime::SeamSpec seam;  // policy and monitors; empty: none
   // A worker set that changes while the job runs (the `elastic:` map); unset: fixed.
   std::optional<runtime::ElasticSpec> elastic;
-  std::vector<runtime::Straggler> stragglers;  // slower workers or NICs from a step on
+  std::vector<runtime::Straggler> stragglers;    // slower workers or NICs from a step on
+  std::vector<runtime::WorkerFailure> failures;  // workers that die at a step (elastic runs)
   // The monitors' kernels (norms, squares, variance). Unset: the device-profile overload takes
   // them memory-bound at the profile's memory bandwidth; the explicit-compute overload, free.
   std::optional<MonitorKernels> monitor_kernels;

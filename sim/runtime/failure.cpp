@@ -1,0 +1,39 @@
+#include "sim/runtime/failure.h"
+
+#include <string>
+
+#include "sim/io/yaml_reader.h"
+
+namespace adaptsim::runtime {
+
+std::vector<WorkerFailure> read_failures(io::MapReader& workload, int workers) {
+  std::vector<WorkerFailure> out;
+  if (!workload.has("failures")) {
+    workload.accept("failures");
+    return out;
+  }
+  const auto items = workload.list("failures");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    io::MapReader r = io::MapReader::item_map(workload, "failures", i, items[i]);
+    WorkerFailure f;
+    f.worker = static_cast<int>(r.integer("worker", 0, 1 << 30));
+    if (f.worker >= workers) {
+      r.fail("worker", "worker " + std::to_string(f.worker) + " does not exist: the topology has " +
+                           std::to_string(workers) + " (0 to " + std::to_string(workers - 1) + ")");
+    }
+    for (const WorkerFailure& g : out) {
+      if (g.worker == f.worker)
+        r.fail("worker", "worker " + std::to_string(f.worker) + " already fails at step " +
+                             std::to_string(g.step));
+    }
+    f.step = static_cast<int>(r.integer("step", 0, 1 << 30));
+    f.mode = r.choice_or("mode", {"kill", "silent"}, "kill") == "silent"
+                 ? WorkerFailure::Mode::kSilent
+                 : WorkerFailure::Mode::kKill;
+    r.finish();
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace adaptsim::runtime
