@@ -7,9 +7,10 @@ restart) and `sizes` ([1, N]) name the series. Left: scale-up (1 -> N), right: s
 (N -> 1), one stacked bar per mechanism and N (the mean over the run's resizes of that
 direction). KungFu's bar stacks the staying workers' phases (consensus, propose, reconnect,
 barrier, sync, broadcast: they add up to resize.total_s); the narrow bar beside it stacks the new
-workers' own phases (join.process_start, join.connect, join.barrier), which run while the staying
-workers wait at the barrier. The restart bar stacks checkpoint and the new cluster's
-join.process_start, join.restore, join.connect, join.barrier. A dot marks resize.total_s.
+workers' own phases (join.process_start, join.framework_init where set, join.connect,
+join.barrier), which run while the staying workers wait at the barrier. The restart bar stacks
+checkpoint and the new cluster's join.process_start, join.framework_init, join.restore,
+join.connect, join.barrier. A dot marks resize.total_s.
 Usage: /usr/bin/python3 plots/fig7.py [out/fig7/fig7.steps.csv] [-o out.png]
 """
 import ast
@@ -20,11 +21,13 @@ args = parse_args_many(__doc__.splitlines()[0], "out/fig7/fig7.steps.csv", "scen
 df = read_csv(args.csv[0], ["mechanism", "sizes", "step", "workers", "decision", "readings"])
 
 KUNGFU = ["consensus", "propose", "reconnect", "barrier", "sync", "broadcast"]
-JOIN = ["join.process_start", "join.connect", "join.barrier"]
-RESTART = ["checkpoint", "join.process_start", "join.restore", "join.connect", "join.barrier"]
+# join.framework_init only where the scenario sets elastic.framework_init.
+JOIN = ["join.process_start", "join.framework_init", "join.connect", "join.barrier"]
+RESTART = ["checkpoint", "join.process_start", "join.framework_init", "join.restore",
+           "join.connect", "join.barrier"]
 COLORS = {"consensus": "tab:blue", "propose": "tab:cyan", "reconnect": "tab:gray",
           "barrier": "tab:olive", "sync": "tab:pink", "broadcast": "tab:orange",
-          "checkpoint": "tab:red", "join.process_start": "tab:green",
+          "checkpoint": "tab:red", "join.process_start": "tab:green", "join.framework_init": "lime",
           "join.restore": "tab:purple", "join.connect": "tab:brown", "join.barrier": "khaki"}
 
 
@@ -67,7 +70,9 @@ def mean_phases(mechanism, n, direction):
 def stack(ax, x, width, phases, names, labelled):
     bottom = 0.0
     for name in names:
-        ms = phases.get(name, 0.0) * 1e3
+        if name not in phases:
+            continue
+        ms = phases[name] * 1e3
         label = name if name not in labelled else None
         ax.bar(x, ms, width, bottom=bottom, color=COLORS[name], label=label, edgecolor="white",
                linewidth=0.3)
