@@ -254,6 +254,85 @@ std::unique_ptr<Policy> parse_resize_schedule(io::MapReader& r) {
   return std::make_unique<ResizeSchedulePolicy>(every, std::move(sizes));
 }
 
+// KungFu's adaptive resource provisioning (KUNGFU.md 3.5, Figure 6): ScalingPolicy
+// (srcs/python/kungfu/tensorflow/policy/scaling.py) as the BERT fork's ScalingHook
+// (marwage/bert scaling.py) runs it. Every `every` steps (the hook's change_step = 100) the
+// window's total throughput avg[n] is the mean over its second half of the cluster's samples/s
+// (the hook: mean of batch_size / step duration over throughputs[change_step // 2:], times n;
+// StepObservation::samples_per_s already is workers x batch / step time) at the window's n
+// workers. If avg[n] < (1 + alpha / n) x avg[n - 1] (alpha = 0.33 in the hook) scaling stops for
+// good and the last added worker is removed (n - 1; the hook's /removeworker); otherwise one
+// worker is added (n + 1; /addworker with the next of scaling_workers.json) until `max_workers`
+// (the hook: the list's length + 1), where scaling stops. avg[n - 1] is the hook's dict keyed by
+// cluster size; a size with none (the first window, at n = 1 in the hook) counts as 0, so the
+// first window always adds (the hook would fail on a missing key when it starts above 1).
+//
+// Windows count from step 0, warm-up included: the hook counts TensorFlow's global step from
+// the start and checks when it reaches a multiple of change_step, i.e. after its 100th step, so
+// the decisions fall after steps every - 1, 2 every - 1, ... and every window after the first
+// runs at one size. The second half is the window's last every - every / 2 steps, which leaves
+// out the first step after a resize; the hook's ring of throughputs holds the check step itself
+// at index 0, so its half is the same count shifted one step earlier (immaterial here).
+//
+// Pure: each call at a window's end replays every window of the history from step 0; no state
+// depends on the order of calls.
+class ProvisionPolicy final : public Policy {
+ public:
+  ProvisionPolicy(int every, double alpha, int max_workers)
+      : every_(every), alpha_(alpha), max_workers_(max_workers) {}
+  std::string_view name() const override { return "provision"; }
+  PolicyChanges changes() const override { return {.workers = true, .max_workers = max_workers_}; }
+  Decision decide(const std::vector<StepObservation>& history) const override {
+    Decision d;
+    if (history.empty() || (history.back().step + 1) % every_ != 0) return d;
+    const int windows = (history.back().step + 1) / every_;
+    std::map<int, double> avg;  // by cluster size, as the hook's _average_throughput
+    for (int k = 0; k < windows; ++k) {
+      const int first = k * every_ + every_ / 2, end = (k + 1) * every_;
+      double sum = 0;
+      int count = 0, n = 0;
+      for (const StepObservation& o : history) {
+        if (o.step < first || o.step >= end) continue;
+        sum += o.samples_per_s;
+        ++count;
+        if (o.step == end - 1) n = o.workers;
+      }
+      if (count == 0 || n < 1) continue;  // not in the history: no decision from it
+      avg[n] = sum / count;
+      const auto prev = avg.find(n - 1);
+      const double last = prev == avg.end() ? 0.0 : prev->second;
+      std::optional<int> workers;
+      bool stop = false;
+      if (avg[n] < (1 + alpha_ / n) * last) {
+        stop = true;
+        if (n > 1) workers = n - 1;  // the hook cannot remove the only worker either
+      } else if (n < max_workers_) {
+        workers = n + 1;
+      } else {
+        stop = true;
+      }
+      if (k == windows - 1) d.workers = workers;
+      if (stop) break;  // the hook's _stop_scaling: no later window decides
+    }
+    return d;
+  }
+
+ private:
+  int every_;
+  double alpha_;
+  int max_workers_;
+};
+
+std::unique_ptr<Policy> parse_provision(io::MapReader& r) {
+  // The BERT hook's constants: change_step = 100, alpha = 0.33 (marwage/bert scaling.py).
+  const int every = static_cast<int>(r.integer_or("every", 100, 2, 1 << 30));
+  const double alpha = r.number_or("alpha", 0.33);
+  if (!(alpha >= 0 && std::isfinite(alpha))) r.fail("alpha", "expected a number >= 0");
+  const int max_workers = static_cast<int>(r.integer("max_workers", 1, 1 << 20));
+  r.finish();
+  return std::make_unique<ProvisionPolicy>(every, alpha, max_workers);
+}
+
 // Mean of a quantity over the last `window` steps, as reading "<name>.window_mean".
 class WindowMeanMonitor final : public Monitor {
  public:
@@ -372,6 +451,12 @@ const std::vector<PolicyKind>& policy_kinds() {
        "Figure 7's schedule: after every `every` steps the next of `sizes`, cycling (elastic "
        "runs; the cluster starts at elastic.initial_workers)",
        parse_resize_schedule},
+      {"provision",
+       "KungFu's Figure 6 policy: every `every` steps (100) add a worker while the total "
+       "throughput of the window's second half grows by at least (1 + `alpha` / n) (alpha "
+       "0.33), up to `max_workers`; at the first smaller gain remove the last added and stop "
+       "(elastic runs)",
+       parse_provision},
   };
   return kinds;
 }

@@ -5,7 +5,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "sim/core/error.h"
 
@@ -183,4 +187,122 @@ TEST_CASE(
             .starts_with("s.yaml:4: key 'policy.window'"));
   CHECK(error_of("policy:\n  name: adaptive-strategy\n  check_from: -1\n")
             .starts_with("s.yaml:3: key 'policy.check_from'"));
+}
+
+namespace {
+
+// A provision run's history replayed against the policy: every step's total throughput is
+// `total(n)` at the cluster's size n, and every decision resizes the cluster for the next step,
+// as the trainer applies it. Returns the size each step ran at.
+std::vector<int> provision_run(const Policy& policy, int steps, int initial,
+                               const std::function<double(int)>& total) {
+  std::vector<StepObservation> h;
+  std::vector<int> sizes;
+  int n = initial;
+  for (int s = 0; s < steps; ++s) {
+    StepObservation o = at_step(s, 8);
+    o.workers = n;
+    o.samples_per_s = total(n);
+    h.push_back(o);
+    sizes.push_back(n);
+    const Decision d = policy.decide(h);
+    if (d.workers) n = *d.workers;
+  }
+  return sizes;
+}
+
+// The size of every window of `every` steps (its last step's).
+std::vector<int> window_sizes(const std::vector<int>& sizes, int every) {
+  std::vector<int> out;
+  for (std::size_t s = every - 1; s < sizes.size(); s += every)
+    out.push_back(sizes[s]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("provision: throughput growing linearly adds a worker every window up to max_workers") {
+  const Seam seam = make_seam(read("policy: {name: provision, every: 10, max_workers: 5}\n"));
+  REQUIRE(seam.policy);
+  CHECK(seam.policy->changes().workers);
+  CHECK(seam.policy->changes().max_workers == 5);
+  // total = 100 n: avg[n] / avg[n - 1] = n / (n - 1) = 1 + 1 / (n - 1) > 1 + 0.33 / n, so every
+  // window adds; at 5 = max_workers scaling stops.
+  const auto sizes = provision_run(*seam.policy, 100, 1, [](int n) { return 100.0 * n; });
+  CHECK(window_sizes(sizes, 10) == std::vector<int>{1, 2, 3, 4, 5, 5, 5, 5, 5, 5});
+  // The change falls after the window's last step (step 9 -> step 10 runs at 2).
+  CHECK(sizes[9] == 1);
+  CHECK(sizes[10] == 2);
+}
+
+TEST_CASE("provision: a knee at 3 workers adds up to 4, removes back to 3 and stops for good") {
+  const Seam seam = make_seam(read("policy: {name: provision, every: 10, max_workers: 8}\n"));
+  // total = 100 n up to n = 3, flat after: avg[4] = 300 < (1 + 0.33 / 4) x 300 = 324.75.
+  const auto knee = [](int n) { return 100.0 * std::min(n, 3); };
+  const auto sizes = provision_run(*seam.policy, 200, 1, knee);
+  std::vector<int> expected = {1, 2, 3, 4};
+  expected.resize(20, 3);
+  CHECK(window_sizes(sizes, 10) == expected);
+  // Every step after the removal runs at 3: no window decides again.
+  for (std::size_t s = 40; s < sizes.size(); ++s)
+    CHECK(sizes[s] == 3);
+}
+
+TEST_CASE("provision: the stop condition's boundary, avg[n] = (1 + alpha / n) x avg[n - 1]") {
+  const Seam seam =
+      make_seam(read("policy: {name: provision, every: 4, alpha: 0.5, max_workers: 3}\n"));
+  // avg[1] = 100; at n = 2 the threshold is (1 + 0.5 / 2) x 100 = 125 (exact in binary).
+  const auto at = [&](double second) {
+    return window_sizes(
+        provision_run(*seam.policy, 12, 1, [second](int n) { return n == 1 ? 100.0 : second; }), 4);
+  };
+  CHECK(at(125.0) == std::vector<int>{1, 2, 3});                       // equal: continues
+  CHECK(at(std::nextafter(125.0, 0.0)) == std::vector<int>{1, 2, 1});  // just below: stops
+}
+
+TEST_CASE("provision: the window's mean is over its second half only") {
+  const Seam seam = make_seam(read("policy: {name: provision, every: 4, max_workers: 4}\n"));
+  // Window 0 (steps 0-3) at 100 samples/s; window 1 at 2 workers: steps 4-5 (first half) at 1,
+  // steps 6-7 at 200. avg[2] = 200 >= (1 + 0.33 / 2) x 100 = 116.5: adds. Had the first half
+  // counted, (1 + 1 + 200 + 200) / 4 = 100.5 would stop.
+  std::vector<StepObservation> h;
+  for (int s = 0; s < 8; ++s) {
+    StepObservation o = at_step(s, 8);
+    o.workers = s < 4 ? 1 : 2;
+    o.samples_per_s = s < 4 ? 100 : (s < 6 ? 1 : 200);
+    h.push_back(o);
+    const Decision d = seam.policy->decide(h);
+    if (s == 3) CHECK(d.workers == 2);
+    if (s == 7) CHECK(d.workers == 3);
+    if (s != 3 && s != 7) CHECK(d.empty());
+  }
+  // Pure: the same history asked again (or a copy, in any order) decides the same.
+  CHECK(seam.policy->decide(h).workers == 3);
+  const std::vector<StepObservation> first(h.begin(), h.begin() + 4);
+  CHECK(seam.policy->decide(first).workers == 2);
+  CHECK(seam.policy->decide(h).workers == 3);
+}
+
+TEST_CASE(
+    "provision: starting at max_workers (or above 1 with no smaller size seen) changes nothing "
+    "or adds") {
+  const Seam seam = make_seam(read("policy: {name: provision, every: 5, max_workers: 4}\n"));
+  // At max_workers from the start: the first window stops scaling; nothing ever changes.
+  const auto flat = provision_run(*seam.policy, 50, 4, [](int n) { return 10.0 * n; });
+  CHECK(std::all_of(flat.begin(), flat.end(), [](int n) { return n == 4; }));
+  // From 2: no avg[1] was seen (counts as 0, as the hook's first window), so it adds.
+  const auto from2 = provision_run(*seam.policy, 20, 2, [](int n) { return 10.0 * n; });
+  CHECK(window_sizes(from2, 5) == std::vector<int>{2, 3, 4, 4});
+}
+
+TEST_CASE("bad provision input: every < 2, alpha < 0, max_workers < 1 or missing") {
+  CHECK(error_of("policy:\n  name: provision\n  every: 1\n  max_workers: 4\n")
+            .starts_with("s.yaml:3: key 'policy.every'"));
+  CHECK(error_of("policy:\n  name: provision\n  alpha: -0.1\n  max_workers: 4\n")
+            .starts_with("s.yaml:3: key 'policy.alpha': expected a number >= 0"));
+  CHECK(error_of("policy:\n  name: provision\n  max_workers: 0\n")
+            .starts_with("s.yaml:3: key 'policy.max_workers'"));
+  CHECK(error_of("policy:\n  name: provision\n  every: 100\n").find("max_workers") !=
+        std::string::npos);
+  CHECK(error_of("policy: {name: provision, max_workers: 4, alpha: 0}\n") == "(no error)");
 }

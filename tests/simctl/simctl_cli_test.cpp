@@ -590,7 +590,7 @@ TEST_CASE("policy-switch.yaml: the steps CSV shows STAR to step 5, the decision,
 TEST_CASE("list policies: every policy and monitor with its summary") {
   const Result r = run("list policies");
   CHECK(r.code == 0);
-  for (const char* name :
-       {"switch-strategy", "scale-batch", "resize", "throughput", "allreduce-throughput"})
+  for (const char* name : {"switch-strategy", "scale-batch", "resize", "resize-schedule",
+                           "provision", "throughput", "allreduce-throughput"})
     CHECK_MESSAGE(r.output.find(name) != std::string::npos, name);
 }
