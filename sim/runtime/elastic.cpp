@@ -74,4 +74,19 @@ ClusterConfig cluster_of(const std::vector<int>& order, int size, int version) {
   return c;
 }
 
+ClusterConfig resize_cluster(const ClusterConfig& current, const std::vector<int>& order,
+                             int size) {
+  ClusterConfig c;
+  c.version = current.version + 1;
+  for (int w : current.workers) {
+    if (static_cast<int>(c.workers.size()) == size) break;
+    c.workers.push_back(w);
+  }
+  for (int w : order) {
+    if (static_cast<int>(c.workers.size()) >= size) break;
+    if (std::find(c.workers.begin(), c.workers.end(), w) == c.workers.end()) c.workers.push_back(w);
+  }
+  return c;
+}
+
 }  // namespace adaptsim::runtime

@@ -83,5 +83,9 @@ std::vector<int> growth_order(const std::vector<int>& host_of_worker);
 
 // The cluster of the first `size` workers of `order`, at `version`.
 ClusterConfig cluster_of(const std::vector<int>& order, int size, int version);
+// KungFu's Cluster.Resize(size) of `current`, as the next version: its first `size` workers, or
+// all of them and then the workers of `order` it lacks, in that order (growOne), so staying workers
+// keep their ranks and rank 0 stays (KungFu cannot hand the state over in a full update).
+ClusterConfig resize_cluster(const ClusterConfig& current, const std::vector<int>& order, int size);
 
 }  // namespace adaptsim::runtime

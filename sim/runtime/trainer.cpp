@@ -133,7 +133,7 @@ void Trainer::start_step(int w) {
   }
   // With a seam, the step's clock started when the previous step's boundary checks ended: the
   // agreement on the previous step (a collective, exposed communication) is this step's time.
-  s.start = seam_.empty() ? now : s.checked_at;
+  s.start = seam_.empty() && !options_.elastic ? now : s.checked_at;
   s.backward_end = -1;
   s.reduced = 0;
   std::fill(s.reduced_tensor.begin(), s.reduced_tensor.end(), false);
@@ -314,7 +314,7 @@ void Trainer::end_step(int w) {
   const bool squares = seam_.needs_gradient_variance(step);
   const double bytes = gradient_bytes_ * (squares ? 2 : 1);
   step_bytes_[static_cast<std::size_t>(step)] = bytes;
-  if (!seam_.empty()) {
+  if (!seam_.empty() || options_.elastic) {  // the step agreement's inputs
     s.own.push_back({step, bytes,
                      s.comm_first >= 0 && s.comm_last > s.comm_first
                          ? to_seconds(s.comm_last - s.comm_first)
@@ -399,7 +399,9 @@ void Trainer::on_agreed(int w, int step) {
     o.votes = sum[7];
     for (auto& m : seam_.monitors)
       m->observe(o);
-    step_readings_[k] = o.readings;
+    // Merged: a failure recovery before this agreement recorded its phases on the step already.
+    for (const auto& [key, value] : o.readings)
+      step_readings_[k][key] = value;
     history_.push_back(std::move(o));
     Decision d;
     // No decision after the last step: there is no next step to change.
@@ -503,6 +505,14 @@ TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
   // Step k's time: the mean over workers of their own step-k durations. Synchronous systems
   // couple the workers through their collectives, so this equals the cluster's step rate;
   // without communication (ideal) the workers are independent and it is their mean speed.
+  if (options_.elastic) {
+    for (int k = 0; k < total_steps_; ++k) {
+      if (step_workers_[static_cast<std::size_t>(k)] == 0) {
+        throw RuntimeFailure("the job stopped before step " + std::to_string(k) +
+                             ": every worker of the cluster failed");
+      }
+    }
+  }
   // A step's workers: the cluster's size in it (elastic runs), else every worker.
   auto workers_in = [&](int k) {
     const int m = step_workers_[static_cast<std::size_t>(k)];

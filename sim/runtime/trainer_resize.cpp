@@ -109,7 +109,7 @@ void Trainer::elastic_boundary(int w, int step) {
   // reads the store, as it does after every step in elastic mode.
   if (change && rank(w) == 0) {
     resize_begin_[s.version + 1] = s.check_begin;
-    env_.store_put(w, cluster_of(order_, *d.workers, s.version + 1),
+    env_.store_put(w, resize_cluster(views_.at(s.version)->cluster(), order_, *d.workers),
                    [this, w, step] { read_cluster(w, step, 0); });
     return;
   }
@@ -165,6 +165,16 @@ void Trainer::resize(int w, int step) {
   const ClusterConfig cluster = state_[static_cast<std::size_t>(w)].read;
   const int old_size = env(w).workers();
   const int new_size = static_cast<int>(cluster.workers.size());
+  const std::vector<int>& old =
+      views_.at(state_[static_cast<std::size_t>(w)].version)->cluster().workers;
+  if (std::none_of(old.begin(), old.end(), [&cluster](int m) {
+        return std::find(cluster.workers.begin(), cluster.workers.end(), m) !=
+               cluster.workers.end();
+      })) {
+    // KungFu broadcasts the state from a staying worker; with none, it would be lost.
+    throw RuntimeFailure("cluster version " + std::to_string(cluster.version) +
+                         " keeps none of the running workers: the model state would be lost");
+  }
   if (resize_step_.emplace(cluster.version, step).second)
     starting_ += std::max(0, new_size - old_size);
   if (rank(w) == 0)
@@ -307,6 +317,7 @@ void Trainer::resized(int w) {
 }
 
 void Trainer::leave(int w) {
+  state_[static_cast<std::size_t>(w)].dead = true;  // its process ends: no watchdog any more
   --running_;
   env_.stop_worker(w);
   if (progress_) progress_();
@@ -316,7 +327,7 @@ void Trainer::leave(int w) {
 // runners start the new cluster's processes, which read it, connect and meet.
 void Trainer::restart(int w, int step, int size) {
   Worker& s = state_[static_cast<std::size_t>(w)];
-  const ClusterConfig cluster = cluster_of(order_, size, s.version + 1);
+  const ClusterConfig cluster = resize_cluster(views_.at(s.version)->cluster(), order_, size);
   if (resize_step_.emplace(cluster.version, step).second) starting_ += size;
   const bool first = rank(w) == 0;
   if (first) resize_begin_[cluster.version] = s.check_begin;

@@ -4,9 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "sim/core/error.h"
 #include "sim/core/rng.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/simulate/simulate_training.h"
@@ -51,7 +53,8 @@ struct Run {
 
 // A one-tensor toy model of `elements` float32 gradients: forward 10 ms, backward 20 ms.
 Run run(int servers, const std::string& policy, ElasticSpec elastic, int steps,
-        std::uint64_t elements = 1'000'000, double nic_Bps = 1e9) {
+        std::uint64_t elements = 1'000'000, double nic_Bps = 1e9,
+        std::vector<WorkerFailure> failures = {}) {
   const topo::Topology t = cluster(servers, nic_Bps);
   const train::Model m = train::testing::toy_model({elements});
   train::ComputeProfile p;
@@ -65,8 +68,9 @@ Run run(int servers, const std::string& policy, ElasticSpec elastic, int steps,
   o.compute.batch_per_gpu = 32;
   o.warmup_steps = 0;
   o.measured_steps = steps;
-  o.seam = seam(policy);
+  if (!policy.empty()) o.seam = seam(policy);
   o.elastic = elastic;
+  o.failures = std::move(failures);
   return {simulate::simulate_training(t, m, p, 0.0, train::GpuArch::kVolta, system, o).result};
 }
 
@@ -161,15 +165,18 @@ TEST_CASE("elastic runs are deterministic") {
   CHECK(a.result.steps == b.result.steps);
 }
 
-TEST_CASE("1000 random resize schedules run to their last step at the sizes they ask for") {
-  // Sizes 1..4 on 4 servers, a resize every 1..3 steps, either mechanism; a small model so that
-  // each run is quick. Every run must end (the engine drains) with every step's row holding the
-  // size the schedule gave it.
+TEST_CASE("1000 random resize schedules and kills run to their last step at the sizes expected") {
+  // Sizes 1..4 on 4 servers, a resize every 1..3 steps, either mechanism, and in half of the
+  // KungFu runs a worker killed at a random step; a small model so that each run is quick. Every
+  // run must end (the engine drains) with every step's row holding the size the schedule and the
+  // kill gave it. Growth order on 1-GPU servers is the identity: a cluster of n is workers 0..n-1.
   Rng rng(20261126);
+  int kills = 0;
   for (int i = 0; i < 1000; ++i) {
     ElasticSpec e;
     e.mechanism = rng.below(2) ? ResizeMechanism::kRestart : ResizeMechanism::kKungFu;
     e.initial_workers = static_cast<int>((1 + rng.below(4)));
+    e.failure_timeout_ns = kNsPerSecond;
     const int every = static_cast<int>((1 + rng.below(3)));
     std::vector<int> sizes;
     std::string list;
@@ -179,17 +186,96 @@ TEST_CASE("1000 random resize schedules run to their last step at the sizes they
       list += (k ? ", " : "") + std::to_string(sizes.back());
     }
     const int steps = static_cast<int>((2 + rng.below(7)));
-    INFO("run " << i << ": every " << every << ", sizes [" << list << "], initial "
-                << e.initial_workers << ", steps " << steps);
-    const Run r = run(
-        4, "{name: resize-schedule, every: " + std::to_string(every) + ", sizes: [" + list + "]}",
-        e, steps, 1000);
-    REQUIRE(r.result.steps.size() == static_cast<std::size_t>(steps));
-    int size = e.initial_workers;
-    for (int k = 0; k < steps; ++k) {
-      CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == size);
-      if ((k + 1) % every == 0)
-        size = sizes[static_cast<std::size_t>((k + 1) / every) % sizes.size()];
+    std::vector<WorkerFailure> failures;
+    if (e.mechanism == ResizeMechanism::kKungFu && rng.below(2)) {
+      failures.push_back({.worker = static_cast<int>(rng.below(4)),
+                          .step = static_cast<int>(rng.below(static_cast<std::uint64_t>(steps)))});
     }
+    INFO("run " << i << ": every " << every << ", sizes [" << list << "], initial "
+                << e.initial_workers << ", steps " << steps << ", kill "
+                << (failures.empty() ? "none"
+                                     : std::to_string(failures[0].worker) + " at step " +
+                                           std::to_string(failures[0].step)));
+    // The expected cluster, step by step: the schedule's resize of the current cluster, less a
+    // worker that dies; a job whose last worker dies fails.
+    std::vector<int> cluster, expected;
+    for (int w = 0; w < e.initial_workers; ++w)
+      cluster.push_back(w);
+    for (int k = 0; k < steps; ++k) {
+      if (!failures.empty() && failures[0].step == k) {
+        const auto it = std::find(cluster.begin(), cluster.end(), failures[0].worker);
+        if (it != cluster.end()) {
+          cluster.erase(it);
+          ++kills;
+        }
+      }
+      expected.push_back(static_cast<int>(cluster.size()));
+      if (cluster.empty()) break;
+      if ((k + 1) % every == 0) {
+        const int n = sizes[static_cast<std::size_t>((k + 1) / every) % sizes.size()];
+        cluster.resize(std::min<std::size_t>(cluster.size(), static_cast<std::size_t>(n)));
+        for (int w = 0; static_cast<int>(cluster.size()) < n; ++w)
+          if (std::find(cluster.begin(), cluster.end(), w) == cluster.end()) cluster.push_back(w);
+      }
+    }
+    const std::string policy =
+        "{name: resize-schedule, every: " + std::to_string(every) + ", sizes: [" + list + "]}";
+    if (expected.back() == 0) {
+      CHECK_THROWS_WITH_AS(run(4, policy, e, steps, 1000, 1e9, failures),
+                           doctest::Contains("every worker of the cluster failed"), RuntimeFailure);
+      continue;
+    }
+    const Run r = run(4, policy, e, steps, 1000, 1e9, failures);
+    REQUIRE(r.result.steps.size() == static_cast<std::size_t>(steps));
+    for (int k = 0; k < steps; ++k)
+      CHECK(r.result.steps[static_cast<std::size_t>(k)].workers ==
+            expected[static_cast<std::size_t>(k)]);
   }
+  CHECK(kills > 100);  // the kills did happen, mid-run
+}
+
+TEST_CASE("a worker killed at step 3 of 4: the others find its lapsed lease, shrink and redo it") {
+  ElasticSpec e;
+  e.failure_timeout_ns = 2 * kNsPerSecond;
+  const Run r = run(4, "", e, 6, 1'000'000, 1e9, {{.worker = 2, .step = 3}});
+  REQUIRE(r.result.steps.size() == 6);
+  for (int k = 0; k < 6; ++k)
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == (k < 3 ? 4 : 3));
+  // Detection: the watchdog fires failure_timeout after the step began; the lease lapsed as long
+  // after the death at that step's start; then a lease read, the swap and a read of the store.
+  const double read = 652e-6, write = 16667e-6;
+  CHECK(r.reading(3, "failure.detect_s") ==
+        doctest::Approx(2.0 + read + write + read).epsilon(1e-6));
+  // The redone step is a plain step of 3 workers (the recovery is not its time), and the state
+  // was broadcast to the survivors.
+  CHECK(r.result.steps[3].time_s == doctest::Approx(r.result.steps[4].time_s).epsilon(0.01));
+  CHECK(r.reading(3, "resize.broadcast_s") > 0);
+}
+
+TEST_CASE("rank 0 killed: the next survivor becomes rank 0 and training goes on") {
+  ElasticSpec e;
+  e.failure_timeout_ns = kNsPerSecond;
+  for (const WorkerFailure::Mode mode :
+       {WorkerFailure::Mode::kKill, WorkerFailure::Mode::kSilent}) {
+    const Run r = run(3, "", e, 5, 1'000'000, 1e9, {{.worker = 0, .step = 2, .mode = mode}});
+    REQUIRE(r.result.steps.size() == 5);
+    CHECK(r.result.steps[1].workers == 3);
+    CHECK(r.result.steps[2].workers == 2);
+    CHECK(r.result.steps[4].workers == 2);
+    CHECK(r.reading(2, "failure.detect_s") > 1.0);
+  }
+}
+
+TEST_CASE("two workers fail at different steps, beside a resize schedule") {
+  ElasticSpec e;
+  e.initial_workers = 2;
+  e.failure_timeout_ns = kNsPerSecond;
+  // Grow to 4 after step 1; worker 3 dies at step 3 and worker 1 at step 5.
+  const Run r = run(4, "{name: resize, step: 1, workers: 4}", e, 8, 1'000'000, 1e9,
+                    {{.worker = 3, .step = 3}, {.worker = 1, .step = 5}});
+  REQUIRE(r.result.steps.size() == 8);
+  const std::vector<int> expected = {2, 2, 4, 3, 3, 2, 2, 2};
+  for (int k = 0; k < 8; ++k)
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers ==
+          expected[static_cast<std::size_t>(k)]);
 }
