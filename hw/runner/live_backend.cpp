@@ -18,6 +18,7 @@
 #include "sim/io/output.h"
 #include "sim/runtime/system_config.h"
 #include "sim/runtime/timeline.h"
+#include "sim/train/learn_spec.h"
 
 namespace adaptsim::runner {
 namespace fs = std::filesystem;
@@ -81,6 +82,7 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
       std::string(out.c_str()) + "\nsystem: " + runtime::system_yaml(task.system) + "\n";
   if (!task.seam.policy_yaml.empty()) text += "policy: " + task.seam.policy_yaml + "\n";
   if (!task.seam.monitors_yaml.empty()) text += "monitors: " + task.seam.monitors_yaml + "\n";
+  if (task.learn) text += "learn: " + train::learn_spec_yaml(*task.learn) + "\n";
   return text;
 }
 

@@ -339,6 +339,7 @@ void Trainer::span(int w, std::string_view name, const char* category, TimeNs be
 void Trainer::after_step(int w, int step) {
   Worker& s = state_[w];
   s.checked_at = env_.now();
+  env(w).readings(w, step, step_readings_[static_cast<std::size_t>(step)]);
   ++s.step;
   if (!seam_.empty() || options_.elastic) {
     agree(w, step);
@@ -385,7 +386,7 @@ void Trainer::on_agreed(int w, int step) {
     o.votes = sum[7];
     for (auto& m : seam_.monitors)
       m->observe(o);
-    step_readings_[k] = o.readings;
+    step_readings_[k].insert(o.readings.begin(), o.readings.end());
     history_.push_back(std::move(o));
     Decision d;
     // No decision after the last step: there is no next step to change.
