@@ -141,8 +141,7 @@ void LiveEnv::set_learner(Learner* learner, int total_steps, int eval_every) {
   if (learner_) check_ = coll::make_allreduce(coll::StrategyKind::kStar, runtime_.host_of_rank());
 }
 
-bool LiveEnv::evaluates_after(int step) const {
-  if (runtime_.rank() != 0) return false;
+bool LiveEnv::evaluation_point(int step) const {
   return step + 1 == total_steps_ || (eval_every_ > 0 && (step + 1) % eval_every_ == 0);
 }
 
@@ -307,8 +306,12 @@ void LiveEnv::step_started(int worker, int step) {
 void LiveEnv::between_steps(int, int step, runtime::Callback done) {
   if (learner_ != nullptr) {
     wall_s_[step] = to_seconds(now() - first_start_ - eval_ns_);
-    const bool eval = evaluates_after(step);
-    if (!eval && !verify_) {
+    // Every rank checks at the evaluation points (the check is a collective, so the decision is
+    // the same on all; it also holds the others while rank 0 evaluates), and after every step with
+    // `verify`. Rank 0 evaluates.
+    const bool point = evaluation_point(step);
+    const bool eval = point && runtime_.rank() == 0;
+    if (!point && !verify_) {
       done();
       return;
     }

@@ -108,7 +108,8 @@ class LiveEnv final : public runtime::TrainingEnv {
   void compute_loop(ComputeEmulatorOptions options);
   // Loop thread: runs `task` on a later turn.
   void post(runtime::Callback task);
-  bool evaluates_after(int step) const;
+  // Whether the test set is evaluated after `step` (by rank 0; every rank checks its parameters).
+  bool evaluation_point(int step) const;
   // Learn mode, loop thread: the all-reduce of the parameter hash after `step`.
   void check_parameters(int step, std::uint64_t hash, runtime::Callback done);
 
