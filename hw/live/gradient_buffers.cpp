@@ -48,6 +48,37 @@ GradientBuffers::GradientBuffers(const train::Model& model, int rank, int size)
   }
 }
 
+GradientBuffers::GradientBuffers(const train::Model& model, int rank, int size,
+                                 const std::vector<std::size_t>& offsets, std::size_t total)
+    : rank_(rank), size_(size), synthetic_(false), total_(total) {
+  if (offsets.size() != model.backward_order.size()) {
+    throw std::invalid_argument("GradientBuffers: " + std::to_string(offsets.size()) +
+                                " offsets for " + std::to_string(model.backward_order.size()) +
+                                " tensors");
+  }
+  // Tiling: sorted by offset, each tensor starts where the previous one ended.
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (std::size_t t = 0; t < offsets.size(); ++t) {
+    const train::Tensor& x = model.backward_order[t];
+    names_.push_back(x.name);
+    offset_.push_back(offsets[t]);
+    count_.push_back(x.elements);
+    spans.emplace_back(offsets[t], x.elements);
+  }
+  std::sort(spans.begin(), spans.end());
+  std::size_t at = 0;
+  for (const auto& [offset, count] : spans) {
+    if (offset != at)
+      throw std::invalid_argument("GradientBuffers: tensors do not tile the buffer");
+    at += count;
+  }
+  if (at != total_) throw std::invalid_argument("GradientBuffers: tensors do not tile the buffer");
+  send_ = std::make_unique<float[]>(total_);
+  recv_ = std::make_unique<float[]>(total_);
+  std::fill(send_.get(), send_.get() + total_, 0.0f);
+  std::fill(recv_.get(), recv_.get() + total_, 0.0f);
+}
+
 coll::Workspace GradientBuffers::workspace(std::size_t tensor) {
   coll::Workspace w;
   w.name = names_[tensor];
@@ -98,6 +129,7 @@ double GradientBuffers::variance_norm_sum() {
 }
 
 void GradientBuffers::verify_and_poison(int step) {
+  if (!synthetic_) throw std::logic_error("GradientBuffers: no exact sum to check real gradients");
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // Element i of tensor t sums 1 + (31 r + k) mod 13 over ranks r, with k = (7 t + i) mod 13.
   std::array<float, kPeriod> expected{};

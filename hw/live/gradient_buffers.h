@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,16 @@ class GradientBuffers {
  public:
   // Allocates and fills the buffers of `model` for `rank` of `size` ranks.
   GradientBuffers(const train::Model& model, int rank, int size);
+  // Real gradients (a live run that learns, learner.h): tensor t lies at offsets[t] of one flat
+  // pair of buffers of `total` floats in the learner's parameter layout, zero-filled; the learner
+  // writes the rank's gradient into flat_send() and reads the sum over ranks from flat_recv().
+  // The tensors must tile the buffer exactly (std::invalid_argument otherwise). There is no
+  // synthetic pattern: verify_and_poison is refused.
+  GradientBuffers(const train::Model& model, int rank, int size,
+                  const std::vector<std::size_t>& offsets, std::size_t total);
+  bool synthetic() const { return synthetic_; }
+  std::span<float> flat_send() { return {send_.get(), total_}; }
+  std::span<const float> flat_recv() const { return {recv_.get(), total_}; }
 
   std::size_t tensors() const { return offset_.size(); }
   std::size_t elements(std::size_t tensor) const { return count_[tensor]; }
@@ -47,7 +58,8 @@ class GradientBuffers {
   double variance_norm_sum();
 
   // Compares every received gradient with the exact sum over ranks, then poisons it. Throws
-  // RuntimeFailure naming the rank, step, tensor and element of the first mismatch.
+  // RuntimeFailure naming the rank, step, tensor and element of the first mismatch (and
+  // std::logic_error for real gradients).
   void verify_and_poison(int step);
 
   // The value rank `rank` contributes at element `i` of tensor `tensor`.
@@ -56,6 +68,7 @@ class GradientBuffers {
  private:
   int rank_;
   int size_;
+  bool synthetic_ = true;
   std::vector<std::string> names_;
   std::vector<std::size_t> offset_, count_;
   std::size_t total_ = 0;

@@ -13,6 +13,7 @@
 #include "sim/io/yaml_reader.h"
 #include "sim/runtime/system_config.h"
 #include "sim/train/device_profile.h"
+#include "sim/train/learn_spec.h"
 
 namespace adaptsim::live {
 namespace {
@@ -162,8 +163,29 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
     r.fail("compute_scale", "must be > 0");
   }
 
+  // learn: real training (learner.h); read first, as it makes the compute split optional.
+  if (auto lr = r.optional_map("learn")) {
+    if (spec.model.name != train::kLearnModel) {
+      r.fail("learn", "trains the " + std::string(train::kLearnModel) +
+                          " model for real; the model is \"" + spec.model.name + "\"");
+    }
+    std::shared_ptr<const learn::FashionMnist> data;
+    c.learn = train::read_learn_spec(*lr, base_dir, &data);
+    c.learn_data = std::move(data);
+  }
   const bool has_compute = r.has("compute"), has_device = r.has("device");
-  if (has_compute == has_device) {
+  if (c.learn && !has_compute && !has_device) {
+    // The compute is real: the trainer's deadlines (this split) are not used.
+    r.accept("compute");
+    r.accept("device");
+    r.accept("precision");
+    const std::size_t layers = spec.model.layers.size();
+    c.compute = [layers](int) {
+      train::ComputeProfile p;
+      p.backward_layer_s.assign(layers, 0.0);
+      return p;
+    };
+  } else if (has_compute == has_device) {
     r.fail(has_compute ? "device" : "compute",
            "give exactly one of 'compute' (explicit times) and 'device' (a device profile)");
   }
@@ -199,7 +221,7 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
       return train::compute_profile(*model, *device, o);
     };
     device_cv = device->step_time_cv().value;
-  } else {
+  } else if (has_compute) {
     r.accept("device");
     if (r.has("precision")) r.fail("precision", "only with 'device' (a device profile)");
     r.accept("precision");
@@ -306,6 +328,22 @@ std::string result_json(const LiveRunSpec& spec, const LiveResult& result, doubl
   j["verified_steps"] = result.verified_steps;
   j["training_wall_s"] = result.wall_s;
   j["wall_s"] = wall_s;
+  if (const auto& l = spec.live.learn) {
+    nlohmann::ordered_json lj;
+    lj["data"] = l->data.string();
+    lj["lr"] = l->lr;
+    lj["base_batch"] = l->base_batch;
+    lj["warmup_steps"] = l->warmup_steps;
+    lj["momentum"] = l->momentum;
+    lj["weight_decay"] = l->weight_decay;
+    lj["eval_every"] = l->eval_every;
+    lj["samples"] = result.samples;
+    if (result.evaluation) {
+      lj["test_loss"] = result.evaluation->mean_loss;
+      lj["test_accuracy"] = result.evaluation->accuracy;
+    }
+    j["learn"] = lj;
+  }
   j["result"] = nlohmann::ordered_json::parse(runtime::to_json(result.training));
   return j.dump(2) + "\n";
 }

@@ -33,6 +33,12 @@
 //   congestion_control: cubic
 //   progress_file: /tmp/x/progress       # rank 0 publishes its step (background traffic's clock)
 //   timeline_dir: /tmp/x/timeline        # each rank writes rank<r>.trace.json there
+//   learn: {data: /usr/share/datasets/fashion-mnist, lr: 0.05, base_batch: 64, momentum: 0.9,
+//           eval_every: 100}            # model fashion-mlp only: train it for real (learner.h;
+//                                       # the keys: sim/train/learn_spec.h); compute and device
+//                                       # become optional (the compute is real); the data set
+//                                       # is loaded here, a missing or truncated file an error
+//                                       # at learn.data
 //
 // Bad input throws InputError "FILE:LINE: key 'system.strategy': unknown strategy ...".
 
@@ -65,6 +71,10 @@ LiveRunSpec parse_live_run_spec(const std::string& text, const std::string& labe
 //    "compute_scale": ..., "compute_mode": "sleep" | "spin" | "gpu 0 (NAME)" (rank 0's),
 //    "gradient_bytes": ..., "tensors": ..., "verified_steps": ..., "training_wall_s": ...,
 //    "wall_s": ..., "result": {runtime::TrainingResult's JSON: step_s, step_mean_s, ..., steps}}
+// and with `learn`: "learn": {"lr": ..., "base_batch": ..., "momentum": ..., "eval_every": ...,
+// "samples": ..., "test_loss": ..., "test_accuracy": ...} (rank 0's evaluation after the last
+// step; each step's readings carry learn.samples, learn.wall_s, learn.lr and, at the evaluation
+// points, learn.test_loss and learn.test_accuracy).
 // `wall_s` is the whole run on rank 0 (connecting included), `training_wall_s` the steps only.
 std::string result_json(const LiveRunSpec& spec, const LiveResult& result, double wall_s);
 

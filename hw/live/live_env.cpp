@@ -131,9 +131,38 @@ void LiveEnv::at(TimeNs when, runtime::Callback task) {
                             });
 }
 
+void LiveEnv::set_learner(Learner* learner, int total_steps, int eval_every) {
+  if (learner != nullptr && (buffers_ == nullptr || buffers_->synthetic())) {
+    throw std::logic_error("LiveEnv: a learner needs real gradient buffers in its layout");
+  }
+  learner_ = learner;
+  total_steps_ = total_steps;
+  eval_every_ = eval_every;
+  if (learner_) check_ = coll::make_allreduce(coll::StrategyKind::kStar, runtime_.host_of_rank());
+}
+
+bool LiveEnv::evaluation_point(int step) const {
+  return step + 1 == total_steps_ || (eval_every_ > 0 && (step + 1) % eval_every_ == 0);
+}
+
 void LiveEnv::compute(int, const runtime::ComputeSchedule& schedule,
                       std::function<void(std::size_t)> phase_done) {
   auto done = std::make_shared<std::function<void(std::size_t)>>(std::move(phase_done));
+  if (learner_ != nullptr) {
+    // Real compute: the deadlines are not used; each reported phase (backward layer b is phase
+    // b + 1) goes to the loop as soon as the layer's gradient is written.
+    submit([this, reported = schedule.reported, done, step = step_](ComputeEmulator&) {
+      std::size_t next = 0;
+      auto report_through = [&](std::size_t phase) {
+        for (; next < reported.size() && reported[next] <= phase; ++next)
+          post([done, i = reported[next]] { (*done)(i); });
+      };
+      learner_->compute_gradient(step, buffers_->flat_send(),
+                                 [&](std::size_t zoo_layer) { report_through(zoo_layer + 1); });
+      report_through(reported.empty() ? 0 : reported.back());
+    });
+    return;
+  }
   submit([this, schedule, done](ComputeEmulator& c) {
     c.begin_step(schedule.start_ns, schedule.phase_end_ns);
     for (std::size_t i : schedule.reported) {
@@ -144,6 +173,13 @@ void LiveEnv::compute(int, const runtime::ComputeSchedule& schedule,
 }
 
 void LiveEnv::compute_until(int, TimeNs end_ns, runtime::Callback done) {
+  if (learner_ != nullptr) {
+    submit([this, step = step_, done = std::move(done)](ComputeEmulator&) {
+      learner_->apply(step, buffers_->flat_recv());
+      post(done);
+    });
+    return;
+  }
   submit([this, end_ns, done = std::move(done)](ComputeEmulator& c) {
     c.run_until(end_ns);
     post(done);
@@ -260,12 +296,45 @@ void LiveEnv::gradient_variance(int, std::function<void(double)> done) {
 }
 
 void LiveEnv::step_started(int worker, int step) {
+  step_ = step;
+  if (first_start_ < 0) first_start_ = now();
   if (worker != 0 || progress_file_.empty()) return;
   // A temporary file renamed over the last: a reader sees one whole step number or the previous.
   write_file_atomic(progress_file_, std::to_string(step) + "\n");
 }
 
 void LiveEnv::between_steps(int, int step, runtime::Callback done) {
+  if (learner_ != nullptr) {
+    wall_s_[step] = to_seconds(now() - first_start_ - eval_ns_);
+    // Every rank checks at the evaluation points (the check is a collective, so the decision is
+    // the same on all; it also holds the others while rank 0 evaluates), and after every step with
+    // `verify`. Rank 0 evaluates.
+    const bool point = evaluation_point(step);
+    const bool eval = point && runtime_.rank() == 0;
+    if (!point && !verify_) {
+      done();
+      return;
+    }
+    submit([this, step, eval, done = std::move(done)](ComputeEmulator&) {
+      std::optional<learn::Evaluation> e;
+      TimeNs eval_ns = 0;
+      if (eval) {
+        const TimeNs begin = tcp::EventLoop::now_ns();
+        e = learner_->evaluate();
+        eval_ns = tcp::EventLoop::now_ns() - begin;
+      }
+      const std::uint64_t hash = learner_->params_hash();
+      post([this, step, e, eval_ns, hash, done] {
+        if (e) {
+          evals_[step] = *e;
+          last_eval_ = e;
+          eval_ns_ += eval_ns;
+        }
+        check_parameters(step, hash, done);
+      });
+    });
+    return;
+  }
   if (buffers_ == nullptr || !verify_) {
     done();
     return;
@@ -275,6 +344,45 @@ void LiveEnv::between_steps(int, int step, runtime::Callback done) {
     ++verified_steps_;
     post(done);
   });
+}
+
+void LiveEnv::check_parameters(int step, std::uint64_t hash, runtime::Callback done) {
+  // The hash's two 32-bit halves are exact in a double; MAX of x and of -x gives max and min.
+  const double hi = static_cast<double>(hash >> 32), lo = static_cast<double>(hash & 0xffffffffu);
+  check_in_ = {hi, lo, -hi, -lo};
+  check_out_.assign(check_in_.size(), 0.0);
+  coll::Workspace w;
+  w.name = "learn:params:" + std::to_string(step);
+  w.count = check_in_.size();
+  w.dtype = coll::DType::kF64;
+  w.op = coll::ReduceOp::kMax;
+  w.send = {reinterpret_cast<const std::byte*>(check_in_.data()), w.count * sizeof(double)};
+  w.recv = {reinterpret_cast<std::byte*>(check_out_.data()), w.count * sizeof(double)};
+  check_->run(*transport_, w, [this, step, hi, lo, alive = alive_, done = std::move(done)] {
+    if (!*alive) return;
+    const std::vector<double>& m = check_out_;
+    if (m[0] != hi || m[1] != lo || -m[2] != hi || -m[3] != lo) {
+      runtime_.fail_from_loop("rank " + std::to_string(runtime_.rank()) + ": step " +
+                              std::to_string(step) +
+                              ": the ranks' parameters differ after the update (their hashes "
+                              "are not all equal)");
+      return;
+    }
+    ++verified_steps_;
+    done();
+  });
+}
+
+void LiveEnv::readings(int, int step, std::map<std::string, double>& out) {
+  if (learner_ == nullptr) return;
+  out["learn.samples"] =
+      static_cast<double>(step + 1) * static_cast<double>(learner_->global_batch());
+  out["learn.wall_s"] = wall_s_.at(step);
+  out["learn.lr"] = learner_->learning_rate(step);
+  if (auto it = evals_.find(step); it != evals_.end()) {
+    out["learn.test_loss"] = it->second.mean_loss;
+    out["learn.test_accuracy"] = it->second.accuracy;
+  }
 }
 
 }  // namespace adaptsim::live

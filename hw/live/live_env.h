@@ -11,6 +11,15 @@
 //     (hw/cuda's CPU kernel), and the step waits for it, as for a GPU kernel;
 //   - between_steps(): the compute thread checks every reduced gradient against the exact sum
 //     (GradientBuffers) and poisons it, off the loop, so forwarding for other ranks goes on.
+// With a Learner (set_learner: the run learns for real, learner.h) the compute is real instead of
+// emulated and the deadlines are not used: compute() runs the MLP's forward and backward on the
+// rank's shard, each layer reported once its gradient is in the gradient buffers; compute_until()
+// applies SGD with the reduced sum / workers; between_steps() evaluates the test set on rank 0 at
+// the evaluation points, then every rank all-reduces (MAX) its parameter hash and its negation
+// over its transport and fails the run unless every rank holds the same parameters (a cheap,
+// exact check: 8 doubles per step; at every step with `verify`, else at the evaluation points);
+// readings() gives each step's samples seen, training wall time and the evaluation's test loss
+// and accuracy.
 // Gradients live in host memory already: copies to and from the "device" are immediate. A
 // fused group is copied into a fusion buffer and back for real. There are no GPU collectives.
 // A failure on the compute thread fails the rank's transport (every peer fails at once, naming
@@ -20,14 +29,17 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "hw/live/compute_emulator.h"
 #include "hw/live/gradient_buffers.h"
+#include "hw/live/learner.h"
 #include "hw/tcp/runtime.h"
 #include "sim/runtime/env.h"
 
@@ -77,7 +89,14 @@ class LiveEnv final : public runtime::TrainingEnv {
   void between_steps(int worker, int step, runtime::Callback done) override;
   // Rank 0 publishes every step it starts to `file` (LiveConfig::progress_file).
   void step_started(int worker, int step) override;
+  void readings(int worker, int step, std::map<std::string, double>& out) override;
   void set_progress_file(std::filesystem::path file) { progress_file_ = std::move(file); }
+  // Learn mode (see the top), before the run starts: `learner` (outliving the run) replaces the
+  // emulated compute; the buffers must be real ones in its layout; `total_steps` and
+  // `eval_every` (0: after the last step only) place the evaluations (rank 0).
+  void set_learner(Learner* learner, int total_steps, int eval_every);
+  // Learn mode, after the run: rank 0's last evaluation (nullopt elsewhere or without one).
+  std::optional<learn::Evaluation> last_evaluation() const { return last_eval_; }
 
   // Set by the caller on the loop thread before the run starts: the transport the rank uses.
   void set_transport(coll::Transport* transport) { transport_ = transport; }
@@ -89,6 +108,24 @@ class LiveEnv final : public runtime::TrainingEnv {
   void compute_loop(ComputeEmulatorOptions options);
   // Loop thread: runs `task` on a later turn.
   void post(runtime::Callback task);
+  // Whether the test set is evaluated after `step` (by rank 0; every rank checks its parameters).
+  bool evaluation_point(int step) const;
+  // Learn mode, loop thread: the all-reduce of the parameter hash after `step`.
+  void check_parameters(int step, std::uint64_t hash, runtime::Callback done);
+
+  // Learn mode (set_learner). step_ and the step records: loop thread; the evaluation: written
+  // on the compute thread before it posts the step's check, read on the loop thread after.
+  Learner* learner_ = nullptr;
+  int total_steps_ = 0;
+  int eval_every_ = 0;
+  int step_ = 0;
+  TimeNs first_start_ = -1;
+  TimeNs eval_ns_ = 0;  // the evaluations' time so far (not training time)
+  std::map<int, double> wall_s_;
+  std::map<int, learn::Evaluation> evals_;
+  std::optional<learn::Evaluation> last_eval_;
+  std::unique_ptr<coll::AllReduce> check_;
+  std::vector<double> check_in_, check_out_;
 
   tcp::Runtime& runtime_;
   GradientBuffers* buffers_;
@@ -99,7 +136,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   // Loop thread: cleared by stop(); every callback the environment runs checks it first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool detached_ = false;
-  int verified_steps_ = 0;  // compute thread, read after stop()
+  int verified_steps_ = 0;  // compute thread (loop thread with a learner), read after stop()
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -78,6 +78,11 @@ void print_summary(const live::LiveRunSpec& spec, const live::LiveResult& r) {
       t.exposed_link_s * 1e3, t.exposed_wait_s * 1e3, t.samples_per_s_per_gpu,
       t.samples_per_s_per_gpu_std, spec.model.sample_unit.c_str(), t.samples_per_s_total,
       r.verified_steps);
+  if (r.evaluation) {
+    std::printf("# learned: %llu samples, test loss %.4f, test accuracy %.4f\n",
+                static_cast<unsigned long long>(r.samples), r.evaluation->mean_loss,
+                r.evaluation->accuracy);
+  }
   std::fflush(stdout);
 }
 

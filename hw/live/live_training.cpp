@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "hw/live/gradient_buffers.h"
+#include "hw/live/learner.h"
 #include "hw/live/live_env.h"
 #include "hw/tcp/event_loop.h"
 #include "hw/tcp/tcp_transport.h"
@@ -30,6 +31,10 @@ int host_ranks(const tcp::Runtime& rt) {
   const std::vector<int>& host = rt.host_of_rank();
   if (host.size() != static_cast<std::size_t>(rt.size())) return rt.size();
   return static_cast<int>(std::count(host.begin(), host.end(), host[rt.rank()]));
+}
+
+bool communicates(runtime::SystemKind kind) {
+  return kind != runtime::SystemKind::kIdeal;
 }
 
 }  // namespace
@@ -79,15 +84,37 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
     throw InputError(problem->message);
   }
   if (model.backward_order.empty()) throw InputError("model '" + model.name + "' has no tensors");
+  if (c.learn) {
+    if (model.name != train::kLearnModel) {
+      throw InputError("learn: trains the " + std::string(train::kLearnModel) +
+                       " model for real; the model is '" + model.name + "'");
+    }
+    if (!communicates(c.system.kind)) {
+      throw InputError(
+          "learn: needs a system that all-reduces the gradients (kungfu, horovod), "
+          "not ideal");
+    }
+    if (c.seam.changes.batch) {
+      throw InputError("learn: the batch is fixed for a run that learns (the policy changes it)");
+    }
+    if (!c.learn_data) throw InputError("learn: the data set is not loaded");
+  }
 }
 
 LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const LiveConfig& c) {
   validate_live_config(model, c);
   const int rank = rt.rank(), n = rt.size();
-  const bool communicates = c.system.kind != runtime::SystemKind::kIdeal;
+  const int total_steps = c.warmup_steps + c.measured_steps;
 
+  // Learn mode: the rank's model, its gradients in the model's own layout.
+  std::optional<Learner> learner;
   std::optional<GradientBuffers> buffers;
-  if (communicates) buffers.emplace(model, rank, n);
+  if (c.learn) {
+    learner.emplace(model, *c.learn, c.learn_data, c.batch_per_gpu, rank, n, c.seed);
+    buffers.emplace(model, rank, n, learner->tensor_offsets(), learner->parameter_count());
+  } else if (communicates(c.system.kind)) {
+    buffers.emplace(model, rank, n);
+  }
   // Before the barrier: a GPU's set-up (context, module load) is not part of any step, and a rank
   // without its GPU fails every peer at once with the cause.
   std::unique_ptr<LiveEnv> env;
@@ -108,6 +135,7 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   }
 
   if (rank == 0) env->set_progress_file(c.progress_file);
+  if (learner) env->set_learner(&*learner, total_steps, c.learn->eval_every);
 
   runtime::TrainerOptions t;
   t.batch_per_gpu = c.batch_per_gpu;
@@ -176,6 +204,16 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   out.verified_steps = env->verified_steps();
   out.wall_s = to_seconds(last_end - first_start);
   out.compute_device = env->compute_description();
+  if (learner) {
+    out.samples = static_cast<std::uint64_t>(total_steps) * learner->global_batch();
+    out.evaluation = env->last_evaluation();
+    if (!c.learn->params_dir.empty()) {
+      std::filesystem::create_directories(c.learn->params_dir);
+      const std::span<const float> p = learner->params();
+      write_file_atomic(c.learn->params_dir / ("rank" + std::to_string(rank) + ".params"),
+                        std::string(reinterpret_cast<const char*>(p.data()), p.size_bytes()));
+    }
+  }
   return out;
 }
 

@@ -13,17 +13,22 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hw/cuda/compute_emulation.h"
 #include "hw/live/compute_emulator.h"
 #include "hw/tcp/runtime.h"
+#include "sim/learn/dataset.h"
+#include "sim/learn/mlp.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
 #include "sim/train/compute_profile.h"
+#include "sim/train/learn_spec.h"
 #include "sim/train/model_zoo.h"
 
 namespace adaptsim::live {
@@ -59,6 +64,12 @@ struct LiveConfig {
   // Each rank writes its timeline (sim/runtime/timeline.h; pid = its rank, times on the steady
   // clock) to DIR/rank<r>.trace.json here. Empty: none.
   std::filesystem::path timeline_dir;
+  // Learn for real (learner.h): the fashion-mlp model trained on `learn_data` by every rank, the
+  // compute real instead of emulated (`compute` then only sizes the trainer's unused deadlines),
+  // the parameters checked equal on every rank between steps (with `verify`, else at the
+  // evaluations). Needs a system that all-reduces (not ideal) and a fixed batch.
+  std::optional<train::LearnSpec> learn;
+  std::shared_ptr<const learn::FashionMnist> learn_data;
 };
 
 struct LiveResult {
@@ -69,6 +80,10 @@ struct LiveResult {
   double wall_s = 0;                 // this rank: first step's start to the last step's end
   // What ran this rank's compute (ComputeEmulator::description): "sleep", "gpu 0 (NVIDIA ...)".
   std::string compute_device;
+  // Learn mode: the samples trained on (every rank's), and rank 0's last test-set evaluation
+  // (after the last step; nullopt on other ranks).
+  std::uint64_t samples = 0;
+  std::optional<learn::Evaluation> evaluation;
 };
 
 // Checks a configuration against a model; throws InputError naming the field.

@@ -18,6 +18,7 @@
 #include "sim/io/output.h"
 #include "sim/runtime/system_config.h"
 #include "sim/runtime/timeline.h"
+#include "sim/train/learn_spec.h"
 
 namespace adaptsim::runner {
 namespace fs = std::filesystem;
@@ -89,6 +90,7 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
               ", compute: " + io::fmt_fixed(s.compute_factor, 9) + "}\n";
     }
   }
+  if (task.learn) text += "learn: " + train::learn_spec_yaml(*task.learn) + "\n";
   return text;
 }
 

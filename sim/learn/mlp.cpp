@@ -93,7 +93,8 @@ double Mlp::sum_cross_entropy(const Matrix& logits, const std::vector<int>& labe
 }
 
 double Mlp::loss_and_gradient(const Dataset& data, std::span<const std::uint32_t> indices,
-                              std::span<float> gradient) {
+                              std::span<float> gradient,
+                              const std::function<void(std::size_t layer)>& layer_done) {
   if (gradient.size() != params_.size()) {
     throw std::invalid_argument("Mlp: gradient buffer of " + std::to_string(gradient.size()) +
                                 " floats, model of " + std::to_string(params_.size()));
@@ -127,6 +128,8 @@ double Mlp::loss_and_gradient(const Dataset& data, std::span<const std::uint32_t
     Eigen::Map<Eigen::VectorXf> grad_b(gradient.data() + offsets_[l] + rows * cols, rows);
     grad_w.noalias() = delta_ * activations_[l].transpose();
     grad_b = delta_.rowwise().sum();
+    // The rest of the pass reads delta_ and the weights, never the gradient buffer.
+    if (layer_done) layer_done(l);
     if (l == 0) break;  // no gradient for the input
     // Through W_{l+1}, then ReLU's derivative: 1 where the hidden unit was active (> 0), else 0.
     delta_prev_.noalias() = weight(l).transpose() * delta_;

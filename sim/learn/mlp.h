@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -52,13 +53,25 @@ class Mlp {
   // The parameters in the flat layout (see the top). Writing through the span changes the model.
   std::span<float> params() { return params_; }
   std::span<const float> params() const { return params_; }
+  // L, the number of weight layers; layer l (0-based) holds W_{l+1} and b_{l+1}.
+  std::size_t layer_count() const { return sizes_.size() - 1; }
+  // Where layer l's weight matrix and bias vector start in params() (the flat layout above).
+  std::size_t weight_offset(std::size_t l) const { return offsets_.at(l); }
+  std::size_t bias_offset(std::size_t l) const {
+    return offsets_.at(l) + static_cast<std::size_t>(sizes_[l + 1]) * sizes_[l];
+  }
 
   // Mean softmax cross-entropy (nats) of the samples `indices` of `data`, and its gradient with
   // respect to params(), averaged over the batch, written to `gradient` (parameter_count()
   // floats, overwritten). The data's pixels_per_sample() must be layer_sizes()[0] and `indices`
-  // non-empty (std::invalid_argument otherwise).
+  // non-empty (std::invalid_argument otherwise). `layer_done(l)`, when given, runs as soon as
+  // layer l's gradient (W_{l+1} and b_{l+1}, 0-based l) is written, for l = L-1 down to 0 (the
+  // backward pass's order): a data-parallel caller hands each layer's gradient to its all-reduce
+  // while the layers below are still computed, as a framework's gradient-ready hooks do (the
+  // rest of the call never reads the gradient buffer). It must not change params().
   double loss_and_gradient(const Dataset& data, std::span<const std::uint32_t> indices,
-                           std::span<float> gradient);
+                           std::span<float> gradient,
+                           const std::function<void(std::size_t layer)>& layer_done = {});
   // The loss alone (no gradient), accumulated in double: for finite-difference checks.
   double loss(const Dataset& data, std::span<const std::uint32_t> indices) const;
 

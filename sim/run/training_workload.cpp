@@ -18,6 +18,10 @@
 //     monitor_kernels: device           # or cpu: the calibration profile's CPU kernels (below)
 //     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
 //     monitors: [{name: throughput, window: 4}]                                  # optional
+//     learn: {data: /usr/share/datasets/fashion-mnist, lr: 0.05, eval_every: 100}
+//                                       # optional, models [fashion-mlp] only: a live run trains
+//                                       # it for real (sim/train/learn_spec.h; the defaults
+//                                       # without the map); simulated runs ignore it
 //     elastic: {mechanism: kungfu, initial_workers: 1}  # optional: a changing worker set
 //     stragglers: [{worker: 2, from_step: 10, compute: 2.0}]  # optional (runtime/straggler.h)
 //     failures: [{worker: 2, step: 7, mode: kill}]            # optional (runtime/failure.h)
@@ -48,6 +52,7 @@
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system_config.h"
 #include "sim/simulate/simulate_training.h"
+#include "sim/train/learn_spec.h"
 
 namespace adaptsim::run {
 namespace {
@@ -97,6 +102,7 @@ struct LiveSetup {
   topo::ClusterSpec nominal;
   std::filesystem::path device;
   std::string precision;
+  std::optional<train::LearnSpec> learn;  // for the model that learns (train::kLearnModel)
 };
 
 class TrainingWorkload final : public Workload {
@@ -176,6 +182,7 @@ class TrainingWorkload final : public Workload {
     task.seed = options_.seed;
     task.compute_scale = options_.compute.compute_scale;
     task.live = live_.options;
+    if (model_name == train::kLearnModel) task.learn = live_.learn;
     return live_.backend->run_training(task);
   }
 
@@ -441,6 +448,28 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
       }
     }
   }
+  // A live run of fashion-mlp learns for real: its data set is checked (loaded) here, so a missing
+  // or truncated file is bad input at learn.data (or at models without the map).
+  const bool learns = std::find(models.begin(), models.end(), train::kLearnModel) != models.end();
+  std::optional<train::LearnSpec> learn;
+  if (auto l = w.optional_map("learn")) {
+    if (!learns || models.size() != 1) {
+      w.fail("learn", "trains the " + std::string(train::kLearnModel) +
+                          " model for real; expected models: [" + std::string(train::kLearnModel) +
+                          "]");
+    }
+    std::shared_ptr<const learn::FashionMnist> data;
+    learn = train::read_learn_spec(*l, ctx.scenario_dir, ctx.mode == Mode::kLive ? &data : nullptr);
+  } else if (learns && ctx.mode == Mode::kLive) {
+    learn.emplace();
+    try {
+      train::load_learn_data(*learn);
+    } catch (const InputError& e) {
+      w.fail("models", std::string(train::kLearnModel) +
+                           " learns for real in a live run, from learn.data (default " +
+                           learn->data.string() + "): " + e.what());
+    }
+  }
   options.seam = runtime::read_seam(w);
   runtime::check_seam(w, options.seam, systems);
   const int capacity = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
@@ -514,6 +543,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
     live.device = std::filesystem::absolute(device_path);
     live.precision = precision_name;
+    live.learn = learn;
   }
   return std::make_unique<TrainingWorkload>(ctx.topology, std::move(device), models,
                                             std::move(systems), options, std::move(live));

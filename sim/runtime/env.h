@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -158,6 +159,15 @@ class TrainingEnv {
   virtual void step_started(int worker, int step) {
     (void)worker;
     (void)step;
+  }
+
+  // After between_steps of `step` on `worker`: the environment's readings of that step, added to
+  // the step's row beside the monitors' (a live run that learns for real: samples seen, wall time,
+  // test loss and accuracy at its evaluation points). Default: none.
+  virtual void readings(int worker, int step, std::map<std::string, double>& out) {
+    (void)worker;
+    (void)step;
+    (void)out;
   }
 };
 

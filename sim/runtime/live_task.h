@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
 #include "sim/topo/cluster_spec.h"
+#include "sim/train/learn_spec.h"
 
 namespace adaptsim::runtime {
 
@@ -65,6 +67,8 @@ struct LiveTrainingTask {
   LiveOptions live;
   // Each rank records its timeline; the backend merges them into TrainingResult::timeline_json.
   bool record_timeline = false;
+  // The model learns for real (fashion-mlp: the workload's `learn:` map, or its defaults).
+  std::optional<train::LearnSpec> learn;
 };
 
 // Runs training tasks on real processes. The runner takes one as a parameter (sim/run's

@@ -14,6 +14,7 @@ const std::vector<Model>& zoo() {
   static const std::vector<Model> models = [] {
     std::vector<Model> m;
     m.push_back(build_bert_base());
+    m.push_back(build_fashion_mlp());
     m.push_back(build_mobilenet_v2());
     m.push_back(build_resnet50());
     m.push_back(build_resnet56());

@@ -83,7 +83,7 @@ struct Model {
   ModelTotals totals() const;
 };
 
-// Zoo names, sorted: "bert-base", "mobilenetv2", "resnet50", "resnet56", "vgg16".
+// Zoo names, sorted: "bert-base", "fashion-mlp", "mobilenetv2", "resnet50", "resnet56", "vgg16".
 std::vector<std::string> model_names();
 // The zoo model of that name. Throws InputError listing the known names.
 const Model& model(std::string_view name);
@@ -100,6 +100,10 @@ Model build_mobilenet_v2();
 Model build_resnet56();
 // torchvision vgg16 (configuration D, no batch norm), 1000 classes, 224x224 input.
 Model build_vgg16();
+
+// sim/learn's MLP 784-256-128-10 on Fashion-MNIST (sim/learn/mlp.h), the model live runs train
+// for real: tensors fc3.bias, fc3.weight, ..., fc1.weight, 235,146 parameters.
+Model build_fashion_mlp();
 
 struct BertOptions {
   int sequence_length = 384;  // tokens per sample; 384 is the SQuAD fine-tuning setup

@@ -438,6 +438,18 @@ TEST_CASE("bad input: no run writes nonsense or rows no one can tell apart (item
            kTraining + "  compute_scale: .nan\n",
            {},
            "key 'workload.compute_scale': expected a finite number, got \".nan\""},
+          {"learn.lr 0",
+           "{dir}/s.yaml",
+           with(with(kTraining, "mobilenetv2", "fashion-mlp"), "k80-half", "cpu-core") +
+               "  learn: {lr: 0}\n",
+           {},
+           "s.yaml:14: key 'workload.learn.lr': must be a finite value > 0"},
+          {"learn beside a model that does not learn",
+           "{dir}/s.yaml",
+           kTraining + "  learn: {lr: 0.05}\n",
+           {},
+           "key 'workload.learn': trains the fashion-mlp model for real; expected models: "
+           "[fashion-mlp]"},
           {"share_cv .inf",
            "{dir}/s.yaml",
            kTraining + "  sharing: tcp\n  share_cv: .inf\n",

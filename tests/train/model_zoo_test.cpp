@@ -30,13 +30,13 @@ std::size_t position(const Model& m, const std::string& name) {
 }  // namespace
 
 TEST_CASE("the zoo lists its models and rejects unknown names with the list of known ones") {
-  CHECK(model_names() ==
-        std::vector<std::string>{"bert-base", "mobilenetv2", "resnet50", "resnet56", "vgg16"});
+  CHECK(model_names() == std::vector<std::string>{"bert-base", "fashion-mlp", "mobilenetv2",
+                                                  "resnet50", "resnet56", "vgg16"});
   CHECK(find_model("resnet50") == &model("resnet50"));
   CHECK(find_model("resnet-50") == nullptr);
   CHECK_THROWS_WITH_AS(model("resnet-50"),
-                       "unknown model 'resnet-50' (known: bert-base, mobilenetv2, resnet50, "
-                       "resnet56, vgg16)",
+                       "unknown model 'resnet-50' (known: bert-base, fashion-mlp, mobilenetv2, "
+                       "resnet50, resnet56, vgg16)",
                        InputError);
 }
 
@@ -64,8 +64,12 @@ TEST_CASE("every model: layers and tensors are consistent, backward order groups
     CHECK(next == m.backward_order.size());
     CHECK(t.parameters == params);
     CHECK(t.forward_flops == doctest::Approx(forward));
-    // Backward = 2 x forward for every layer but the first (1 x), so the ratio is just under 2.
-    CHECK(t.backward_flops / t.forward_flops > 1.9);
+    // Backward = 2 x forward for every layer but the first of the forward pass (1 x: its input is
+    // data), the last in backward order.
+    for (std::size_t l = 0; l < m.layers.size(); ++l) {
+      const double ratio = l + 1 == m.layers.size() ? 1.0 : 2.0;
+      CHECK(m.layers[l].backward_flops == doctest::Approx(ratio * m.layers[l].forward_flops));
+    }
     CHECK(t.backward_flops / t.forward_flops <= 2.0);
     CHECK(t.bytes_fp32() == 4 * t.parameters);
     CHECK(t.bytes_fp16() == 2 * t.parameters);
@@ -237,4 +241,26 @@ TEST_CASE("bert-base: the sequence length changes FLOPs, not parameters") {
   BertOptions too_long;
   too_long.sequence_length = 513;  // beyond the 512 position embeddings
   CHECK_THROWS(build_bert_base(too_long));
+}
+
+TEST_CASE("fashion-mlp: sim/learn's MLP 784-256-128-10, its tensors in backward order") {
+  const Model& m = model("fashion-mlp");
+  const ModelTotals t = m.totals();
+  // 784 x 256 + 256 + 256 x 128 + 128 + 128 x 10 + 10 (sim/learn/mlp.h's parameter_count()).
+  CHECK(t.parameters == 235'146);
+  CHECK(t.tensors == 6);
+  CHECK(m.sample_unit == "img");
+  const std::vector<std::string> order = {"fc3.bias",   "fc3.weight", "fc2.bias",
+                                          "fc2.weight", "fc1.bias",   "fc1.weight"};
+  for (std::size_t i = 0; i < order.size(); ++i)
+    CHECK(m.backward_order[i].name == order[i]);
+  CHECK(find_tensor(m, "fc1.weight")->elements == 784 * 256);
+  CHECK(find_tensor(m, "fc3.bias")->elements == 10);
+  // Forward 2 x in x out per sample: fc3 2 x 128 x 10; backward 2x that, fc1 1x (input is data).
+  CHECK(m.layers[0].name == "fc3");
+  CHECK(m.layers[0].forward_flops == 2.0 * 128 * 10);
+  CHECK(m.layers[0].backward_flops == 4.0 * 128 * 10);
+  CHECK(m.layers[2].forward_flops == 2.0 * 784 * 256);
+  CHECK(m.layers[2].backward_flops == 2.0 * 784 * 256);
+  CHECK(t.forward_flops == 2.0 * (784 * 256 + 256 * 128 + 128 * 10));
 }
