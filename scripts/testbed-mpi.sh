@@ -3,17 +3,24 @@
 # cloud VMs (topologies/cloud-vms.yaml, every NIC capped at CAP both ways) with as many hosts as
 # the largest count asked for; for each host count N, adaptsim-mpi on the first N hosts, one rank
 # per host, float32 sum, 8 B .. 256 MiB: the algorithm coll/tuned's fixed decision picks, then each
-# forced algorithm of MPI_ALGORITHMS. Needs root. The testbed is torn down on exit and on signals
-# (adaptsim-testbed run does it, and forwards SIGINT/SIGTERM to this script's inner part).
+# forced algorithm of MPI_MODES; then adaptsim-tcp on the same hosts as a control. Needs root.
+# The testbed is torn down on exit and on signals (adaptsim-testbed run does it, and forwards
+# SIGINT/SIGTERM to this script's inner part, whose processes in the namespaces it then kills).
 #
 #   scripts/testbed-mpi.sh [OUT=out/testbed-mpi] [CAP=1Gbps] [HOSTS="2 4 8 16"]
 #
 # Environment (defaults in brackets):
-#   MPI_ALGORITHMS  forced coll_tuned_allreduce_algorithm names ["ring recursive_doubling"]
+#   MPI_MODES       "fixed" (coll/tuned's fixed decision) and forced coll_tuned_allreduce_algorithm
+#                   names, in order ["fixed ring recursive_doubling"]
+#   MPI_MINBYTES    smallest size of every sweep [8B]
 #   MPI_MAXBYTES    largest size of the fixed-decision sweep [256MiB]
 #   MPI_FORCED_MAXBYTES  largest size of the forced sweeps [64MiB]
 #   MPI_LARGE_BYTES from this size up, MPI_LARGE_ITERS timed calls after 1 warm-up [4MiB, 3];
 #                   below it 20 timed after 5 warm-up
+#   MPI_TCP_CONTROL the control: adaptsim-tcp's strategy on the same hosts, 64 KiB to
+#                   MPI_FORCED_MAXBYTES ("" for none) [CLASSIC_RING]
+#   MPI_YIELD_WHEN_IDLE  Open MPI's mpi_yield_when_idle [1]
+#   MPI_MPIRUN_ARGS more mpirun arguments, split at spaces (e.g. "--mca btl_tcp_sndbuf 4194304")
 #   ADAPTSIM_BUILD  the build folder [build]
 #
 # How mpirun reaches the namespaces: mpirun itself runs inside host 0's namespace, so host 0's
@@ -27,7 +34,8 @@
 # Writes to OUT: allreduce_mpi_<fixed|algorithm>_<N>r.csv (coll::SweepRow, adaptsim-mpi's
 # columns), mpirun_<mode>_<N>r.log (each run's table), ompi_info_coll_tuned.txt and
 # ompi_info_btl_tcp.txt (ompi_info --param ... --level 9), versions.txt, commands.txt, and
-# placement_<N>r.txt (each rank's namespace, as `ip netns identify` names it).
+# placement_<N>r.txt (each rank's namespace, as `ip netns identify` names it), and the control's
+# tcp_<N>r/allreduce_tcp.csv.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${ADAPTSIM_BUILD:-$here/build}"
@@ -56,8 +64,8 @@ if [ "${1:-}" = "--in-testbed" ]; then
   common=(--allow-run-as-root --oversubscribe --bind-to none
           --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1
           --mca oob_tcp_if_include "$subnet" --mca btl tcp,self --mca btl_tcp_if_include "$subnet"
-          --mca mpi_yield_when_idle 1)
-  sizes=(--minbytes 8B --large-bytes "${MPI_LARGE_BYTES:-4MiB}" --iters 20 --warmup-iters 5
+          --mca mpi_yield_when_idle "${MPI_YIELD_WHEN_IDLE:-1}" ${MPI_MPIRUN_ARGS:-})
+  sizes=(--minbytes "${MPI_MINBYTES:-8B}" --large-bytes "${MPI_LARGE_BYTES:-4MiB}" --iters 20 --warmup-iters 5
          --large-iters "${MPI_LARGE_ITERS:-3}" --large-warmup-iters 1)
   declare -A algorithm_id=([basic_linear]=1 [nonoverlapping]=2 [recursive_doubling]=3 [ring]=4
                            [segmented_ring]=5 [rabenseifner]=6)
@@ -70,7 +78,7 @@ if [ "${1:-}" = "--in-testbed" ]; then
       > "$out/placement_${n}r.txt"
   done
   # The fixed decision at every host count first, then each forced algorithm.
-  for mode in fixed ${MPI_ALGORITHMS-ring recursive_doubling}; do
+  for mode in ${MPI_MODES-fixed ring recursive_doubling}; do
     for n in $hosts_list; do
       if [ "$mode" = fixed ]; then
         force=(); max="${MPI_MAXBYTES:-256MiB}"
@@ -82,17 +90,32 @@ if [ "${1:-}" = "--in-testbed" ]; then
       cmd=(mpirun "${common[@]}" "${force[@]}" --hostfile "$work/hostfile.$n" -np "$n"
            "$tool" "${sizes[@]}" --maxbytes "$max" -o "$out")
       echo "ip netns exec ${nss[0]} ${cmd[*]}" >> "$out/commands.txt"
-      echo "== $n hosts, $mode, up to $max ($(date -u +%H:%M:%S))"
+      echo "== $n hosts, $mode, up to $max ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
       ip netns exec "${nss[0]}" "${cmd[@]}" 2>&1 | tee "$out/mpirun_${mode}_${n}r.log"
     done
   done
+  # A control on the same hosts, launch and caps: the project's own TCP all-reduce (adaptsim-tcp;
+  # MPI only for the rendezvous, then finalised), whose ranks sleep in epoll where Open MPI's poll.
+  control="${MPI_TCP_CONTROL-CLASSIC_RING}"
+  if [ -n "$control" ]; then
+    for n in $hosts_list; do
+      cmd=(mpirun "${common[@]}" --hostfile "$work/hostfile.$n" -np "$n" "$build/hw/tcp/adaptsim-tcp"
+           --strategy "$control" --minbytes 64KiB --maxbytes "${MPI_FORCED_MAXBYTES:-64MiB}"
+           --stepfactor 4 --iters 5 --warmup-iters 2 --timeout 300s -o "$out/tcp_${n}r")
+      echo "ip netns exec ${nss[0]} ${cmd[*]}" >> "$out/commands.txt"
+      echo "== $n hosts, adaptsim-tcp $control ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
+      ip netns exec "${nss[0]}" "${cmd[@]}" 2>&1 | tee "$out/tcp_${control}_${n}r.log"
+    done
+  fi
   exit 0
 fi
 
 out="${1:-$here/out/testbed-mpi}"; cap="${2:-1Gbps}"; hosts_list="${3:-2 4 8 16}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-[ -x "$build/hw/mpi/adaptsim-mpi" ] || { echo "testbed-mpi: build adaptsim-mpi first ($build)" >&2; exit 2; }
+for t in hw/mpi/adaptsim-mpi hw/tcp/adaptsim-tcp hw/testbed/adaptsim-testbed; do
+  [ -x "$build/$t" ] || { echo "testbed-mpi: build $(basename "$t") first ($build)" >&2; exit 2; }
+done
 command -v mpirun > /dev/null || { echo "testbed-mpi: no mpirun" >&2; exit 2; }
 max_hosts=0
 for n in $hosts_list; do [ "$n" -gt "$max_hosts" ] && max_hosts="$n"; done
