@@ -5,7 +5,8 @@
 //   mpirun -np 4 --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4
 //       adaptsim-mpi ...                     (ring forced; the rows say "ring")
 //
-// Writes <output>/allreduce_mpi_<fixed|forced algorithm>_<N>r.csv (rank 0). Exit codes: 0
+// Writes <output>/allreduce_mpi_<fixed|forced algorithm|default>_<N>r.csv (rank 0; "default":
+// not Open MPI's coll/tuned). Exit codes: 0
 // success; 1 wrong results or a run-time failure; 2 bad input (one line on stderr, from rank 0).
 
 #include <CLI/CLI.hpp>
@@ -90,8 +91,9 @@ int run_sweep(const ToolOptions& t, const MpiSweepOptions& sweep) {
   const TunedAllreduceSetting setting = read_tuned_allreduce_setting();
   const bool forced =
       setting.found && setting.use_dynamic_rules != 0 && setting.forced_algorithm != 0;
-  const std::string mode =
-      forced ? std::string(tuned_allreduce_name(setting.forced_algorithm)) : "fixed";
+  const std::string mode = forced ? std::string(tuned_allreduce_name(setting.forced_algorithm))
+                           : setting.found ? "fixed"
+                                           : "default";
   if (leader && !t.quiet) {
     std::cout << "# " << version << ", " << n_ranks << " ranks\n";
     if (setting.found) {
@@ -109,7 +111,9 @@ int run_sweep(const ToolOptions& t, const MpiSweepOptions& sweep) {
     if (!leader || t.quiet) return;
     if (first) {
       coll::SweepRow table = row;  // the header names the mode; each row its algorithm
-      table.algorithm = forced ? mode : "coll/tuned's fixed decision";
+      table.algorithm = forced          ? mode
+                        : setting.found ? "coll/tuned's fixed decision"
+                                        : "the MPI library's choice";
       std::cout << tcp::sweep_table_header(table) << "  algorithm\n";
     }
     first = false;

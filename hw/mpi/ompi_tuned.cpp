@@ -110,7 +110,8 @@ TunedAllreduceSetting read_tuned_allreduce_setting() {
 
 std::string allreduce_label(const TunedAllreduceSetting& s, bool ompi41, int comm_size,
                             std::uint64_t count, std::uint64_t total_bytes) {
-  if (s.found && s.use_dynamic_rules != 0 && s.forced_algorithm != 0) {
+  if (!s.found) return "default";  // not Open MPI's coll/tuned: its choice is unknown here
+  if (s.use_dynamic_rules != 0 && s.forced_algorithm != 0) {
     return std::string(tuned_allreduce_name(s.forced_algorithm));
   }
   if (!ompi41) return "fixed";

@@ -59,7 +59,8 @@ TunedAllreduceSetting read_tuned_allreduce_setting();
 // The label of a row measured under `setting`, for `comm_size` ranks and `count` float32
 // elements: with a forced algorithm, its name ("ring"); else, where the library is Open MPI 4.1
 // (`ompi41`), "fixed:" and the algorithm the fixed decision runs after fall-backs
-// ("fixed:rabenseifner"); else "fixed" (a decision this file does not know).
+// ("fixed:rabenseifner"); else "fixed" (a decision this file does not know); "default" where
+// coll/tuned's parameters were not found (another MPI library).
 std::string allreduce_label(const TunedAllreduceSetting& setting, bool ompi41, int comm_size,
                             std::uint64_t count, std::uint64_t total_bytes);
 

@@ -67,6 +67,8 @@ TEST_CASE("row labels: a forced algorithm by its name, the fixed decision as fix
   // A forced algorithm without dynamic rules is ignored by coll/tuned.
   forced.use_dynamic_rules = 0;
   CHECK(allreduce_label(forced, true, 16, 1024, 4096) == "fixed:rabenseifner");
+  // Another MPI library: no coll/tuned parameters, no known decision.
+  CHECK(allreduce_label(TunedAllreduceSetting{}, false, 4, 2, 8) == "default");
   CHECK(tuned_allreduce_name(6) == "rabenseifner");
   CHECK(tuned_allreduce_name(7) == "unknown");
 }
