@@ -11,6 +11,9 @@ set(_adaptsim_tools simctl calibrate adaptsim-tcp adaptsim-live adaptsim-testbed
 if(TARGET adaptsim-nccl)  # CUDA and NCCL builds
   list(APPEND _adaptsim_tools adaptsim-nccl)
 endif()
+if(TARGET adaptsim-mpi)  # builds that found MPI
+  list(APPEND _adaptsim_tools adaptsim-mpi)
+endif()
 install(TARGETS ${_adaptsim_tools} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # The data the tools and scenarios read: scenarios, topologies, device profiles and calibration

@@ -27,6 +27,7 @@ declare -A allowed=(
   [sim/run]="sim/core sim/topo sim/net sim/coll sim/fabric sim/io sim/train sim/runtime sim/simulate"
   [sim/simctl]="sim/core sim/topo sim/net sim/coll sim/fabric sim/io sim/train sim/runtime sim/simulate sim/run"
   [hw/tcp]="sim/core sim/coll"
+  [hw/mpi]="sim/core sim/coll hw/tcp"
   [hw/cuda]="sim/core"
   [hw/nccl]="sim/core sim/coll hw/cuda"
   [hw/testbed]="sim/core sim/topo sim/io"
