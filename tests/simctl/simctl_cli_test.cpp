@@ -417,6 +417,18 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
        "bad.yaml:14: key 'workload.stragglers[0].from_step'"},
       {"  stragglers: [{worker: 1, from_step: 1}]\n",
        "a straggler needs `compute` (a factor) or `nic_bandwidth`"},
+      // Failures: a kill of a worker that does not exist, a negative step, an unknown mode, and
+      // failures without an elastic cluster to shrink.
+      {"  elastic: {}\n  failures: [{worker: 9, step: 2}]\n",
+       "bad.yaml:15: key 'workload.failures[0].worker': worker 9 does not exist: the topology has "
+       "4"},
+      {"  elastic: {}\n  failures: [{worker: 1, step: -2}]\n",
+       "bad.yaml:15: key 'workload.failures[0].step'"},
+      {"  elastic: {}\n  failures: [{worker: 1, step: 2, mode: explode}]\n",
+       "bad.yaml:15: key 'workload.failures[0].mode'"},
+      {"  failures: [{worker: 1, step: 2}]\n",
+       "bad.yaml:14: key 'workload.failures': failures need the workload's `elastic:` map"},
+      {"  elastic: {failure_timeout: 0s}\n", "bad.yaml:14: key 'workload.elastic.failure_timeout'"},
       {"  monitors: [{name: throughput, window: 0s}]\n",
        "bad.yaml:14: key 'workload.monitors[0].window'"},
   };
