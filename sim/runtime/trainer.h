@@ -220,6 +220,7 @@ class Trainer final : public StepSink {
   void read_cluster(int w, int step, int attempt);
   void consensus(int w, const std::string& name, double digest, std::function<void(bool)> done);
   void resize(int w, int step);
+  void switch_version(int w, int step, const ClusterConfig& cluster);
   void worker_started(int w, const ClusterConfig& cluster);
   void join_cluster(int w);
   void broadcast_state(int w, Callback done);

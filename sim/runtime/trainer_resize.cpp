@@ -196,15 +196,21 @@ void Trainer::resize(int w, int step) {
                   leave(w);
                   return;
                 }
-                const TimeNs reconnect = env_.now();
-                env_.reset_connections(w, cluster, [this, w, step, reconnect, cluster] {
-                  phase(w, step, "resize.reconnect", reconnect);
-                  ensure_version(cluster);
-                  state_[static_cast<std::size_t>(w)].version = cluster.version;
-                  join_cluster(w);
-                });
+                switch_version(w, step, cluster);
               });
             });
+}
+
+// A staying worker into `cluster`: its connections reset, then the version's view and system,
+// and the meeting with the others.
+void Trainer::switch_version(int w, int step, const ClusterConfig& cluster) {
+  const TimeNs reconnect = env_.now();
+  env_.reset_connections(w, cluster, [this, w, step, reconnect, cluster] {
+    phase(w, step, "resize.reconnect", reconnect);
+    ensure_version(cluster);
+    state_[static_cast<std::size_t>(w)].version = cluster.version;
+    join_cluster(w);
+  });
 }
 
 void Trainer::worker_started(int w, const ClusterConfig& cluster) {
@@ -404,13 +410,7 @@ void Trainer::recover(int w, std::uint64_t progress) {
     resize_step_.emplace(cluster.version, step);
     if (cluster.workers.front() == w) resize_begin_[cluster.version] = env_.now();
     phase(w, step, "failure.detect", s.step_begin);
-    const TimeNs reconnect = env_.now();
-    env_.reset_connections(w, cluster, [this, w, step, reconnect, cluster] {
-      phase(w, step, "resize.reconnect", reconnect);
-      ensure_version(cluster);
-      state_[static_cast<std::size_t>(w)].version = cluster.version;
-      join_cluster(w);
-    });
+    switch_version(w, step, cluster);
   });
 }
 

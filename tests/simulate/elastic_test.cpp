@@ -12,7 +12,7 @@
 #include "sim/core/rng.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/simulate/simulate_training.h"
-#include "sim/topo/cluster_spec.h"
+#include "tests/support/toy_cluster.h"
 #include "tests/support/toy_model.h"
 
 using namespace adaptsim;
@@ -20,18 +20,9 @@ using namespace adaptsim::runtime;
 
 namespace {
 
-// `servers` 1-GPU servers behind one switch: NIC bandwidth `nic_Bps` both ways and 10 us per NIC
-// hop (host to host: 20 us one way, a 40 us round trip); PCIe, loopback and reductions free.
-topo::Topology cluster(int servers, double nic_Bps) {
-  topo::ClusterSpec c;
-  c.name = "toy";
-  c.servers = servers;
-  c.server.gpus = 1;
-  c.server.pcie = {1e15, 0};
-  c.server.cpu_loopback_bandwidth_Bps = 1e15;
-  c.server.nic = {nic_Bps, 10'000};
-  return topo::build_cluster(c);
-}
+// 1-GPU servers behind one switch, 10 us per NIC hop: host to host 20 us one way, a 40 us
+// round trip.
+using topo::testing::one_gpu_servers;
 constexpr double kOneWay = 20e-6;
 
 SeamSpec seam(const std::string& policy) {
@@ -55,7 +46,7 @@ struct Run {
 Run run(int servers, const std::string& policy, ElasticSpec elastic, int steps,
         std::uint64_t elements = 1'000'000, double nic_Bps = 1e9,
         std::vector<WorkerFailure> failures = {}) {
-  const topo::Topology t = cluster(servers, nic_Bps);
+  const topo::Topology t = one_gpu_servers(servers, nic_Bps);
   const train::Model m = train::testing::toy_model({elements});
   train::ComputeProfile p;
   p.forward_s = 0.010;

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/simulate/simulate_training.h"
-#include "sim/topo/cluster_spec.h"
+#include "tests/support/toy_cluster.h"
 #include "tests/support/toy_model.h"
 
 using namespace adaptsim;
@@ -12,19 +12,8 @@ using namespace adaptsim::runtime;
 
 namespace {
 
-// Two 1-GPU servers behind one switch, NIC 1e9 B/s and 10 us per hop; the rest free.
-topo::Topology two_servers() {
-  topo::ClusterSpec c;
-  c.name = "toy";
-  c.servers = 2;
-  c.server.gpus = 1;
-  c.server.pcie = {1e15, 0};
-  c.server.cpu_loopback_bandwidth_Bps = 1e15;
-  c.server.nic = {1e9, 10'000};
-  return topo::build_cluster(c);
-}
-
-// A one-tensor model of 2e6 float32 (8 MB): forward 10 ms, backward 20 ms; KungFu's classic ring
+// Two 1-GPU servers (NIC 1e9 B/s, 10 us per hop) and a one-tensor model of 2e6 float32 (8 MB):
+// forward 10 ms, backward 20 ms; KungFu's classic ring
 // (2 ranks: 2 x 20 us + 8 MB / 1e9 B/s = 8.04 ms after backward).
 std::vector<double> step_times(std::vector<Straggler> stragglers) {
   const train::Model m = train::testing::toy_model({2'000'000});
@@ -40,9 +29,9 @@ std::vector<double> step_times(std::vector<Straggler> stragglers) {
   o.warmup_steps = 0;
   o.measured_steps = 4;
   o.stragglers = std::move(stragglers);
-  const TrainingResult r =
-      simulate::simulate_training(two_servers(), m, p, 0.0, train::GpuArch::kVolta, system, o)
-          .result;
+  const TrainingResult r = simulate::simulate_training(topo::testing::one_gpu_servers(2, 1e9), m, p,
+                                                       0.0, train::GpuArch::kVolta, system, o)
+                               .result;
   std::vector<double> out;
   for (const StepRow& s : r.steps)
     out.push_back(s.time_s);

@@ -109,7 +109,7 @@ TEST_CASE("learn: 1, 2 and 4 processes follow the single-process run of the glob
   }
 }
 
-TEST_CASE("learn: 2 processes x 32 reach the measured test accuracy; an untrained model does not") {
+TEST_CASE("learn: 2 processes x 32 reach the measured test accuracy, an untrained model does not") {
   // Measured (seed 1, lr 0.05, momentum 0.9): after 300 steps of global batch 64, 0.7757 with
   // 2 x 32 here, 0.8010 with one process (adaptsim-learn --steps 300 --batch 64); the same
   // samples, the parameters apart only by float rounding, which the trajectory amplifies: the

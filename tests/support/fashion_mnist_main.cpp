@@ -1,7 +1,7 @@
-// Entry point of the Fashion-MNIST tests. Without the data (Debian package
-// dataset-fashion-mnist) the executable prints why and exits with kSkipExitCode, which
-// tests/learn/CMakeLists.txt registers as the test's SKIP_RETURN_CODE: CTest reports it skipped,
-// never passed. (The cases also carry doctest::skip for a run outside CTest.)
+// Entry point of the tests that need Fashion-MNIST (tests/learn's, tests/hw/live's live learning).
+// Without the data (Debian package dataset-fashion-mnist) the executable prints why and exits with
+// kSkipExitCode, which their CMakeLists register as the test's SKIP_RETURN_CODE: CTest reports it
+// skipped, never passed.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
