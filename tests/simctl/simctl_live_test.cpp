@@ -153,6 +153,24 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
                       "the testbed's hosts; expected live.placement: testbed") !=
         std::string::npos);
+  // Elastic runs and NIC stragglers are simulated only for now: refused live at their key.
+  const std::vector<Case> simulated_only = {
+      {"  elastic: {initial_workers: 2}\n",
+       "key 'workload.elastic': elastic runs are simulated only for now"},
+      {"  stragglers: [{worker: 1, from_step: 2, nic_bandwidth: 1Gbps}]\n",
+       "key 'workload.stragglers': a straggler's nic_bandwidth is simulated only for now"},
+  };
+  for (const Case& c : simulated_only) {
+    LiveScenario one;
+    one.live = "placement: local";
+    one.systems = {"{label: kf, kind: kungfu}"};
+    one.workload_extra = c.live;
+    const Run e = run_simctl(dir, one, 30);
+    INFO(c.live << " -> " << e.output);
+    CHECK(e.code == 2);
+    CHECK(lines(e.output) == 1);
+    CHECK(e.output.find(c.expected) != std::string::npos);
+  }
   fs::remove_all(dir);
 }
 
