@@ -27,8 +27,9 @@
 // new strategy opens none. All of it is the next step's time.
 //
 // Worker-set changes (TrainerOptions::elastic; elastic.h). The step loop keeps each worker's state
-// by its environment worker id; a cluster version gives the workers ranks (a policy's size is the
-// first n workers of KungFu's growth order, so a worker keeps its rank while it stays), and each
+// by its environment worker id; a cluster version gives the workers ranks (a policy's size is
+// KungFu's Cluster.Resize of the current cluster, elastic.h resize_cluster: truncated, or grown in
+// the growth order, so a worker keeps its rank while it stays and rank 0 stays), and each
 // version has its own view of the environment (cluster_view.h: its transports carry the version
 // in every message name), its own system (KungFu builds a new session) and its own agreement.
 // With the KungFu mechanism, after every step's agreement each worker reads the config store and
