@@ -77,8 +77,8 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity);
 
 // KungFu's growOne (plan/cluster.go, Cluster.Resize): a new worker goes to the host with the
 // fewest workers (the lowest host id among equals), on its next free GPU. The order in which the
-// environment's workers join a cluster grown from nothing; a cluster of n workers is its first n,
-// and shrinking truncates, so a worker keeps its rank for as long as it stays.
+// environment's workers join a cluster grown from nothing: the first cluster of n workers is its
+// first n; later sizes come from resize_cluster (below).
 std::vector<int> growth_order(const std::vector<int>& host_of_worker);
 
 // The cluster of the first `size` workers of `order`, at `version`.
