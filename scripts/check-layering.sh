@@ -46,7 +46,7 @@ for folder in "${!allowed[@]}"; do
       # The included file's folder: sim/x or hw/x (two parts), calibrate (one).
       case "$target" in
         calibrate/*) dep=calibrate ;;
-        *) dep="$(echo "$target" | cut -d/ -f1-2)" ;;
+        *) rest="${target#*/}"; dep="${target%%/*}/${rest%%/*}" ;;  # the first two parts
       esac
       [ "$dep" = "$folder" ] && continue
       ok=0
