@@ -14,7 +14,6 @@
 #define OMPI_SKIP_MPICXX 1  // the C API only: Open MPI's deprecated C++ bindings warn
 #include <mpi.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -22,6 +21,7 @@
 
 #include "hw/mpi/mpi_allreduce_sweep.h"
 #include "hw/mpi/ompi_tuned.h"
+#include "hw/tcp/mpi_rendezvous.h"
 #include "sim/coll/sweep_row.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
@@ -45,15 +45,6 @@ struct ToolOptions {
   bool quiet = false;
 };
 
-// The rank mpirun gave this process before MPI_Init (0 when not launched by mpirun), so that
-// bad input is reported once, not once per rank.
-int launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  }
-  return 0;
-}
-
 MpiSweepOptions sweep_options(const ToolOptions& t) {
   MpiSweepOptions o;
   o.sweep.min_bytes = parse_size_bytes(t.min_bytes);
@@ -69,15 +60,6 @@ MpiSweepOptions sweep_options(const ToolOptions& t) {
   return o;
 }
 
-std::string library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(text, &len);
-  std::string v(text, static_cast<std::size_t>(len));
-  if (const auto nl = v.find_first_of("\r\n,"); nl != std::string::npos) v.resize(nl);
-  return v;
-}
-
 // Runs the sweep between MPI_Init and MPI_Finalize; returns the process's exit code.
 int run_sweep(const ToolOptions& t, const MpiSweepOptions& sweep) {
   int provided = 0;
@@ -86,7 +68,7 @@ int run_sweep(const ToolOptions& t, const MpiSweepOptions& sweep) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
   const bool leader = rank == 0;
-  const std::string version = library_version();
+  const std::string version = tcp::mpi_library_version();
   const bool ompi41 = version.rfind("Open MPI v4.1", 0) == 0;
   const TunedAllreduceSetting setting = read_tuned_allreduce_setting();
   const bool forced =
@@ -193,7 +175,10 @@ int main(int argc, char** argv) {
   try {
     return run_tool(argc, argv);
   } catch (const adaptsim::InputError& e) {
-    if (launcher_rank() == 0) adaptsim::print_error_line("adaptsim-mpi", e.what());
+    // Bad input is reported once, by the rank mpirun numbered 0 (or a process mpirun did not
+    // start).
+    if (adaptsim::tcp::mpirun_rank_from_env().value_or(0) == 0)
+      adaptsim::print_error_line("adaptsim-mpi", e.what());
     return 2;
   } catch (const std::exception& e) {
     adaptsim::print_error_line("adaptsim-mpi", e.what());

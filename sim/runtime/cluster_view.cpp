@@ -8,8 +8,10 @@ namespace adaptsim::runtime {
 ClusterView::ClusterView(TrainingEnv& base, ClusterConfig cluster)
     : base_(base), cluster_(std::move(cluster)) {
   const std::vector<int>& local = base.local_workers();
+  rank_of_.assign(base.host_of_worker().size(), -1);
   for (std::size_t r = 0; r < cluster_.workers.size(); ++r) {
     const int w = cluster_.workers[r];
+    rank_of_.at(static_cast<std::size_t>(w)) = static_cast<int>(r);
     host_of_.push_back(base.host_of_worker().at(static_cast<std::size_t>(w)));
     if (std::find(local.begin(), local.end(), w) != local.end())
       local_.push_back(static_cast<int>(r));
@@ -18,8 +20,9 @@ ClusterView::ClusterView(TrainingEnv& base, ClusterConfig cluster)
 }
 
 int ClusterView::rank_of(int worker) const {
-  const auto it = std::find(cluster_.workers.begin(), cluster_.workers.end(), worker);
-  return it == cluster_.workers.end() ? -1 : static_cast<int>(it - cluster_.workers.begin());
+  return worker >= 0 && static_cast<std::size_t>(worker) < rank_of_.size()
+             ? rank_of_[static_cast<std::size_t>(worker)]
+             : -1;
 }
 
 coll::Transport& ClusterView::transport(int worker) {

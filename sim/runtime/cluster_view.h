@@ -76,6 +76,7 @@ class ClusterView final : public TrainingEnv {
   TrainingEnv& base_;
   ClusterConfig cluster_;
   std::vector<int> host_of_, local_;
+  std::vector<int> rank_of_;  // by the underlying worker id; -1: not in this cluster
   // Per rank, built on first use (only local ranks have one).
   std::vector<std::unique_ptr<coll::SubsetTransport>> transports_;
 };

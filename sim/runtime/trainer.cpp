@@ -62,45 +62,37 @@ const train::ComputeProfile& Trainer::profile_for(int batch) {
 }
 
 void Trainer::start() {
+  // The local workers that run from the start: every one, or those of an elastic run's first
+  // cluster (whose version has its own system).
+  std::vector<int> first = local_;
   if (options_.elastic) {
     const int initial = options_.elastic->initial_workers > 0 ? options_.elastic->initial_workers
                                                               : static_cast<int>(order_.size());
     const ClusterConfig cluster = cluster_of(order_, initial, 0);
     ensure_version(cluster);
     env_.on_worker_started([this](int base, const ClusterConfig& c) { worker_started(base, c); });
-    const TimeNs now = env_.now();
-    auto member = [&cluster](int w) {
-      return std::find(cluster.workers.begin(), cluster.workers.end(), w) != cluster.workers.end();
-    };
-    for (int w : local_) {
-      if (!member(w)) continue;
-      Worker& s = state_[w];
-      s.batch = options_.batch_per_gpu;
-      s.profile = &profile_for(s.batch);
-      s.reduced_tensor.assign(tensor_bytes_.size(), false);
-      s.checked_at = now;
-      ++running_;
-    }
-    for (int w : local_)
-      if (member(w)) start_step(w);
-    return;
+    std::erase_if(first, [&cluster](int w) {
+      return std::find(cluster.workers.begin(), cluster.workers.end(), w) == cluster.workers.end();
+    });
+    running_ = static_cast<int>(first.size());
+  } else {
+    SystemContext context;
+    context.env = &env_;
+    context.sink = this;
+    context.model = &model_;
+    context.tensor_bytes = tensor_bytes_;
+    context.total_steps = total_steps_;
+    system_.attach(context);
   }
-  SystemContext context;
-  context.env = &env_;
-  context.sink = this;
-  context.model = &model_;
-  context.tensor_bytes = tensor_bytes_;
-  context.total_steps = total_steps_;
-  system_.attach(context);
   const TimeNs now = env_.now();
-  for (int w : local_) {
+  for (int w : first) {
     Worker& s = state_[w];
     s.batch = options_.batch_per_gpu;
     s.profile = &profile_for(s.batch);
     s.reduced_tensor.assign(tensor_bytes_.size(), false);
     s.checked_at = now;
   }
-  for (int w : local_)
+  for (int w : first)
     start_step(w);
 }
 

@@ -222,13 +222,19 @@ TimeNs SimEnv::round_trip_ns(int worker_a, int worker_b) const {
   return a == b ? 0 : network_.round_trip_ns(a, b);  // one host: a loopback's round trip, ~0
 }
 
+template <typename T>
+void SimEnv::store_read(std::function<T()> at_store, std::function<void(const T&)> done) {
+  const TimeNs read = elastic().store_read_ns;
+  engine_.schedule_after(
+      read / 2, [this, read, at_store = std::move(at_store), done = std::move(done)]() mutable {
+        engine_.schedule_after(read - read / 2,
+                               [value = at_store(), done = std::move(done)] { done(value); });
+      });
+}
+
 void SimEnv::store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) {
   (void)worker;
-  const TimeNs read = elastic().store_read_ns;
-  engine_.schedule_after(read / 2, [this, read, done = std::move(done)]() mutable {
-    engine_.schedule_after(read - read / 2,
-                           [cluster = store_, done = std::move(done)] { done(cluster); });
-  });
+  store_read<runtime::ClusterConfig>([this] { return store_; }, std::move(done));
 }
 
 void SimEnv::store_put(int worker, const runtime::ClusterConfig& cluster, runtime::Callback done) {
@@ -273,17 +279,17 @@ void SimEnv::stop_worker(int worker) {
 
 void SimEnv::store_leases(int worker, std::function<void(const std::vector<int>&)> done) {
   (void)worker;
-  const TimeNs read = elastic().store_read_ns;
-  engine_.schedule_after(read / 2, [this, read, done = std::move(done)]() mutable {
-    std::vector<int> live(running_.begin(), running_.end());
-    for (const auto& [w, at] : stopped_at_) {
-      if (running_.count(w) == 0 && engine_.now() - at < elastic().failure_timeout_ns)
-        live.push_back(w);
-    }
-    std::sort(live.begin(), live.end());
-    engine_.schedule_after(read - read / 2,
-                           [live = std::move(live), done = std::move(done)] { done(live); });
-  });
+  store_read<std::vector<int>>(
+      [this] {
+        std::vector<int> live(running_.begin(), running_.end());
+        for (const auto& [w, at] : stopped_at_) {
+          if (running_.count(w) == 0 && engine_.now() - at < elastic().failure_timeout_ns)
+            live.push_back(w);
+        }
+        std::sort(live.begin(), live.end());
+        return live;
+      },
+      std::move(done));
 }
 
 void SimEnv::store_swap(int worker, int expected_version, const runtime::ClusterConfig& cluster,

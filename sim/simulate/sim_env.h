@@ -147,6 +147,10 @@ class SimEnv final : public runtime::TrainingEnv {
   std::vector<std::vector<net::Network::FlowId>> background_flows_;
   void start_background(std::size_t flow);
   const runtime::ElasticSpec& elastic() const;
+  // A read of the store: `at_store` runs halfway through the read time, its value reaches `done`
+  // at the end.
+  template <typename T>
+  void store_read(std::function<T()> at_store, std::function<void(const T&)> done);
   TimeNs round_trip_ns(int worker_a, int worker_b) const;
   runtime::ClusterConfig store_;
   std::set<int> running_;                  // workers whose process runs

@@ -42,7 +42,8 @@ std::vector<double> step_times(std::vector<Straggler> stragglers) {
 
 TEST_CASE("a compute straggler from step 2: both workers wait for its doubled compute") {
   const double ar = 2 * 20e-6 + 8e6 / 1e9;
-  const std::vector<double> t = step_times({{.worker = 1, .from_step = 2, .compute_factor = 2}});
+  const std::vector<double> t = step_times(
+      {{.worker = 1, .from_step = 2, .compute_factor = 2, .nic_bandwidth_Bps = std::nullopt}});
   REQUIRE(t.size() == 4);
   // Steps 0, 1: 30 ms of compute, then the all-reduce.
   CHECK(t[0] == doctest::Approx(0.030 + ar).epsilon(1e-6));
