@@ -26,8 +26,15 @@ float GradientBuffers::value(int rank, std::size_t tensor, std::size_t i) {
   return static_cast<float>(1 + (phase(rank, tensor) + i) % kPeriod);
 }
 
+void GradientBuffers::set_members(std::vector<int> members) {
+  size_ = static_cast<int>(members.size());
+  members_ = std::move(members);
+}
+
 GradientBuffers::GradientBuffers(const train::Model& model, int rank, int size)
     : rank_(rank), size_(size) {
+  for (int r = 0; r < size; ++r)
+    members_.push_back(r);
   for (const train::Tensor& t : model.backward_order) {
     names_.push_back(t.name);
     offset_.push_back(total_);
@@ -135,7 +142,7 @@ void GradientBuffers::verify_and_poison(int step) {
   std::array<float, kPeriod> expected{};
   for (std::size_t k = 0; k < kPeriod; ++k) {
     double sum = 0;
-    for (int r = 0; r < size_; ++r)
+    for (int r : members_)
       sum += 1 + (31 * static_cast<std::size_t>(r) + k) % kPeriod;
     expected[k] = static_cast<float>(sum);
   }

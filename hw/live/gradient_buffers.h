@@ -57,6 +57,11 @@ class GradientBuffers {
   coll::Workspace squared_workspace(std::size_t tensor);
   double variance_norm_sum();
 
+  // An elastic run's cluster changed: the gradients are now summed over `members`, the ids whose
+  // patterns the contributions follow (this buffer's own id, the `rank` it was made with, among
+  // them). Default: 0..size-1.
+  void set_members(std::vector<int> members);
+
   // Compares every received gradient with the exact sum over ranks, then poisons it. Throws
   // RuntimeFailure naming the rank, step, tensor and element of the first mismatch (and
   // std::logic_error for real gradients).
@@ -68,6 +73,7 @@ class GradientBuffers {
  private:
   int rank_;
   int size_;
+  std::vector<int> members_;  // whose contributions a reduced value sums
   bool synthetic_ = true;
   std::vector<std::string> names_;
   std::vector<std::size_t> offset_, count_;

@@ -244,6 +244,14 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
   runtime::check_seam(r, c.seam, {c.system});
   // Worker ids are checked against the topology by the scenario; here any rank may be named.
   c.stragglers = runtime::read_stragglers(r, 1 << 20);
+  if (auto er = r.optional_map("elastic")) {
+    // An elastic run: the workers the topology holds, its GPUs per host, then the scenario's
+    // `elastic:` keys.
+    c.elastic_capacity = static_cast<int>(er->integer("capacity", 1, 1 << 16));
+    c.elastic_ranks_per_host =
+        static_cast<int>(er->integer_or("ranks_per_host", 1, 1, c.elastic_capacity));
+    c.elastic = runtime::read_elastic(*er, c.elastic_capacity);
+  }
   c.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", c.warmup_steps, 0, 1 << 20));
   c.measured_steps = static_cast<int>(r.integer_or("steps", c.measured_steps, 1, 1 << 20));
   c.seed = static_cast<std::uint64_t>(

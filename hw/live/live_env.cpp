@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "hw/cuda/reference_kernels.h"
+#include "hw/tcp/barrier.h"
 #include "hw/tcp/event_loop.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
@@ -21,7 +22,84 @@ void tighten_timer_slack() {
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 }
 
+// How long a version's graceful close waits for its peers' goodbyes.
+constexpr TimeNs kCloseTimeoutNs = 5 * kNsPerSecond;
+
+// The model state's known pattern (elastic runs): what every worker of the first cluster holds.
+float state_value(std::size_t tensor, std::size_t i) {
+  return 0.5f + static_cast<float>((11 * tensor + i) % 17);
+}
+
+// Version `version`'s key: HMAC(job secret, label || version), two tags for 32 bytes. A connection
+// of another version (or job) fails its handshake.
+tcp::JobSecret version_secret(const tcp::JobSecret& job, int version) {
+  const std::uint32_t v = static_cast<std::uint32_t>(version);
+  const std::byte* vb = reinterpret_cast<const std::byte*>(&v);
+  const tcp::ByteView part(vb, sizeof v);
+  const tcp::Tag a = tcp::handshake_tag(job, "adaptsim cluster version key a", {part});
+  const tcp::Tag b = tcp::handshake_tag(job, "adaptsim cluster version key b", {part});
+  tcp::SecretKey key{};
+  std::copy(a.begin(), a.end(), key.begin());
+  std::copy(b.begin(), b.end(), key.begin() + static_cast<std::ptrdiff_t>(a.size()));
+  return tcp::JobSecret(key);
+}
+
 }  // namespace
+
+// transport(worker) of an elastic run: worker ids to the current version's ranks.
+class LiveEnv::WorkerTransport final : public coll::Transport {
+ public:
+  WorkerTransport(int worker, const std::vector<int>& host_of_worker)
+      : worker_(worker), host_of_worker_(host_of_worker) {}
+  void switch_to(tcp::TcpTransport* t, const std::vector<int>& members) {
+    t_ = t;
+    rank_of_.assign(host_of_worker_.size(), -1);
+    for (std::size_t r = 0; r < members.size(); ++r)
+      rank_of_.at(static_cast<std::size_t>(members[r])) = static_cast<int>(r);
+  }
+  bool connected() const { return t_ != nullptr; }
+  tcp::TcpTransport* current() const { return t_; }
+
+  int rank() const override { return worker_; }
+  int size() const override { return static_cast<int>(host_of_worker_.size()); }
+  int host_of(int w) const override { return host_of_worker_.at(static_cast<std::size_t>(w)); }
+  void send(int peer, const std::string& name, coll::ConstBytes data,
+            coll::Callback done) override {
+    live().send(rank_in_version(peer), name, data, std::move(done));
+  }
+  void recv(int peer, const std::string& name, coll::Bytes into, coll::Callback done) override {
+    live().recv(rank_in_version(peer), name, into, std::move(done));
+  }
+  void reduce(coll::Bytes out, coll::ConstBytes a, coll::ConstBytes b, coll::DType dtype,
+              coll::ReduceOp op, coll::Callback done) override {
+    live().reduce(out, a, b, dtype, op, std::move(done));
+  }
+  void copy(coll::Bytes dst, coll::ConstBytes src, coll::Callback done) override {
+    live().copy(dst, src, std::move(done));
+  }
+  coll::Bytes acquire_scratch(std::size_t size) override { return live().acquire_scratch(size); }
+  void release_scratch(coll::Bytes buffer) override { live().release_scratch(buffer); }
+
+ private:
+  tcp::TcpTransport& live() const {
+    if (t_ == nullptr) throw std::logic_error("worker transport used before its first cluster");
+    return *t_;
+  }
+  int rank_in_version(int w) const {
+    const int r = w >= 0 && static_cast<std::size_t>(w) < rank_of_.size()
+                      ? rank_of_[static_cast<std::size_t>(w)]
+                      : -1;
+    if (r < 0) {
+      throw std::logic_error("worker " + std::to_string(w) +
+                             " is not in the current cluster version");
+    }
+    return r;
+  }
+  int worker_;
+  const std::vector<int>& host_of_worker_;
+  tcp::TcpTransport* t_ = nullptr;
+  std::vector<int> rank_of_;
+};
 
 LiveEnv::LiveEnv(tcp::Runtime& runtime, GradientBuffers* buffers, bool verify,
                  const ComputeEmulatorOptions& compute, std::string* compute_note)
@@ -58,8 +136,11 @@ void LiveEnv::stop() {
     bool cleared = false;
   };
   auto signal = std::make_shared<Signal>();
-  runtime_.loop().post([alive = alive_, signal] {
+  runtime_.loop().post([this, alive = alive_, signal] {
     *alive = false;
+    // Elastic runs: the versions' transports belong to the loop thread.
+    if (worker_transport_) worker_transport_->switch_to(nullptr, {});
+    transports_.clear();
     {
       std::lock_guard<std::mutex> lock(signal->mu);
       signal->cleared = true;
@@ -198,6 +279,7 @@ void LiveEnv::copy_to_device(int w, std::uint64_t bytes, runtime::Callback done)
 }
 
 coll::Transport& LiveEnv::transport(int) {
+  if (worker_transport_) return *worker_transport_;
   return *transport_;
 }
 
@@ -335,13 +417,32 @@ void LiveEnv::between_steps(int, int step, runtime::Callback done) {
     });
     return;
   }
-  if (buffers_ == nullptr || !verify_) {
+  const bool state = check_state_;
+  check_state_ = false;
+  if (!state && (buffers_ == nullptr || !verify_)) {
     done();
     return;
   }
-  submit([this, step, done = std::move(done)](ComputeEmulator&) {
-    buffers_->verify_and_poison(step);
-    ++verified_steps_;
+  submit([this, step, state, done = std::move(done)](ComputeEmulator&) {
+    if (state) {
+      // Every element of the model state is the pattern the first cluster's workers hold.
+      for (std::size_t t = 0; t < state_.size(); ++t) {
+        const std::vector<float>& v = state_[t];
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (v[i] != state_value(t, i)) {
+            throw RuntimeFailure("worker " + std::to_string(elastic_->worker) +
+                                 ": after the state broadcast, model state tensor " +
+                                 std::to_string(t) + " element " + std::to_string(i) + " is " +
+                                 std::to_string(v[i]) + ", expected " +
+                                 std::to_string(state_value(t, i)) + " (the root's)");
+          }
+        }
+      }
+    }
+    if (buffers_ != nullptr && verify_) {
+      buffers_->verify_and_poison(step);
+      ++verified_steps_;
+    }
     post(done);
   });
 }
@@ -383,6 +484,194 @@ void LiveEnv::readings(int, int step, std::map<std::string, double>& out) {
     out["learn.test_loss"] = it->second.mean_loss;
     out["learn.test_accuracy"] = it->second.accuracy;
   }
+}
+
+// Elastic runs.
+
+void LiveEnv::set_elastic(ElasticProcess process, const std::vector<std::uint64_t>& model_elements,
+                          std::uint64_t copies, const runtime::ClusterConfig& first,
+                          const tcp::TcpTransportOptions& transport_options) {
+  elastic_ = std::move(process);
+  store_.emplace(elastic_->store_dir, static_cast<int>(elastic_->host_of_worker.size()));
+  transport_options_ = transport_options;
+  local_ = {elastic_->worker};
+  worker_transport_ = std::make_unique<WorkerTransport>(elastic_->worker, elastic_->host_of_worker);
+  last_read_ = first;
+  // The state a worker of the first cluster holds, or a new process's NaN until the broadcast.
+  const bool holds = !elastic_->join;
+  state_.resize(model_elements.size());
+  for (std::size_t t = 0; t < model_elements.size(); ++t) {
+    std::vector<float>& v = state_[t];
+    v.resize(model_elements[t] * copies);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = holds ? state_value(t, i) : std::numeric_limits<float>::quiet_NaN();
+  }
+  if (buffers_ != nullptr) buffers_->set_members(first.workers);
+}
+
+void LiveEnv::say_once(const std::string& line) {
+  if (said_) return;
+  said_ = true;
+  std::fprintf(stderr, "adaptsim-live: worker %d: %s\n", elastic_->worker, line.c_str());
+}
+
+void LiveEnv::store_get(int, std::function<void(const runtime::ClusterConfig&)> done) {
+  std::string error;
+  std::optional<runtime::ClusterConfig> c = store_->get(&error);
+  if (c) {
+    last_read_ = c;
+  } else {
+    say_once(error + "; the job keeps its cluster (version " +
+             std::to_string(last_read_->version) + ") until the store answers");
+  }
+  post([done = std::move(done), c = *last_read_] { done(c); });
+}
+
+void LiveEnv::store_put(int, const runtime::ClusterConfig& cluster, runtime::Callback done) {
+  try {
+    store_->put(cluster);
+  } catch (const std::exception& e) {
+    say_once(std::string(e.what()) + "; the job keeps its cluster");
+  }
+  post(std::move(done));
+}
+
+void LiveEnv::notify_runners(int, const runtime::RunnerNotice& notice, runtime::Callback done) {
+  store_->post_notice(notice);  // the first worker's notice wins; the runner acts on it
+  post(std::move(done));
+}
+
+void LiveEnv::stop_worker(int) {
+  // This process leaves: its connections close gracefully (the others reset theirs anyway), and
+  // the run ends once the step loop has nothing left (Trainer::finished).
+  if (tcp::TcpTransport* t = worker_transport_->current())
+    t->shutdown(kCloseTimeoutNs, [] {});
+}
+
+void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
+                                runtime::Callback done) {
+  tcp::UniqueFd listener = tcp::listen_tcp({elastic_->bind_host, 0});
+  tcp::set_nonblocking(listener.get());
+  store_->publish_address(cluster.version, elastic_->worker,
+                          tcp::local_address(listener.get()).str());
+  await_addresses(cluster, std::move(listener), now() + transport_options_.connect_timeout_ns,
+                  std::move(done));
+}
+
+void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::UniqueFd listener,
+                              TimeNs deadline, runtime::Callback ready) {
+  tcp::ClusterSpec spec;
+  std::vector<int> missing;
+  for (std::size_t r = 0; r < cluster.workers.size(); ++r) {
+    const int w = cluster.workers[r];
+    if (w == elastic_->worker) spec.rank = static_cast<int>(r);
+    std::optional<std::string> a = store_->address(cluster.version, w);
+    if (!a) {
+      missing.push_back(w);
+      continue;
+    }
+    spec.addresses.push_back(tcp::parse_host_list(*a).front());
+    spec.host_of_rank.push_back(elastic_->host_of_worker.at(static_cast<std::size_t>(w)));
+  }
+  if (!missing.empty()) {
+    if (now() >= deadline) {
+      std::string names;
+      for (int w : missing)
+        names += (names.empty() ? "" : ", ") + std::to_string(w);
+      runtime_.fail_from_loop("worker " + std::to_string(elastic_->worker) + ": cluster version " +
+                              std::to_string(cluster.version) + ": worker(s) " + names +
+                              " published no address within the connect timeout");
+      return;
+    }
+    // The others publish as they reach this point; a millisecond's poll of the folder.
+    auto fd = std::make_shared<tcp::UniqueFd>(std::move(listener));
+    at(now() + kNsPerMs, [this, cluster, fd, deadline, ready = std::move(ready)]() mutable {
+      await_addresses(cluster, std::move(*fd), deadline, std::move(ready));
+    });
+    return;
+  }
+  spec.secret = version_secret(elastic_->secret, cluster.version);
+  auto t = std::make_unique<tcp::TcpTransport>(runtime_.loop(), transport_options_);
+  tcp::TcpTransport* raw = t.get();
+  raw->set_failure_handler([this, version = cluster.version](const std::string& reason) {
+    runtime_.fail_from_loop("worker " + std::to_string(elastic_->worker) + ": cluster version " +
+                            std::to_string(version) + ": " + reason);
+  });
+  transports_.push_back(std::move(t));
+  raw->start(spec, std::move(listener),
+             [this, raw, members = cluster.workers, alive = alive_, ready = std::move(ready)] {
+               if (!*alive) return;
+               // The previous version's connections close gracefully; a peer that has left
+               // already is no failure any more.
+               if (tcp::TcpTransport* old = worker_transport_->current()) {
+                 old->set_failure_handler([](const std::string&) {});
+                 old->shutdown(kCloseTimeoutNs, [] {});
+               }
+               worker_transport_->switch_to(raw, members);
+               if (buffers_ != nullptr) buffers_->set_members(members);
+               ready();
+             });
+}
+
+void LiveEnv::connect_first(const runtime::ClusterConfig& first, TimeNs timeout_ns) {
+  runtime_.run("connecting to cluster version " + std::to_string(first.version), timeout_ns,
+               [this, first](coll::Transport&, coll::Callback done) {
+                 reset_connections(elastic_->worker, first, [this, done] {
+                   // Every worker of the first cluster starts its first step together.
+                   tcp::run_barrier(*worker_transport_->current(), "adaptsim:first", done);
+                 });
+               });
+}
+
+void LiveEnv::close_connections(TimeNs timeout_ns) {
+  if (!worker_transport_) return;
+  struct Signal {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool closed = false;
+  };
+  auto signal = std::make_shared<Signal>();
+  runtime_.loop().post([this, timeout_ns, signal] {
+    auto closed = [signal] {
+      {
+        std::lock_guard<std::mutex> lock(signal->mu);
+        signal->closed = true;
+      }
+      signal->cv.notify_all();
+    };
+    tcp::TcpTransport* t = worker_transport_->current();
+    if (t == nullptr || t->failed()) {
+      closed();
+      return;
+    }
+    t->set_failure_handler([](const std::string&) {});
+    t->shutdown(timeout_ns, closed);
+  });
+  std::unique_lock<std::mutex> lock(signal->mu);
+  signal->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns) + std::chrono::seconds(1),
+                      [&] { return signal->closed; });
+}
+
+coll::Workspace LiveEnv::model_state(int worker, std::size_t tensor, std::uint64_t elements,
+                                     const std::string& name) {
+  if (!elastic_) return TrainingEnv::model_state(worker, tensor, elements, name);
+  std::vector<float>& v = state_.at(tensor);
+  if (v.size() != elements) {
+    throw std::logic_error("LiveEnv: model state tensor " + std::to_string(tensor) + " has " +
+                           std::to_string(v.size()) + " elements, asked for " +
+                           std::to_string(elements));
+  }
+  coll::Workspace ws;
+  ws.name = name;
+  ws.count = elements;
+  ws.dtype = coll::DType::kF32;
+  ws.recv = {reinterpret_cast<std::byte*>(v.data()), v.size() * sizeof(float)};
+  ws.send = ws.recv;
+  return ws;
+}
+
+void LiveEnv::state_received(int, int) {
+  check_state_ = true;
 }
 
 }  // namespace adaptsim::live

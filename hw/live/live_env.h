@@ -24,6 +24,23 @@
 // fused group is copied into a fusion buffer and back for real. There are no GPU collectives.
 // A failure on the compute thread fails the rank's transport (every peer fails at once, naming
 // it).
+//
+// Elastic runs (set_elastic, before the run): the process is one worker of a cluster that changes
+// (sim/runtime/trainer.h, "Worker-set changes"), and the runtime given to the constructor is its
+// own one-rank runtime, for the loop thread, the timeouts and the failure path only. The worker
+// ids are the topology's GPUs; the config store, the runners' notices and the address rendezvous
+// are the job's FileStore (elastic_store.h). Each cluster version has its own TcpTransport on the
+// loop: reset_connections listens on a new port, publishes it for the version, waits until every
+// member has published (the connect timeout bounds it), and connects the full mesh with a key
+// derived from the job's secret and the version (the version is the connection token: a
+// connection of another version fails its handshake); the previous version's transport is then
+// closed gracefully. transport(worker) routes by worker id to the current version's ranks. The
+// model state is real: every tensor's parameters (and optimizer slots) as float32 buffers that the
+// workers of the first cluster fill with one known pattern and a new process with NaN; after a
+// state broadcast, the next between_steps checks on the compute thread that every element is the
+// pattern (the root's state), and fails the run naming the tensor and element otherwise. The
+// gradients' exact sums follow the cluster's members. A store that cannot be read, or a cluster
+// document that fails validation, leaves the worker at its cluster (said once on stderr).
 
 #include <condition_variable>
 #include <deque>
@@ -40,10 +57,22 @@
 #include "hw/live/compute_emulator.h"
 #include "hw/live/gradient_buffers.h"
 #include "hw/live/learner.h"
+#include "hw/live/elastic_store.h"
 #include "hw/tcp/runtime.h"
 #include "sim/runtime/env.h"
 
 namespace adaptsim::live {
+
+// An elastic run's process (see the top).
+struct ElasticProcess {
+  std::filesystem::path store_dir;
+  int worker = 0;                   // this process's worker id
+  std::vector<int> host_of_worker;  // every worker id the topology holds
+  std::string bind_host = "127.0.0.1";
+  tcp::JobSecret secret;
+  // Set when a runner started this process for a new worker (it joins this notice's cluster).
+  std::optional<runtime::RunnerNotice> join;
+};
 
 class LiveEnv final : public runtime::TrainingEnv {
  public:
@@ -66,8 +95,12 @@ class LiveEnv final : public runtime::TrainingEnv {
 
   TimeNs now() const override;
   void at(TimeNs when, runtime::Callback task) override;
-  int workers() const override { return runtime_.size(); }
-  const std::vector<int>& host_of_worker() const override { return runtime_.host_of_rank(); }
+  int workers() const override {
+    return elastic_ ? static_cast<int>(elastic_->host_of_worker.size()) : runtime_.size();
+  }
+  const std::vector<int>& host_of_worker() const override {
+    return elastic_ ? elastic_->host_of_worker : runtime_.host_of_rank();
+  }
   const std::vector<int>& local_workers() const override { return local_; }
   void compute(int worker, const runtime::ComputeSchedule& schedule,
                std::function<void(std::size_t)> phase_done) override;
@@ -101,6 +134,36 @@ class LiveEnv final : public runtime::TrainingEnv {
   // Set by the caller on the loop thread before the run starts: the transport the rank uses.
   void set_transport(coll::Transport* transport) { transport_ = transport; }
 
+  // Elastic runs, before the run (see the top). `model_elements` per backward-order tensor and
+  // `copies` (1 + optimizer slots) size the model state; `first`: the cluster this process starts
+  // in (the store's first one, or the notice's).
+  void set_elastic(ElasticProcess process, const std::vector<std::uint64_t>& model_elements,
+                   std::uint64_t copies, const runtime::ClusterConfig& first,
+                   const tcp::TcpTransportOptions& transport_options);
+  // Blocking, from the caller's thread: the first cluster's connections and a barrier over them
+  // (a joining process connects in its join path instead). Throws RuntimeFailure on a timeout.
+  void connect_first(const runtime::ClusterConfig& first, TimeNs timeout_ns);
+  // Blocking, after the run: closes the current version's connections gracefully (every peer's
+  // goodbye, or `timeout_ns`). Never throws.
+  void close_connections(TimeNs timeout_ns);
+  const FileStore* store() const { return store_ ? &*store_ : nullptr; }
+
+  void store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) override;
+  void store_put(int worker, const runtime::ClusterConfig& cluster,
+                 runtime::Callback done) override;
+  void notify_runners(int worker, const runtime::RunnerNotice& notice,
+                      runtime::Callback done) override;
+  void on_worker_started(
+      std::function<void(int worker, const runtime::RunnerNotice&)> started) override {
+    (void)started;  // a new worker is a new process (ElasticProcess::join), not a callback here
+  }
+  void stop_worker(int worker) override;
+  void reset_connections(int worker, const runtime::ClusterConfig& cluster,
+                         runtime::Callback done) override;
+  coll::Workspace model_state(int worker, std::size_t tensor, std::uint64_t elements,
+                              const std::string& name) override;
+  void state_received(int worker, int version) override;
+
  private:
   std::filesystem::path progress_file_;
   using Job = std::function<void(ComputeEmulator&)>;
@@ -112,6 +175,23 @@ class LiveEnv final : public runtime::TrainingEnv {
   bool evaluation_point(int step) const;
   // Learn mode, loop thread: the all-reduce of the parameter hash after `step`.
   void check_parameters(int step, std::uint64_t hash, runtime::Callback done);
+  // Elastic runs, loop thread: waits for every member's address of `cluster`, then starts its
+  // transport; `ready` once the mesh is up.
+  void await_addresses(const runtime::ClusterConfig& cluster, tcp::UniqueFd listener,
+                       TimeNs deadline, runtime::Callback ready);
+  void say_once(const std::string& line);
+
+  // Elastic runs. The transports live on the loop thread; the current one serves transport().
+  class WorkerTransport;
+  std::optional<ElasticProcess> elastic_;
+  std::optional<FileStore> store_;
+  tcp::TcpTransportOptions transport_options_;
+  std::vector<std::unique_ptr<tcp::TcpTransport>> transports_;
+  std::unique_ptr<WorkerTransport> worker_transport_;
+  std::optional<runtime::ClusterConfig> last_read_;
+  std::vector<std::vector<float>> state_;  // per backward-order tensor
+  bool check_state_ = false;               // the next between_steps checks the state
+  bool said_ = false;                      // a store problem was reported
 
   // Learn mode (set_learner). step_ and the step records: loop thread; the evaluation: written
   // on the compute thread before it posts the step's check, read on the loop thread after.

@@ -8,6 +8,11 @@
 //   adaptsim-live CONFIG.yaml --procs 4 --rank-prefix-json ranks.json -o result.json
 //   adaptsim-live CONFIG.yaml --hosts a:p,b:q,... --rank R [--bind ADDR] -o result.json
 //   mpirun -np 4 adaptsim-live CONFIG.yaml -o result.json
+//   adaptsim-live CONFIG.yaml -o result.json         with an elastic: map: the job's launcher and
+//       its runner (one local host): the config store in a folder (--elastic-store, else a
+//       temporary one), a process per worker of the first cluster, one more for each worker a
+//       new cluster adds; the result merged from every process's record
+//   adaptsim-live CONFIG.yaml --elastic-store DIR --worker W [--join NOTICE]   one such process
 //
 // Exit codes: 0 success; 1 a run-time failure (a peer died, a timeout, a wrong gradient); 2 bad
 // input (one line on stderr).
@@ -16,12 +21,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "hw/live/elastic_store.h"
 #include "hw/live/live_config.h"
 #include "hw/live/live_training.h"
 #include "hw/live/rank_launcher.h"
@@ -30,6 +39,8 @@
 #include "hw/tcp/rendezvous_cli.h"
 #include "sim/core/error.h"
 #include "sim/io/output.h"
+#include "sim/runtime/elastic.h"
+#include "sim/runtime/trainer.h"
 
 namespace {
 
@@ -42,6 +53,11 @@ struct ToolOptions {
   std::string rank_prefix_json;  // per-rank prefixes (and addresses, binds)
   std::string output;
   bool quiet = false;
+  // Elastic runs: the store folder, this process's worker id (-1: the launcher) and the runners'
+  // notice it joins by.
+  std::string elastic_store;
+  int worker = -1;
+  std::string join;
   // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
   int fault_rank = -1;
   std::uint64_t fault_after_sends = 0;
@@ -157,6 +173,137 @@ int launch_with_prefixes(const ToolOptions& o, const live::LiveRunSpec& spec) {
   return 1;
 }
 
+// Elastic runs: the worker ids' hosts (ranks_per_host GPUs each).
+std::vector<int> elastic_hosts(const live::LiveConfig& c) {
+  return tcp::hosts_by_block(c.elastic_capacity, c.elastic_ranks_per_host);
+}
+
+// One process of an elastic run: its own one-rank runtime for the loop, timeouts and failures.
+int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
+  const char* hex = std::getenv(tcp::kEnvSecret);
+  if (hex == nullptr) {
+    throw InputError(std::string("an elastic run's process needs the job's secret in ") +
+                     tcp::kEnvSecret + " (its launcher sets it)");
+  }
+  live::ElasticProcess p;
+  p.store_dir = o.elastic_store;
+  p.worker = o.worker;
+  p.host_of_worker = elastic_hosts(spec.live);
+  if (o.worker >= static_cast<int>(p.host_of_worker.size())) {
+    throw InputError("--worker " + std::to_string(o.worker) + " is outside the topology's " +
+                     std::to_string(p.host_of_worker.size()) + " workers");
+  }
+  p.secret = tcp::JobSecret::from_hex(hex, tcp::kEnvSecret);
+  if (!o.join.empty()) {
+    const live::FileStore store(o.elastic_store, static_cast<int>(p.host_of_worker.size()));
+    std::ifstream in(o.join, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) throw InputError(o.join + ": cannot read the runners' notice");
+    p.join = live::notice_from_json(text.str(), o.join);
+  }
+  tcp::RuntimeOptions ro;
+  ro.transport.connect_timeout_ns = spec.live.timeout_ns;
+  tcp::Runtime rt(tcp::SocketAddress{"127.0.0.1", 0}, ro);
+  tcp::ClusterSpec self;
+  self.addresses = {rt.listen_address()};
+  self.secret = tcp::JobSecret::random();
+  rt.connect(self);
+  live::run_live_elastic(rt, spec.model, spec.live, std::move(p));
+  rt.shutdown();
+  return 0;
+}
+
+// The launcher and runner of an elastic run on this machine (see the top).
+int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double start_s) {
+  const live::LiveConfig& c = spec.live;
+  const std::vector<int> hosts = elastic_hosts(c);
+  std::filesystem::path dir = o.elastic_store;
+  bool temporary = false;
+  if (dir.empty()) {
+    std::string templ = (std::filesystem::temp_directory_path() / "adaptsim-store-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) throw RuntimeFailure("cannot create a temporary folder");
+    dir = templ;
+    temporary = true;
+  }
+  struct Cleanup {
+    std::filesystem::path dir;
+    bool on;
+    ~Cleanup() {
+      std::error_code ec;
+      if (on) std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{dir, temporary};
+  const live::FileStore store(dir, static_cast<int>(hosts.size()));
+  const int initial =
+      c.elastic->initial_workers > 0 ? c.elastic->initial_workers : static_cast<int>(hosts.size());
+  const runtime::ClusterConfig first =
+      runtime::cluster_of(runtime::growth_order(hosts), initial, 0);
+  store.create(first);
+
+  const std::string program = live::self_executable();
+  const std::string config = absolute(o.config);
+  std::vector<std::string> env = tcp::environment_without_launch_variables();
+  env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
+  auto command = [&](int worker, const std::string& join) {
+    tcp::WorkerCommand w;
+    w.program = program;
+    w.argv = {program, config, "--elastic-store", dir.string(), "--worker",
+              std::to_string(worker), "-q"};
+    if (!join.empty()) w.argv.insert(w.argv.end(), {"--join", join});
+    w.env = env;
+    return w;
+  };
+  std::vector<tcp::WorkerCommand> workers;
+  for (int w : first.workers)
+    workers.push_back(command(w, ""));
+  // The runner: each new version's notice starts a process for every worker it adds to the
+  // cluster the runner knew (a worker it drops stops on its own).
+  std::vector<int> known = first.workers;
+  int handled = first.version;
+  tcp::SuperviseOptions so;
+  so.grace_ns = c.timeout_ns + 2 * kNsPerSecond;
+  so.own_process_group = true;
+  so.name = "adaptsim-live runner";
+  so.more = [&] {
+    std::vector<tcp::WorkerCommand> out;
+    for (int v : store.notice_versions()) {
+      if (v <= handled) continue;
+      const runtime::RunnerNotice n = store.read_notice(v);
+      for (int w : n.cluster.workers) {
+        if (std::find(known.begin(), known.end(), w) == known.end())
+          out.push_back(command(w, store.notice_file(v).string()));
+      }
+      known = n.cluster.workers;
+      handled = v;
+    }
+    return out;
+  };
+  const tcp::LaunchResult result = tcp::spawn_and_supervise(std::move(workers), so);
+  if (!result.ok()) {
+    print_error_line("launcher: " + result.summary());
+    return 1;
+  }
+  // The run's result: every process's record added up.
+  std::vector<runtime::RunRecord> records = store.read_records();
+  if (records.empty()) throw RuntimeFailure("no process of the elastic run left a record");
+  runtime::RunRecord all = records.front();
+  for (std::size_t i = 1; i < records.size(); ++i)
+    runtime::merge_records(all, records[i]);
+  live::LiveResult r;
+  r.training = runtime::summarize_record(all);
+  r.n_ranks = static_cast<int>(hosts.size());
+  r.gradient_bytes = spec.model.totals().bytes(c.gradient_element_bytes);
+  r.compute_device = "sleep";
+  if (!o.output.empty()) {
+    const std::filesystem::path out(o.output);
+    if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+    io::write_file_atomic(out, live::result_json(spec, r, now_s() - start_s));
+  }
+  if (!o.quiet) print_summary(spec, r);
+  return 0;
+}
+
 int run_tool(int argc, char** argv) {
   const double start_s = now_s();
   ToolOptions o;
@@ -183,6 +330,12 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
                  "With --procs: JSON file with each rank's prefix (and address, bind)");
   app.add_option("-o,--output", o.output, "Result file (JSON), written by rank 0");
   app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
+  app.add_option("--elastic-store", o.elastic_store,
+                 "Elastic runs: the config store's folder (default: a temporary one)");
+  app.add_option("--worker", o.worker, "Elastic runs: run as this worker's process")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--join", o.join,
+                 "Elastic runs: the runners' notice this new worker's process joins by");
   tcp::add_fault_hook_options(app, o.fault_rank, o.fault_after_sends);
   try {
     app.parse(argc, argv);
@@ -193,6 +346,17 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
   }
 
   const live::LiveRunSpec spec = live::load_live_run_spec(o.config);
+  if (spec.live.elastic) {
+    if (o.worker >= 0) {
+      if (o.elastic_store.empty()) throw InputError("--worker needs --elastic-store");
+      return run_elastic_worker(o, spec);
+    }
+    if (!o.join.empty()) throw InputError("--join needs --worker");
+    return launch_elastic(o, spec, start_s);
+  }
+  if (o.worker >= 0 || !o.join.empty() || !o.elastic_store.empty()) {
+    throw InputError("--worker, --join and --elastic-store need a configuration with elastic:");
+  }
   const bool prefixed = !o.rank_prefix.empty() || !o.rank_prefix_json.empty();
   if (prefixed) {
     if (o.rendezvous.procs < 1) throw InputError("--rank-prefix/--rank-prefix-json need --procs N");

@@ -84,6 +84,25 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
     throw InputError(problem->message);
   }
   if (model.backward_order.empty()) throw InputError("model '" + model.name + "' has no tensors");
+  if (c.elastic) {
+    if (c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
+      throw InputError(
+          "elastic: live runs resize by KungFu's protocol only; the restart baseline runs "
+          "simulated (not yet built live)");
+    }
+    if (!communicates(c.system.kind)) {
+      throw InputError("elastic: needs a system that communicates (kungfu, horovod), not ideal");
+    }
+    if (c.learn) throw InputError("elastic: a live run that learns cannot resize yet");
+    if (!c.seam.monitors_yaml.empty()) {
+      throw InputError(
+          "elastic: live elastic runs take no monitors yet (a new process would start them "
+          "afresh)");
+    }
+    if (c.elastic_capacity < 1 || c.elastic_ranks_per_host < 1) {
+      throw InputError("elastic: capacity and ranks_per_host must be at least 1");
+    }
+  }
   if (c.learn) {
     if (model.name != train::kLearnModel) {
       throw InputError("learn: trains the " + std::string(train::kLearnModel) +
@@ -101,10 +120,36 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
   }
 }
 
-LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const LiveConfig& c) {
+namespace {
+
+// One rank of a run, fixed (elastic == nullptr: `rt` is connected to every rank) or one process of
+// an elastic run (`rt` is its own one-rank runtime).
+LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfig& c,
+                    const ElasticProcess* elastic) {
   validate_live_config(model, c);
-  const int rank = rt.rank(), n = rt.size();
+  if (elastic != nullptr && !c.elastic) throw std::logic_error("run_rank: no elastic spec");
+  const int rank = elastic ? elastic->worker : rt.rank();
+  const int n = elastic ? static_cast<int>(elastic->host_of_worker.size()) : rt.size();
   const int total_steps = c.warmup_steps + c.measured_steps;
+  // The cluster an elastic process starts in: the store's first, or the one it joins.
+  runtime::ClusterConfig first;
+  if (elastic) {
+    first = elastic->join ? elastic->join->cluster
+                          : runtime::cluster_of(runtime::growth_order(elastic->host_of_worker),
+                                                c.elastic->initial_workers > 0
+                                                    ? c.elastic->initial_workers
+                                                    : n,
+                                                0);
+  }
+  // Where this rank's compute runs: its index among its host's ranks, and their count.
+  const std::vector<int> no_hosts;
+  const std::vector<int>& hosts = elastic ? elastic->host_of_worker : no_hosts;
+  const int local = elastic ? static_cast<int>(std::count(hosts.begin(), hosts.begin() + rank,
+                                                          hosts[static_cast<std::size_t>(rank)]))
+                            : local_rank(rt);
+  const int on_host = elastic ? static_cast<int>(std::count(hosts.begin(), hosts.end(),
+                                                            hosts[static_cast<std::size_t>(rank)]))
+                              : host_ranks(rt);
 
   // Learn mode: the rank's model, its gradients in the model's own layout.
   std::optional<Learner> learner;
@@ -123,19 +168,28 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
     env = std::make_unique<LiveEnv>(rt, buffers ? &*buffers : nullptr, c.verify,
                                     ComputeEmulatorOptions{.device = c.compute_device,
                                                            .cpu_mode = c.compute_mode,
-                                                           .local_rank = local_rank(rt),
-                                                           .host_ranks = host_ranks(rt)},
+                                                           .local_rank = local,
+                                                           .host_ranks = on_host},
                                     &note);
-    if (!note.empty() && local_rank(rt) == 0)
-      std::fprintf(stderr, "rank %d: %s\n", rank, note.c_str());
+    if (!note.empty() && local == 0) std::fprintf(stderr, "rank %d: %s\n", rank, note.c_str());
   } catch (const std::exception& e) {
     const std::string reason = "rank " + std::to_string(rank) + ": " + e.what();
-    abort_cluster(rt, reason);
+    if (!elastic) abort_cluster(rt, reason);
     throw RuntimeFailure(reason);
   }
 
   if (rank == 0) env->set_progress_file(c.progress_file);
   if (learner) env->set_learner(&*learner, total_steps, c.learn->eval_every);
+  if (elastic) {
+    std::vector<std::uint64_t> elements;
+    for (const train::Tensor& t : model.backward_order)
+      elements.push_back(t.elements);
+    tcp::TcpTransportOptions to;
+    to.connect_timeout_ns = c.timeout_ns;
+    to.congestion_control = c.congestion_control;
+    env->set_elastic(*elastic, elements,
+                     1 + static_cast<std::uint64_t>(c.elastic->optimizer_slots), first, to);
+  }
 
   runtime::TrainerOptions t;
   t.batch_per_gpu = c.batch_per_gpu;
@@ -146,13 +200,22 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
   t.gradient_element_bytes = c.gradient_element_bytes;
   t.compute = c.compute;
   t.stragglers = c.stragglers;
+  if (elastic) {
+    t.elastic = c.elastic;
+    t.join = elastic->join;
+  }
   runtime::Timeline timeline;
   if (!c.timeline_dir.empty()) t.timeline = &timeline;
   runtime::TrainingRun training(*env, model, c.system, c.seam, std::move(t));
   runtime::Trainer& trainer = training.trainer();
 
-  // Every rank starts its first step together, as the simulated workers start at time 0.
-  rt.barrier(c.timeout_ns);
+  // Every rank starts its first step together, as the simulated workers start at time 0 (a new
+  // process of an elastic run meets the others in its join path instead).
+  if (!elastic) {
+    rt.barrier(c.timeout_ns);
+  } else if (!elastic->join) {
+    env->connect_first(first, c.timeout_ns);
+  }
   TimeNs first_start = 0, last_end = 0;
   try {
     // The step loop runs on the loop thread; the run times out only when no step ends (and no
@@ -174,32 +237,41 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
         [&trainer] { return trainer.describe_pending(); });
   } catch (const std::exception& e) {
     env->stop();
-    abort_cluster(rt, e.what());
+    if (!elastic) abort_cluster(rt, e.what());
     throw;
   }
-  env->stop();
 
-  // One all-reduce of every rank's sums; the STAR's root adds them and sends every rank the same
-  // bytes, so every rank summarizes the same numbers.
-  std::vector<double> mine = trainer.local_sums(), sum(mine.size(), 0.0);
-  coll::Workspace w;
-  w.name = "live:stats";
-  w.count = mine.size();
-  w.dtype = coll::DType::kF64;
-  w.op = coll::ReduceOp::kSum;
-  w.send = {reinterpret_cast<const std::byte*>(mine.data()), mine.size() * sizeof(double)};
-  w.recv = {reinterpret_cast<std::byte*>(sum.data()), sum.size() * sizeof(double)};
-  rt.run_allreduce(*coll::make_allreduce(coll::StrategyKind::kStar, rt.host_of_rank()), w,
-                   c.timeout_ns);
+  LiveResult out;
+  if (elastic) {
+    // This process's share: the launcher adds up every process's record.
+    env->close_connections(5 * kNsPerSecond);
+    env->stop();
+    const runtime::RunRecord record = trainer.record();
+    env->store()->write_record(elastic->worker, record);
+    out.n_ranks = n;
+  } else {
+    env->stop();
+    // One all-reduce of every rank's sums; the STAR's root adds them and sends every rank the
+    // same bytes, so every rank summarizes the same numbers.
+    std::vector<double> mine = trainer.local_sums(), sum(mine.size(), 0.0);
+    coll::Workspace w;
+    w.name = "live:stats";
+    w.count = mine.size();
+    w.dtype = coll::DType::kF64;
+    w.op = coll::ReduceOp::kSum;
+    w.send = {reinterpret_cast<const std::byte*>(mine.data()), mine.size() * sizeof(double)};
+    w.recv = {reinterpret_cast<std::byte*>(sum.data()), sum.size() * sizeof(double)};
+    rt.run_allreduce(*coll::make_allreduce(coll::StrategyKind::kStar, rt.host_of_rank()), w,
+                     c.timeout_ns);
+    out.training = trainer.summarize(sum);
+    out.n_ranks = n;
+  }
 
   if (!c.timeline_dir.empty()) {
     write_file_atomic(c.timeline_dir / ("rank" + std::to_string(rank) + ".trace.json"),
                       timeline.chrome_json(rank, "rank " + std::to_string(rank) + " (live)", 0));
   }
 
-  LiveResult out;
-  out.training = trainer.summarize(sum);
-  out.n_ranks = n;
   out.gradient_bytes = model.totals().bytes(c.gradient_element_bytes);
   out.verified_steps = env->verified_steps();
   out.wall_s = to_seconds(last_end - first_start);
@@ -215,6 +287,17 @@ LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const 
     }
   }
   return out;
+}
+
+}  // namespace
+
+LiveResult run_live_training(tcp::Runtime& rt, const train::Model& model, const LiveConfig& c) {
+  return run_rank(rt, model, c, nullptr);
+}
+
+LiveResult run_live_elastic(tcp::Runtime& rt, const train::Model& model, const LiveConfig& c,
+                            ElasticProcess process) {
+  return run_rank(rt, model, c, &process);
 }
 
 }  // namespace adaptsim::live

@@ -20,9 +20,11 @@
 
 #include "hw/cuda/compute_emulation.h"
 #include "hw/live/compute_emulator.h"
+#include "hw/live/live_env.h"
 #include "hw/tcp/runtime.h"
 #include "sim/learn/dataset.h"
 #include "sim/learn/mlp.h"
+#include "sim/runtime/elastic.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
@@ -70,6 +72,11 @@ struct LiveConfig {
   // evaluations). Needs a system that all-reduces (not ideal) and a fixed batch.
   std::optional<train::LearnSpec> learn;
   std::shared_ptr<const learn::FashionMnist> learn_data;
+  // An elastic run (run_live_elastic): the worker set changes by KungFu's protocol; the
+  // topology's workers (`elastic_capacity`, the worker ids) and GPUs per host.
+  std::optional<runtime::ElasticSpec> elastic;
+  int elastic_capacity = 0;
+  int elastic_ranks_per_host = 1;
 };
 
 struct LiveResult {
@@ -97,6 +104,15 @@ void validate_live_config(const train::Model& model, const LiveConfig& config);
 // index among its host's ranks (tcp::Runtime::host_of_rank) modulo the visible devices.
 LiveResult run_live_training(tcp::Runtime& runtime, const train::Model& model,
                              const LiveConfig& config);
+
+// One process of an elastic run (live_env.h, "Elastic runs"): `runtime` is the process's own
+// one-rank runtime (its loop, timeouts and failure path); the worker connects to its first
+// cluster (or, started by the runner for a new worker, joins the notice's cluster), runs the step
+// loop until it leaves the cluster or the run ends, closes its connections and writes what it
+// measured to the store (FileStore::write_record), from which the launcher merges the run's
+// result. The returned result holds this process's record only, summarized where it ran a step.
+LiveResult run_live_elastic(tcp::Runtime& runtime, const train::Model& model,
+                            const LiveConfig& config, ElasticProcess process);
 
 // Fails the runtime's transport with `reason` (so every peer fails at once with this root cause
 // instead of waiting for a timeout); no-op when it already failed. Never throws.

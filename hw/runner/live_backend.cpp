@@ -91,6 +91,20 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
     }
   }
   if (task.learn) text += "learn: " + train::learn_spec_yaml(*task.learn) + "\n";
+  if (const auto& e = task.elastic) {
+    // The topology's workers and GPUs per host, then the scenario's elastic: keys.
+    auto ns = [](TimeNs t) { return std::to_string(t) + "ns"; };
+    text += "elastic: {capacity: " +
+            std::to_string(task.nominal.servers * task.nominal.server.gpus) +
+            ", ranks_per_host: " + std::to_string(task.nominal.server.gpus) + ", mechanism: " +
+            (e->mechanism == runtime::ResizeMechanism::kKungFu ? "kungfu" : "restart") +
+            (e->initial_workers > 0
+                 ? ", initial_workers: " + std::to_string(e->initial_workers)
+                 : std::string()) +
+            ", retry: " + ns(e->retry_ns) + ", failure_timeout: " + ns(e->failure_timeout_ns) +
+            ", optimizer_slots: " + std::to_string(e->optimizer_slots) +
+            ", framework_init: " + ns(e->framework_init_ns) + "}\n";
+  }
   return text;
 }
 
@@ -258,6 +272,10 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   // The ranks' timelines (one file each, merged below). The scratch folder is on this machine:
   // local and testbed ranks share its file system.
   const fs::path timeline = task.record_timeline ? dir.path / "timeline" : fs::path();
+  if (!timeline.empty() && task.elastic) {
+    throw InputError(
+        "--timeline with a live elastic run: its processes' timelines are not merged yet");
+  }
   if (!timeline.empty()) {
     if (task.live.placement == "hosts") {
       throw InputError(

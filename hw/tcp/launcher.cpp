@@ -114,13 +114,6 @@ std::vector<std::string> environment_without_launch_variables() {
 
 LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
                                  const SuperviseOptions& options) {
-  const int n = static_cast<int>(workers.size());
-  // Everything exec needs is built before fork: the child only calls async-signal-safe functions.
-  std::vector<std::vector<char*>> argv_c, env_c;
-  for (WorkerCommand& w : workers) {
-    argv_c.push_back(c_strings(w.argv));
-    env_c.push_back(c_strings(w.env));
-  }
   const std::string exec_failed = options.name + ": exec failed\n";
 
   g_launcher_interrupted = 0;
@@ -134,14 +127,13 @@ LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
   sigaction(SIGHUP, &action, &old_hup);
 
   LaunchResult result;
-  result.workers.resize(static_cast<std::size_t>(n));
-  std::vector<bool> alive(static_cast<std::size_t>(n), false);
+  std::vector<bool> alive;
   const pid_t parent = ::getpid();
   const bool groups = options.own_process_group;
   auto kill_alive = [&] {
-    for (int r = 0; r < n; ++r) {
-      auto& w = result.workers[static_cast<std::size_t>(r)];
-      if (alive[static_cast<std::size_t>(r)] && !w.killed_by_launcher) {
+    for (std::size_t r = 0; r < alive.size(); ++r) {
+      auto& w = result.workers[r];
+      if (alive[r] && !w.killed_by_launcher) {
         if (groups) ::kill(-w.pid, SIGKILL);  // its whole group: wrappers and what they started
         ::kill(w.pid, SIGKILL);
         w.killed_by_launcher = true;
@@ -150,51 +142,66 @@ LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
   };
 
   std::string spawn_error;
-  for (int r = 0; r < n; ++r) {
-    const WorkerCommand& cmd = workers[static_cast<std::size_t>(r)];
-    const int fd = cmd.inherit.get();
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      spawn_error = "fork: " + errno_text(errno);
-      break;
+  int running = 0;
+  // Starts `batch` (each command's index in the result follows the earlier ones).
+  auto spawn = [&](std::vector<WorkerCommand>& batch) {
+    for (WorkerCommand& cmd : batch) {
+      if (!spawn_error.empty()) break;
+      // Everything exec needs is built before fork: the child only calls async-signal-safe
+      // functions.
+      std::vector<char*> argv_c = c_strings(cmd.argv), env_c = c_strings(cmd.env);
+      const int fd = cmd.inherit.get();
+      const pid_t pid = ::fork();
+      if (pid < 0) {
+        spawn_error = "fork: " + errno_text(errno);
+        break;
+      }
+      if (pid == 0) {
+        // Child: die with the launcher; keep only our own inherited descriptor across exec.
+        if (groups) ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        ::signal(SIGHUP, SIG_DFL);
+        if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
+        ::execve(cmd.program.c_str(), argv_c.data(), env_c.data());
+        [[maybe_unused]] ssize_t w = ::write(2, exec_failed.data(), exec_failed.size());
+        ::_exit(127);
+      }
+      if (groups) ::setpgid(pid, pid);  // also here: whichever of parent and child runs first
+      WorkerExit exit;
+      exit.rank = static_cast<int>(result.workers.size());
+      exit.pid = pid;
+      result.workers.push_back(exit);
+      alive.push_back(true);
+      ++running;
     }
-    if (pid == 0) {
-      // Child: die with the launcher; keep only our own inherited descriptor across exec.
-      if (groups) ::setpgid(0, 0);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(1);
-      ::signal(SIGINT, SIG_DFL);
-      ::signal(SIGTERM, SIG_DFL);
-      ::signal(SIGHUP, SIG_DFL);
-      if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
-      ::execve(cmd.program.c_str(), argv_c[static_cast<std::size_t>(r)].data(),
-               env_c[static_cast<std::size_t>(r)].data());
-      [[maybe_unused]] ssize_t w = ::write(2, exec_failed.data(), exec_failed.size());
-      ::_exit(127);
-    }
-    if (groups) ::setpgid(pid, pid);  // also here: whichever of parent and child runs first
-    result.workers[static_cast<std::size_t>(r)].rank = r;
-    result.workers[static_cast<std::size_t>(r)].pid = pid;
-    alive[static_cast<std::size_t>(r)] = true;
-  }
-  for (WorkerCommand& w : workers)
-    w.inherit.reset();  // the workers hold them now
-  if (!spawn_error.empty()) kill_alive();
+    for (WorkerCommand& w : batch)
+      w.inherit.reset();  // the workers hold them now
+    if (!spawn_error.empty()) kill_alive();
+  };
+  spawn(workers);
 
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> first_failure;
-  int running = static_cast<int>(std::count(alive.begin(), alive.end(), true));
   int next_exit_order = 0;
+  auto ask_for_more = [&] {
+    if (!options.more || first_failure || !spawn_error.empty() || g_launcher_interrupted) return;
+    std::vector<WorkerCommand> more = options.more();
+    spawn(more);
+  };
   while (running > 0) {
+    ask_for_more();
     bool reaped = false;
-    for (int r = 0; r < n; ++r) {
-      if (!alive[static_cast<std::size_t>(r)]) continue;
-      auto& w = result.workers[static_cast<std::size_t>(r)];
+    for (std::size_t r = 0; r < alive.size(); ++r) {
+      if (!alive[r]) continue;
+      auto& w = result.workers[r];
       int status = 0;
       const pid_t got = ::waitpid(w.pid, &status, WNOHANG);
       if (got == 0) continue;
       if (got < 0 && errno == EINTR) continue;
-      alive[static_cast<std::size_t>(r)] = false;
+      alive[r] = false;
       w.exit_order = next_exit_order++;
       --running;
       reaped = true;
@@ -210,6 +217,8 @@ LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
         if (groups) ::kill(-w.pid, SIGKILL);  // what a failed wrapper may have left in its group
       }
     }
+    // A worker that was the last to run may have asked for new ones just before it exited.
+    if (running == 0) ask_for_more();
     if (g_launcher_interrupted) {
       result.interrupted = true;
       kill_alive();

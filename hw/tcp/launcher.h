@@ -12,6 +12,7 @@
 // exit on their own; whoever is still running then is killed. Workers also die with the parent
 // (PR_SET_PDEATHSIG), and SIGINT/SIGTERM/SIGHUP to the parent kill and reap them.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,11 @@ struct SuperviseOptions {
   // shell that fork leave nothing behind).
   bool own_process_group = false;
   std::string name = "launcher";  // in the exec-failure message
+  // Called every poll period while workers run (and once more before the last one is waited
+  // for): commands to start now, appended to the result in that order (an elastic run's runner
+  // starts a process for each worker a new cluster adds). Null: a fixed set of workers. A
+  // worker that exits with code 0 before the others is normal (it left the cluster).
+  std::function<std::vector<WorkerCommand>()> more;
 };
 // Starts every command and waits for all of them; results by rank. Throws RuntimeFailure when a
 // process cannot be created (then nothing is left running). Call before starting any thread.

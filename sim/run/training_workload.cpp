@@ -183,6 +183,7 @@ class TrainingWorkload final : public Workload {
     task.compute_scale = options_.compute.compute_scale;
     task.live = live_.options;
     if (model_name == train::kLearnModel) task.learn = live_.learn;
+    task.elastic = options_.elastic;
     return live_.backend->run_training(task);
   }
 
@@ -483,7 +484,20 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
       }
     }
     if (ctx.mode == Mode::kLive) {
-      w.fail("elastic", "elastic runs are simulated only for now (live resizing is not built yet)");
+      // Live: local processes resize by KungFu's protocol (hw/live, "Elastic runs").
+      if (options.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
+        e->fail("mechanism",
+                "live elastic runs resize by KungFu's protocol (kungfu); the restart baseline is "
+                "simulated only for now");
+      }
+      if (ctx.live.placement != "local") {
+        w.fail("elastic", "live elastic runs place their processes locally for now (live.placement "
+                          "is " + ctx.live.placement + "; expected local)");
+      }
+      if (!options.seam.monitors_yaml.empty()) {
+        w.fail("monitors", "live elastic runs take no monitors yet (a new process would start "
+                           "them afresh)");
+      }
     }
   }
   options.stragglers = runtime::read_stragglers(w, capacity);
@@ -497,6 +511,9 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   options.failures = runtime::read_failures(w, capacity);
+  if (!options.failures.empty() && ctx.mode == Mode::kLive) {
+    w.fail("failures", "worker failures are simulated only for now (live kills are not built)");
+  }
   if (!options.failures.empty() &&
       (!options.elastic || options.elastic->mechanism != runtime::ResizeMechanism::kKungFu)) {
     w.fail("failures",

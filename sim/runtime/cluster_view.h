@@ -68,6 +68,13 @@ class ClusterView final : public TrainingEnv {
   void between_steps(int worker, int step, Callback done) override {
     base_.between_steps(base_worker(worker), step, std::move(done));
   }
+  coll::Workspace model_state(int worker, std::size_t tensor, std::uint64_t elements,
+                              const std::string& name) override {
+    return base_.model_state(base_worker(worker), tensor, elements, name);
+  }
+  void state_received(int worker, int version) override {
+    base_.state_received(base_worker(worker), version);
+  }
   void step_started(int worker, int step) override {
     base_.step_started(base_worker(worker), step);
   }

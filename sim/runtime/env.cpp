@@ -6,7 +6,7 @@ namespace adaptsim::runtime {
 namespace {
 [[noreturn]] void no_elastic(const char* what) {
   throw InputError(std::string("this environment cannot change its worker set (") + what +
-                   "): elastic runs are simulated only for now");
+                   "): elastic runs need a simulation or live local processes");
 }
 }  // namespace
 
@@ -16,10 +16,10 @@ void TrainingEnv::store_get(int, std::function<void(const ClusterConfig&)>) {
 void TrainingEnv::store_put(int, const ClusterConfig&, Callback) {
   no_elastic("config store");
 }
-void TrainingEnv::notify_runners(int, const ClusterConfig&, bool, Callback) {
+void TrainingEnv::notify_runners(int, const RunnerNotice&, Callback) {
   no_elastic("runners");
 }
-void TrainingEnv::on_worker_started(std::function<void(int, const ClusterConfig&)>) {
+void TrainingEnv::on_worker_started(std::function<void(int, const RunnerNotice&)>) {
   no_elastic("runners");
 }
 void TrainingEnv::stop_worker(int) {
@@ -39,6 +39,16 @@ void TrainingEnv::write_checkpoint(int, std::uint64_t, Callback) {
 }
 void TrainingEnv::read_checkpoint(int, std::uint64_t, Callback) {
   no_elastic("checkpoint");
+}
+coll::Workspace TrainingEnv::model_state(int, std::size_t, std::uint64_t elements,
+                                         const std::string& name) {
+  coll::Workspace ws;
+  ws.name = name;
+  ws.count = elements;
+  ws.dtype = coll::DType::kF32;
+  ws.send = {nullptr, ws.bytes()};
+  ws.recv = {nullptr, ws.bytes()};
+  return ws;
 }
 
 }  // namespace adaptsim::runtime

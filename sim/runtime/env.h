@@ -129,15 +129,14 @@ class TrainingEnv {
   // replaces it (the caller gives the next version).
   virtual void store_get(int worker, std::function<void(const ClusterConfig&)> done);
   virtual void store_put(int worker, const ClusterConfig& cluster, Callback done);
-  // `worker` tells every host's runner of `cluster` (KungFu's propose: every worker notifies every
-  // runner; a runner acts on the first notice of a version): each runner stops its processes of
-  // workers the cluster no longer holds and starts one for each worker it newly holds, or, with
-  // `restart`, for every worker of the cluster on its host (the previous ones have stopped). A
-  // started process reaches the handler given to on_worker_started once it runs. `done` once
-  // every runner has the notice.
-  virtual void notify_runners(int worker, const ClusterConfig& cluster, bool restart,
-                              Callback done);
-  virtual void on_worker_started(std::function<void(int worker, const ClusterConfig&)> started);
+  // `worker` tells every host's runner of `notice.cluster` (KungFu's propose: every worker notifies
+  // every runner; a runner acts on the first notice of a version): each runner stops its processes
+  // of workers the cluster no longer holds and starts one for each worker it newly holds, or, with
+  // `notice.restart`, for every worker of the cluster on its host (the previous ones have
+  // stopped). A started process reaches the handler given to on_worker_started, with the notice,
+  // once it runs. `done` once every runner has the notice.
+  virtual void notify_runners(int worker, const RunnerNotice& notice, Callback done);
+  virtual void on_worker_started(std::function<void(int worker, const RunnerNotice&)> started);
   // `worker`'s process ends (it left the cluster, or stopped for a restart, or failed).
   virtual void stop_worker(int worker);
   // The workers whose lease in the store is alive (ElasticSpec::failure_timeout_ns after their
@@ -152,6 +151,18 @@ class TrainingEnv {
   // The restart baseline's checkpoint: `bytes` of model state written to, or read from, disk.
   virtual void write_checkpoint(int worker, std::uint64_t bytes, Callback done);
   virtual void read_checkpoint(int worker, std::uint64_t bytes, Callback done);
+  // The model state's tensor `tensor` on `worker` (the parameters of backward-order tensor
+  // `tensor` and `copies` - 1 optimizer slots per parameter, float32) as the state broadcast sends
+  // and receives it (send == recv: in place, the root's bytes overwrite the others'), named `name`.
+  // Default: size-only (a simulation has no values). `state_received` runs on every worker of the
+  // broadcast once all of its tensors are in; an environment that holds the state checks there
+  // that it is the root's (live: a mismatch fails the run). Default: nothing to check.
+  virtual coll::Workspace model_state(int worker, std::size_t tensor, std::uint64_t elements,
+                                      const std::string& name);
+  virtual void state_received(int worker, int version) {
+    (void)worker;
+    (void)version;
+  }
 
   // `worker` starts `step` now (its compute begins). Rank 0's step starts are the clock of the
   // scenario's background traffic (background.h): the simulator starts and stops its flows

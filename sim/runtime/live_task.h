@@ -13,6 +13,7 @@
 
 #include "sim/core/time.h"
 #include "sim/io/background.h"
+#include "sim/runtime/elastic.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
@@ -69,6 +70,8 @@ struct LiveTrainingTask {
   bool record_timeline = false;
   // The model learns for real (fashion-mlp: the workload's `learn:` map, or its defaults).
   std::optional<train::LearnSpec> learn;
+  // The worker set changes (the workload's `elastic:` map; local processes, KungFu's protocol).
+  std::optional<ElasticSpec> elastic;
 };
 
 // Runs training tasks on real processes. The runner takes one as a parameter (sim/run's

@@ -68,9 +68,18 @@ void Trainer::start() {
   if (options_.elastic) {
     const int initial = options_.elastic->initial_workers > 0 ? options_.elastic->initial_workers
                                                               : static_cast<int>(order_.size());
+    env_.on_worker_started([this](int base, const RunnerNotice& n) { worker_started(base, n); });
+    if (options_.join) {
+      // A process started for a new worker: it joins the notice's cluster.
+      if (local_.size() != 1) {
+        throw std::logic_error("Trainer: a joining process has one local worker");
+      }
+      starting_ = 1;
+      worker_started(local_.front(), *options_.join);
+      return;
+    }
     const ClusterConfig cluster = cluster_of(order_, initial, 0);
     ensure_version(cluster);
-    env_.on_worker_started([this](int base, const ClusterConfig& c) { worker_started(base, c); });
     std::erase_if(first, [&cluster](int w) {
       return std::find(cluster.workers.begin(), cluster.workers.end(), w) == cluster.workers.end();
     });
@@ -491,16 +500,85 @@ std::vector<double> Trainer::local_sums() const {
   return out;
 }
 
+RunRecord Trainer::record() const {
+  RunRecord r;
+  r.warmup_steps = options_.warmup_steps;
+  r.total_steps = total_steps_;
+  r.workers = env_.workers();
+  r.elastic = options_.elastic.has_value();
+  r.step_sum_s = step_sum_s_;
+  r.step_batch = step_batch_;
+  r.step_strategy = step_strategy_;
+  r.step_decision = step_decision_;
+  r.step_bytes = step_bytes_;
+  r.step_readings = step_readings_;
+  r.step_workers = step_workers_;
+  r.worker_step_mean_s.assign(static_cast<std::size_t>(env_.workers()), 0.0);
+  for (int w : local_) {
+    const Worker& s = state_[w];
+    r.compute_s += s.compute_s;
+    r.link_s += s.link_s;
+    r.wait_s += s.wait_s;
+    r.measured += s.measured;
+    r.worker_step_mean_s[static_cast<std::size_t>(w)] =
+        s.measured > 0 ? s.step_sum_s / s.measured : 0;
+  }
+  return r;
+}
+
 TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
-  TrainingResult r;
-  const int n = env_.workers();
+  RunRecord r = record();
   const std::size_t base = static_cast<std::size_t>(total_steps_);
+  std::copy(sum.begin(), sum.begin() + static_cast<std::ptrdiff_t>(base), r.step_sum_s.begin());
+  r.compute_s = sum[base];
+  r.link_s = sum[base + 1];
+  r.wait_s = sum[base + 2];
+  r.measured = sum[base + 3];
+  r.worker_step_mean_s.assign(sum.begin() + static_cast<std::ptrdiff_t>(base + 4), sum.end());
+  return summarize_record(r);
+}
+
+void merge_records(RunRecord& into, const RunRecord& other) {
+  const std::size_t steps = static_cast<std::size_t>(into.total_steps);
+  if (other.total_steps != into.total_steps || other.warmup_steps != into.warmup_steps ||
+      other.workers != into.workers || other.elastic != into.elastic ||
+      other.step_sum_s.size() != steps || into.step_sum_s.size() != steps ||
+      other.worker_step_mean_s.size() != into.worker_step_mean_s.size()) {
+    throw std::invalid_argument("merge_records: the records are not of one run");
+  }
+  for (std::size_t k = 0; k < steps; ++k) {
+    into.step_sum_s[k] += other.step_sum_s[k];
+    if (into.step_batch[k] == 0) into.step_batch[k] = other.step_batch[k];
+    if (into.step_strategy[k].empty()) into.step_strategy[k] = other.step_strategy[k];
+    if (into.step_decision[k].empty()) into.step_decision[k] = other.step_decision[k];
+    if (into.step_bytes[k] == 0) into.step_bytes[k] = other.step_bytes[k];
+    into.step_workers[k] = std::max(into.step_workers[k], other.step_workers[k]);
+    for (const auto& [key, value] : other.step_readings[k]) {
+      auto [it, added] = into.step_readings[k].emplace(key, value);
+      if (!added) it->second = std::max(it->second, value);
+    }
+  }
+  into.compute_s += other.compute_s;
+  into.link_s += other.link_s;
+  into.wait_s += other.wait_s;
+  into.measured += other.measured;
+  for (std::size_t w = 0; w < into.worker_step_mean_s.size(); ++w) {
+    if (other.worker_step_mean_s[w] > 0) into.worker_step_mean_s[w] = other.worker_step_mean_s[w];
+  }
+}
+
+TrainingResult summarize_record(const RunRecord& rec) {
+  TrainingResult r;
+  const int n = rec.workers;
+  const int total_steps = rec.total_steps;
+  const int warmup = rec.warmup_steps;
+  const std::vector<double>& sum = rec.step_sum_s;
   // Step k's time: the mean over workers of their own step-k durations. Synchronous systems
   // couple the workers through their collectives, so this equals the cluster's step rate;
   // without communication (ideal) the workers are independent and it is their mean speed.
-  if (options_.elastic) {
-    for (int k = 0; k < total_steps_; ++k) {
-      if (step_workers_[static_cast<std::size_t>(k)] == 0) {
+  if (rec.elastic) {
+    for (int k = 0; k < total_steps; ++k) {
+      if (rec.step_workers[static_cast<std::size_t>(k)] == 0) {
         throw RuntimeFailure("the job stopped before step " + std::to_string(k) +
                              ": every worker of the cluster failed");
       }
@@ -508,10 +586,10 @@ TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
   }
   // A step's workers: the cluster's size in it (elastic runs), else every worker.
   auto workers_in = [&](int k) {
-    const int m = step_workers_[static_cast<std::size_t>(k)];
-    return options_.elastic && m > 0 ? m : n;
+    const int m = rec.step_workers[static_cast<std::size_t>(k)];
+    return rec.elastic && m > 0 ? m : n;
   };
-  for (int k = options_.warmup_steps; k < total_steps_; ++k)
+  for (int k = warmup; k < total_steps; ++k)
     r.step_s.push_back(sum[static_cast<std::size_t>(k)] / workers_in(k));
   const double m = static_cast<double>(r.step_s.size());
   r.step_mean_s = std::accumulate(r.step_s.begin(), r.step_s.end(), 0.0) / m;
@@ -519,34 +597,34 @@ TrainingResult Trainer::summarize(const std::vector<double>& sum) const {
   for (double x : r.step_s)
     var += (x - r.step_mean_s) * (x - r.step_mean_s);
   r.step_std_s = r.step_s.size() > 1 ? std::sqrt(var / (m - 1)) : 0.0;
-  const double measured = sum[base + 3];
-  r.compute_s = sum[base] / measured;
-  r.exposed_link_s = sum[base + 1] / measured;
-  r.exposed_wait_s = sum[base + 2] / measured;
+  const double measured = rec.measured;
+  r.compute_s = rec.compute_s / measured;
+  r.exposed_link_s = rec.link_s / measured;
+  r.exposed_wait_s = rec.wait_s / measured;
   double batch_sum = 0;
-  for (int k = options_.warmup_steps; k < total_steps_; ++k)
-    batch_sum += step_batch_[static_cast<std::size_t>(k)];
+  for (int k = warmup; k < total_steps; ++k)
+    batch_sum += rec.step_batch[static_cast<std::size_t>(k)];
   const double batch = batch_sum / m;  // exactly the batch when it never changed
   r.samples_per_s_per_gpu = batch / r.step_mean_s;
   // First-order propagation: d(B/T) = B/T^2 dT.
   r.samples_per_s_per_gpu_std = batch * r.step_std_s / (r.step_mean_s * r.step_mean_s);
   r.samples_per_s_total = r.samples_per_s_per_gpu * n;
-  if (options_.elastic) {
+  if (rec.elastic) {
     // Samples over time, each step at its cluster's size.
     double samples = 0, seconds = 0;
-    for (int k = options_.warmup_steps; k < total_steps_; ++k) {
+    for (int k = warmup; k < total_steps; ++k) {
       const std::size_t i = static_cast<std::size_t>(k);
-      samples += static_cast<double>(workers_in(k)) * step_batch_[i];
+      samples += static_cast<double>(workers_in(k)) * rec.step_batch[i];
       seconds += sum[i] / workers_in(k);
     }
     r.samples_per_s_total = seconds > 0 ? samples / seconds : 0;
   }
-  r.worker_step_mean_s.assign(sum.begin() + static_cast<std::ptrdiff_t>(base + 4), sum.end());
-  for (int k = 0; k < total_steps_; ++k) {
+  r.worker_step_mean_s = rec.worker_step_mean_s;
+  for (int k = 0; k < total_steps; ++k) {
     const std::size_t i = static_cast<std::size_t>(k);
-    r.steps.push_back({k, k >= options_.warmup_steps, sum[i] / workers_in(k), step_batch_[i],
-                       workers_in(k), step_bytes_[i], step_strategy_[i], step_decision_[i],
-                       step_readings_[i]});
+    r.steps.push_back({k, k >= warmup, sum[i] / workers_in(k), rec.step_batch[i], workers_in(k),
+                       rec.step_bytes[i], rec.step_strategy[i], rec.step_decision[i],
+                       rec.step_readings[i]});
   }
   return r;
 }

@@ -107,7 +107,40 @@ struct TrainerOptions {
   std::vector<Straggler> stragglers;
   // Workers that die at a step (failure.h; elastic runs with the KungFu mechanism).
   std::vector<WorkerFailure> failures;
+  // Elastic runs, a process a runner started for a new worker (a live joiner): the environment's
+  // one local worker joins the cluster of this notice instead of starting at step 0.
+  std::optional<RunnerNotice> join;
 };
+
+// What a run measured, before it is summarized: per step and per worker, as the local workers saw
+// it (Trainer::record), or added up over every worker of the run. Live elastic runs merge their
+// processes' records (merge_records): a worker that left took its measurements with it otherwise.
+struct RunRecord {
+  int warmup_steps = 0;
+  int total_steps = 0;
+  int workers = 0;  // the environment's (every worker a cluster may hold)
+  bool elastic = false;
+  // Per step: the sum over workers of their durations; what every worker ran with and the decision
+  // taken after it; each worker's all-reduced bytes; the readings; the cluster's size (elastic).
+  std::vector<double> step_sum_s;
+  std::vector<int> step_batch;
+  std::vector<std::string> step_strategy;
+  std::vector<std::string> step_decision;
+  std::vector<double> step_bytes;
+  std::vector<std::map<std::string, double>> step_readings;
+  std::vector<int> step_workers;
+  // Sums over measured worker-steps, their count, and each worker's mean measured step (0: none).
+  double compute_s = 0, link_s = 0, wait_s = 0, measured = 0;
+  std::vector<double> worker_step_mean_s;
+};
+// Adds `other` (the same run, other workers) into `into`: durations, sums and counts add up; what
+// every worker agreed on is taken from whichever record has it; a reading is the larger of the
+// two (the phases' readings are the slowest worker's). Throws std::invalid_argument when the two
+// are not of one run's shape.
+void merge_records(RunRecord& into, const RunRecord& other);
+// The result of a whole run's record. Throws RuntimeFailure when an elastic run has a step that no
+// worker ran (every worker of its cluster failed).
+TrainingResult summarize_record(const RunRecord& record);
 
 // The simulator's per-(worker, step) jitter factor: Rng::derive(seed, worker * 1000003 + step),
 // N(1, cv) clamped at 0.5; 1 without jitter.
@@ -132,6 +165,11 @@ class Trainer final : public StepSink {
   std::vector<double> local_sums() const;
   // The result from the sums over every worker (the layout of local_sums).
   TrainingResult summarize(const std::vector<double>& sums) const;
+  // The local workers' record (what summarize reads from local_sums and the step loop's copies).
+  RunRecord record() const;
+  // The agreed history (every worker's observations and decisions so far) as text, for a new
+  // process of the run (RunnerNotice::agreed_state).
+  std::string agreed_state() const;
 
   // Called on every reduced gradient and after every step of a local worker (a live run's
   // watchdog restarts its timeout; it checks finished()).
@@ -222,7 +260,10 @@ class Trainer final : public StepSink {
   void consensus(int w, const std::string& name, double digest, std::function<void(bool)> done);
   void resize(int w, int step);
   void switch_version(int w, int step, const ClusterConfig& cluster);
-  void worker_started(int w, const ClusterConfig& cluster);
+  void worker_started(int w, const RunnerNotice& notice);
+  // A new process takes the agreed history of `notice` where its own is shorter.
+  void adopt_agreed_state(const RunnerNotice& notice);
+  RunnerNotice notice_for(const ClusterConfig& cluster, int step, bool restart);
   void join_cluster(int w);
   void broadcast_state(int w, Callback done);
   void restart(int w, int step, int size);
@@ -279,6 +320,7 @@ class Trainer final : public StepSink {
   std::map<int, int> resize_step_;      // version -> the step it follows
   std::map<int, TimeNs> resize_begin_;  // version -> when rank 0's boundary began
   std::map<int, TimeNs> notified_at_;   // version -> the first notice to the runners
+  std::map<int, std::string> agreed_state_;  // version -> its notice's agreed history
   int running_ = 0;
   int starting_ = 0;
   std::uint64_t state_bytes_ = 0;

@@ -1,7 +1,10 @@
 // The step loop's worker-set changes: KungFu's resize protocol and the stop-checkpoint-restart
 // baseline (trainer.h, "Worker-set changes"; KUNGFU.md 4).
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 #include "sim/coll/allreduce.h"
@@ -32,7 +35,96 @@ class VersionSink final : public StepSink {
   std::function<bool(int)> current_;
 };
 
+// The agreed history's text form: doubles by their bits (exact, NaN included), optionals as null.
+nlohmann::json bits(double v) {
+  return std::bit_cast<std::uint64_t>(v);
+}
+double from_bits(const nlohmann::json& j) {
+  return std::bit_cast<double>(j.get<std::uint64_t>());
+}
+nlohmann::json strategy_json(const std::optional<StrategyChoice>& c) {
+  if (!c) return nullptr;
+  return nlohmann::json::array({static_cast<int>(c->kind), c->root});
+}
+std::optional<StrategyChoice> strategy_from(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  return StrategyChoice{static_cast<coll::StrategyKind>(j.at(0).get<int>()), j.at(1).get<int>()};
+}
+nlohmann::json optional_int(const std::optional<int>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+std::optional<int> int_from(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  return j.get<int>();
+}
+
 }  // namespace
+
+std::string Trainer::agreed_state() const {
+  nlohmann::json history = nlohmann::json::array(), decisions = nlohmann::json::array();
+  for (const StepObservation& o : history_) {
+    nlohmann::json readings = nlohmann::json::object();
+    for (const auto& [key, value] : o.readings)
+      readings[key] = bits(value);
+    history.push_back({o.step, o.batch_per_gpu, o.workers, strategy_json(o.strategy),
+                       bits(o.step_s), bits(o.samples_per_s), bits(o.comm_bytes), bits(o.comm_s),
+                       bits(o.allreduce_Bps), bits(o.grad_sq_local), bits(o.grad_sq_global),
+                       bits(o.grad_variance), bits(o.votes), readings});
+  }
+  for (const Decision& d : decisions_) {
+    decisions.push_back(
+        {optional_int(d.batch_per_gpu), strategy_json(d.strategy), optional_int(d.workers)});
+  }
+  return nlohmann::json{{"history", history}, {"decisions", decisions}}.dump();
+}
+
+void Trainer::adopt_agreed_state(const RunnerNotice& notice) {
+  if (notice.agreed_state.empty()) return;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(notice.agreed_state);
+    const nlohmann::json& history = j.at("history");
+    const nlohmann::json& decisions = j.at("decisions");
+    if (history.size() <= history_.size()) return;  // this process saw it all
+    history_.clear();
+    decisions_.clear();
+    for (const nlohmann::json& h : history) {
+      StepObservation o;
+      o.step = h.at(0).get<int>();
+      o.batch_per_gpu = h.at(1).get<int>();
+      o.workers = h.at(2).get<int>();
+      o.strategy = strategy_from(h.at(3));
+      o.step_s = from_bits(h.at(4));
+      o.samples_per_s = from_bits(h.at(5));
+      o.comm_bytes = from_bits(h.at(6));
+      o.comm_s = from_bits(h.at(7));
+      o.allreduce_Bps = from_bits(h.at(8));
+      o.grad_sq_local = from_bits(h.at(9));
+      o.grad_sq_global = from_bits(h.at(10));
+      o.grad_variance = from_bits(h.at(11));
+      o.votes = from_bits(h.at(12));
+      for (const auto& [key, value] : h.at(13).items())
+        o.readings[key] = from_bits(value);
+      history_.push_back(std::move(o));
+    }
+    for (const nlohmann::json& d : decisions) {
+      Decision x;
+      x.batch_per_gpu = int_from(d.at(0));
+      x.strategy = strategy_from(d.at(1));
+      x.workers = int_from(d.at(2));
+      decisions_.push_back(std::move(x));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw RuntimeFailure("the runner's notice of cluster version " +
+                         std::to_string(notice.cluster.version) +
+                         " holds no readable agreed history: " + e.what());
+  }
+  if (decisions_.size() != history_.size()) {
+    throw RuntimeFailure("the runner's notice of cluster version " +
+                         std::to_string(notice.cluster.version) + " holds " +
+                         std::to_string(history_.size()) + " observations but " +
+                         std::to_string(decisions_.size()) + " decisions");
+  }
+}
 
 int Trainer::rank(int w) const {
   if (!options_.elastic) return w;
@@ -163,8 +255,6 @@ void Trainer::consensus(int w, const std::string& name, double digest,
 
 void Trainer::resize(int w, int step) {
   const ClusterConfig cluster = state_[static_cast<std::size_t>(w)].read;
-  const int old_size = env(w).workers();
-  const int new_size = static_cast<int>(cluster.workers.size());
   const std::vector<int>& old =
       views_.at(state_[static_cast<std::size_t>(w)].version)->cluster().workers;
   if (std::none_of(old.begin(), old.end(), [&cluster](int m) {
@@ -175,8 +265,15 @@ void Trainer::resize(int w, int step) {
     throw RuntimeFailure("cluster version " + std::to_string(cluster.version) +
                          " keeps none of the running workers: the model state would be lost");
   }
-  if (resize_step_.emplace(cluster.version, step).second)
-    starting_ += std::max(0, new_size - old_size);
+  if (resize_step_.emplace(cluster.version, step).second) {
+    // The new workers this environment runs (every one simulated; live, a new process counts
+    // itself).
+    for (int m : cluster.workers) {
+      if (std::find(old.begin(), old.end(), m) == old.end() &&
+          std::find(local_.begin(), local_.end(), m) != local_.end())
+        ++starting_;
+    }
+  }
   if (rank(w) == 0)
     resize_begin_[cluster.version] = state_[static_cast<std::size_t>(w)].check_begin;
   const TimeNs begin = env_.now();
@@ -189,7 +286,8 @@ void Trainer::resize(int w, int step) {
                                      std::to_string(cluster.version) + " after agreeing on it");
               }
               notified_at_.emplace(cluster.version, env_.now());
-              env_.notify_runners(w, cluster, false, [this, w, step, begin, cluster] {
+              env_.notify_runners(w, notice_for(cluster, step, false), [this, w, step, begin,
+                                                                         cluster] {
                 phase(w, step, "resize.propose", begin);
                 if (std::find(cluster.workers.begin(), cluster.workers.end(), w) ==
                     cluster.workers.end()) {
@@ -213,7 +311,25 @@ void Trainer::switch_version(int w, int step, const ClusterConfig& cluster) {
   });
 }
 
-void Trainer::worker_started(int w, const ClusterConfig& cluster) {
+RunnerNotice Trainer::notice_for(const ClusterConfig& cluster, int step, bool restart) {
+  RunnerNotice n;
+  n.cluster = cluster;
+  n.restart = restart;
+  n.step = step;
+  n.notified_at = notified_at_.at(cluster.version);
+  // Once per version (every worker sends the same notice).
+  auto [it, added] = agreed_state_.emplace(cluster.version, std::string());
+  if (added) it->second = agreed_state();
+  n.agreed_state = it->second;
+  return n;
+}
+
+void Trainer::worker_started(int w, const RunnerNotice& notice) {
+  const ClusterConfig& cluster = notice.cluster;
+  // A process of its own learns from the notice what the running workers know.
+  resize_step_.emplace(cluster.version, notice.step);
+  notified_at_.emplace(cluster.version, notice.notified_at);
+  adopt_agreed_state(notice);
   const int step = resize_step_.at(cluster.version);
   --starting_;
   ++running_;
@@ -287,27 +403,29 @@ void Trainer::join_cluster(int w) {
 }
 
 // The model state from rank 0, one broadcast per parameter tensor (with its optimizer slots), all
-// at once as TensorFlow runs BroadcastGlobalVariablesOp's per-variable ops. Size-only: a live
-// environment with parameter buffers would name them here.
+// at once as TensorFlow runs BroadcastGlobalVariablesOp's per-variable ops, in the environment's
+// state buffers (size-only when simulated), which it checks once all are in.
 void Trainer::broadcast_state(int w, Callback done) {
   TrainingEnv& view = env(w);
+  const Worker& s = state_[static_cast<std::size_t>(w)];
+  const int version = s.version;
   if (view.workers() == 1) {
     done();
     return;
   }
-  const Worker& s = state_[static_cast<std::size_t>(w)];
-  const coll::CommGraph& graph = broadcast_pairs_.at(s.version).front().bcast;
+  const coll::CommGraph& graph = broadcast_pairs_.at(version).front().bcast;
   auto remaining = std::make_shared<std::size_t>(model_.backward_order.size());
-  auto shared_done = std::make_shared<Callback>(std::move(done));
-  const std::size_t copies = 1 + static_cast<std::size_t>(options_.elastic->optimizer_slots);
+  const int r = rank(w);
+  auto shared_done = std::make_shared<Callback>(
+      [this, w, r, version, done = std::move(done)] {
+        env(w).state_received(r, version);
+        done();
+      });
+  const std::uint64_t copies = 1 + static_cast<std::uint64_t>(options_.elastic->optimizer_slots);
   for (std::size_t t = 0; t < model_.backward_order.size(); ++t) {
-    coll::Workspace ws;
-    ws.name = "adaptsim:state:" + model_.backward_order[t].name;
-    ws.count = model_.backward_order[t].elements * copies;
-    ws.dtype = coll::DType::kF32;
-    ws.send = {nullptr, ws.bytes()};
-    ws.recv = {nullptr, ws.bytes()};
-    coll::run_graphs(view.transport(rank(w)), ws, {&graph}, [remaining, shared_done] {
+    const coll::Workspace ws = view.model_state(r, t, model_.backward_order[t].elements * copies,
+                                                "adaptsim:state:" + model_.backward_order[t].name);
+    coll::run_graphs(view.transport(r), ws, {&graph}, [remaining, shared_done] {
       if (--*remaining == 0) (*shared_done)();
     });
   }
@@ -318,7 +436,9 @@ void Trainer::resized(int w) {
   const int step = resize_step_.at(s.version);
   s.joining = false;
   s.checked_at = env_.now();  // the resize is not the next step's time
-  phase(w, step, "resize.total", resize_begin_.at(s.version));
+  // Rank 0's boundary began the resize; a process that joined it has no such time.
+  if (auto it = resize_begin_.find(s.version); it != resize_begin_.end())
+    phase(w, step, "resize.total", it->second);
   next_or_finish(w);
 }
 
@@ -346,7 +466,7 @@ void Trainer::restart(int w, int step, int size) {
       if (first) {
         // The job's launcher starts the new cluster once the old processes have stopped.
         notified_at_.emplace(cluster.version, env_.now());
-        env_.notify_runners(w, cluster, true, [] {});
+        env_.notify_runners(w, notice_for(cluster, step, true), [] {});
       }
       leave(w);
     });

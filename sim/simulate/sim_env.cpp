@@ -245,7 +245,7 @@ void SimEnv::store_put(int worker, const runtime::ClusterConfig& cluster, runtim
   });
 }
 
-void SimEnv::notify_runners(int worker, const runtime::ClusterConfig& cluster, bool restart,
+void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
                             runtime::Callback done) {
   // One runner per server, at its first rank's host.
   std::map<int, int> first_rank;
@@ -255,16 +255,17 @@ void SimEnv::notify_runners(int worker, const runtime::ClusterConfig& cluster, b
   for (const auto& [server, rank] : first_rank) {
     const TimeNs rtt = round_trip_ns(worker, rank);
     farthest = std::max(farthest, rtt);
-    engine_.schedule_after(rtt / 2, [this, server = server, cluster, restart] {
+    engine_.schedule_after(rtt / 2, [this, server = server, notice] {
+      const runtime::ClusterConfig& cluster = notice.cluster;
       // A runner acts on a version's first notice: a process for each worker of the cluster on
       // its server that has none (with a restart, every one: the old ones have stopped).
       if (!notified_[cluster.version].insert(server).second) return;
       for (int w : cluster.workers) {
         if (host_of_[static_cast<std::size_t>(w)] != server) continue;
-        if (!restart && running_.count(w) != 0) continue;
+        if (!notice.restart && running_.count(w) != 0) continue;
         running_.insert(w);
-        engine_.schedule_after(elastic().process_start_ns, [this, w, cluster] {
-          if (started_) started_(w, cluster);
+        engine_.schedule_after(elastic().process_start_ns, [this, w, notice] {
+          if (started_) started_(w, notice);
         });
       }
     });

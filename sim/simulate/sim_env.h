@@ -114,10 +114,10 @@ class SimEnv final : public runtime::TrainingEnv {
   void store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) override;
   void store_put(int worker, const runtime::ClusterConfig& cluster,
                  runtime::Callback done) override;
-  void notify_runners(int worker, const runtime::ClusterConfig& cluster, bool restart,
+  void notify_runners(int worker, const runtime::RunnerNotice& notice,
                       runtime::Callback done) override;
   void on_worker_started(
-      std::function<void(int worker, const runtime::ClusterConfig&)> started) override {
+      std::function<void(int worker, const runtime::RunnerNotice&)> started) override {
     started_ = std::move(started);
   }
   void stop_worker(int worker) override;
@@ -156,7 +156,7 @@ class SimEnv final : public runtime::TrainingEnv {
   std::set<int> running_;                  // workers whose process runs
   std::map<int, TimeNs> stopped_at_;       // workers whose process stopped, and when
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
-  std::function<void(int, const runtime::ClusterConfig&)> started_;
+  std::function<void(int, const runtime::RunnerNotice&)> started_;
   void stop_background(std::size_t flow);
 };
 

@@ -153,10 +153,13 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
                       "the testbed's hosts; expected live.placement: testbed") !=
         std::string::npos);
-  // Elastic runs and NIC stragglers are simulated only for now: refused live at their key.
+  // The restart baseline, worker failures and NIC stragglers are simulated only for now: refused
+  // live at their key.
   const std::vector<Case> simulated_only = {
-      {"  elastic: {initial_workers: 2}\n",
-       "key 'workload.elastic': elastic runs are simulated only for now"},
+      {"  elastic: {initial_workers: 2, mechanism: restart}\n",
+       "key 'workload.elastic.mechanism': live elastic runs resize by KungFu's protocol"},
+      {"  elastic: {initial_workers: 2}\n  failures: [{worker: 1, step: 2}]\n",
+       "key 'workload.failures': worker failures are simulated only for now"},
       {"  stragglers: [{worker: 1, from_step: 2, nic_bandwidth: 1Gbps}]\n",
        "key 'workload.stragglers': a straggler's nic_bandwidth is simulated only for now"},
   };
@@ -410,5 +413,59 @@ TEST_CASE("a compute straggler live on local processes slows the steps after it 
   CHECK(sim.after > 1.4 * sim.before);
   CHECK(live.after > 2 * live.before);
   CHECK(live.after == doctest::Approx(sim.after).epsilon(0.15));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an elastic run live on local processes resizes 1 -> 3 -> 1 -> 3 as simulated") {
+  // KungFu's protocol in both modes (trainer.h, "Worker-set changes"): live, the runner starts a
+  // real process for each new worker, which joins by the store's notice, connects to the new
+  // version's mesh, meets the others at the barrier and receives the model state (checked element
+  // by element before its next step); the leavers stop. The per-step cluster sizes must be the
+  // simulated ones, every resize's phases must be measured, and nothing may be left running.
+  const fs::path dir = scratch_dir("elastic_live");
+  LiveScenario sc;
+  sc.servers = 3;
+  sc.warmup_steps = 1;
+  sc.steps = 11;
+  sc.systems = {"{label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}"};
+  sc.live = "placement: local";
+  sc.workload_extra =
+      "  elastic: {initial_workers: 1}\n"
+      "  policy: {name: resize-schedule, every: 3, sizes: [1, 3]}\n";
+  std::ofstream(dir / "elastic.yaml") << sc.text();
+  auto run = [&](bool live) {
+    std::vector<std::string> a = {"run", (dir / "elastic.yaml").string(), "-o",
+                                  (dir / (live ? "live" : "sim")).string(), "--no-progress"};
+    if (live) a.insert(a.begin() + 1, "--live");
+    SimctlProcess p(a, dir);
+    REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+    return read_csv(dir / (live ? "live" : "sim") / "live-test.steps.csv");
+  };
+  const auto sim = run(false);
+  const auto live = run(true);
+  REQUIRE(sim.size() == 12);
+  REQUIRE(live.size() == 12);
+  const std::vector<std::string> expected = {"1", "1", "1", "3", "3", "3",
+                                             "1", "1", "1", "3", "3", "3"};
+  for (std::size_t k = 0; k < 12; ++k) {
+    CAPTURE(k);
+    CHECK(sim[k].at("workers") == expected[k]);
+    CHECK(live[k].at("workers") == expected[k]);
+    CHECK(live[k].at("decision") == sim[k].at("decision"));
+  }
+  // The growth after steps 2 and 8 and the shrink after step 5, each with its phases.
+  for (std::size_t k : {2u, 8u}) {
+    const std::string& readings = live[k].at("readings");
+    CAPTURE(readings);
+    for (const char* key : {"resize.consensus_s", "resize.propose_s", "resize.reconnect_s",
+                            "resize.join.process_start_s", "resize.join.connect_s",
+                            "resize.barrier_s", "resize.sync_s", "resize.broadcast_s",
+                            "resize.total_s"})
+      CHECK(readings.find(key) != std::string::npos);
+  }
+  CHECK(live[5].at("readings").find("resize.total_s") != std::string::npos);
+  CHECK(live[5].at("readings").find("resize.join") == std::string::npos);
+  // Every process has ended, the store's temporary folder with them.
+  CHECK(processes_mentioning(dir.string()).empty());
   fs::remove_all(dir);
 }

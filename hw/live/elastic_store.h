@@ -1,0 +1,67 @@
+#pragma once
+// The config store of a live elastic run (KUNGFU.md 4: KungFu's config server, etcd in the
+// issue's terms), as a folder that every process of the job sees: the single-machine default,
+// with nothing else running. It holds
+//   cluster.json              the versioned cluster {"version": V, "workers": [w, ...]}, replaced
+//                             whole by rename (a reader sees one version or the next);
+//   notices/v<V>.json         the runners' notices (RunnerNotice): the first worker's wins
+//                             (link(2) of a finished temporary file fails once one exists);
+//   addresses/v<V>/w<W>       where worker W listens for version V's connections;
+//   records/w<W>-<pid>.json   what each process measured (runtime::RunRecord), for the launcher.
+// Every write is a temporary file renamed (or linked) into place; nothing is left half written.
+// Readers validate what they read and say what is wrong in one line.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/runtime/elastic.h"
+#include "sim/runtime/trainer.h"
+
+namespace adaptsim::live {
+
+class FileStore {
+ public:
+  // A store in `dir`; `capacity` bounds the worker ids a valid cluster may hold.
+  FileStore(std::filesystem::path dir, int capacity);
+  // Creates the folder's layout and puts `first` (the launcher, before any worker runs).
+  void create(const runtime::ClusterConfig& first) const;
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // The cluster the store holds, or nullopt with `*error` saying why not in one line: the file is
+  // missing or unreadable (the store is unavailable) or fails validation (a version below 0, no
+  // workers, a worker id outside 0..capacity-1 or twice).
+  std::optional<runtime::ClusterConfig> get(std::string* error) const;
+  // Replaces the cluster (the caller gives the next version). Throws RuntimeFailure when the folder
+  // cannot be written.
+  void put(const runtime::ClusterConfig& cluster) const;
+
+  // The runners' notices: post returns false when a notice of that version was already posted.
+  bool post_notice(const runtime::RunnerNotice& notice) const;
+  // The versions with a notice, ascending; the notice of one (throws RuntimeFailure naming the
+  // file when it is unreadable or invalid).
+  std::vector<int> notice_versions() const;
+  std::filesystem::path notice_file(int version) const;
+  runtime::RunnerNotice read_notice(int version) const;
+
+  // The address rendezvous of a version's connections.
+  void publish_address(int version, int worker, const std::string& address) const;
+  std::optional<std::string> address(int version, int worker) const;
+
+  // What one process measured; the launcher reads them all.
+  void write_record(int worker, const runtime::RunRecord& record) const;
+  std::vector<runtime::RunRecord> read_records() const;
+
+ private:
+  std::filesystem::path dir_;
+  int capacity_;
+};
+
+// Text forms (JSON) of a notice and a record; the readers throw RuntimeFailure naming `label`.
+std::string notice_json(const runtime::RunnerNotice& notice);
+runtime::RunnerNotice notice_from_json(const std::string& text, const std::string& label);
+std::string record_json(const runtime::RunRecord& record);
+runtime::RunRecord record_from_json(const std::string& text, const std::string& label);
+
+}  // namespace adaptsim::live
