@@ -10,6 +10,7 @@
 #include "hw/cuda/reference_kernels.h"
 #include "hw/tcp/barrier.h"
 #include "hw/tcp/event_loop.h"
+#include "sim/coll/subset_transport.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
 
@@ -46,18 +47,34 @@ tcp::JobSecret version_secret(const tcp::JobSecret& job, int version) {
 
 }  // namespace
 
-// transport(worker) of an elastic run: worker ids to the current version's ranks.
+// transport(worker) of an elastic run: worker ids to the current version's ranks. A version's
+// transport serves reductions, copies and scratch at once, but its sends and receives wait until
+// its mesh is up (as KungFu's connections open on first use): the resize's next collective, not
+// the connection reset, waits for the new processes.
 class LiveEnv::WorkerTransport final : public coll::Transport {
  public:
   WorkerTransport(int worker, const std::vector<int>& host_of_worker)
       : worker_(worker), host_of_worker_(host_of_worker) {}
-  void switch_to(tcp::TcpTransport* t, const std::vector<int>& members) {
+  // The next version: `t` (not started yet) and its members in rank order.
+  void begin_switch(tcp::TcpTransport* t, const std::vector<int>& members) {
     t_ = t;
+    ready_ = false;
     rank_of_.assign(host_of_worker_.size(), -1);
     for (std::size_t r = 0; r < members.size(); ++r)
       rank_of_.at(static_cast<std::size_t>(members[r])) = static_cast<int>(r);
   }
-  bool connected() const { return t_ != nullptr; }
+  // Its mesh is up: the waiting sends and receives go out, in the order they were asked for.
+  void ready() {
+    ready_ = true;
+    std::vector<coll::Callback> waiting = std::move(waiting_);
+    waiting_.clear();
+    for (coll::Callback& op : waiting)
+      op();
+  }
+  void clear() {
+    t_ = nullptr;
+    waiting_.clear();
+  }
   tcp::TcpTransport* current() const { return t_; }
 
   int rank() const override { return worker_; }
@@ -65,10 +82,16 @@ class LiveEnv::WorkerTransport final : public coll::Transport {
   int host_of(int w) const override { return host_of_worker_.at(static_cast<std::size_t>(w)); }
   void send(int peer, const std::string& name, coll::ConstBytes data,
             coll::Callback done) override {
-    live().send(rank_in_version(peer), name, data, std::move(done));
+    const int r = rank_in_version(peer);
+    when_ready([this, r, name, data, done = std::move(done)]() mutable {
+      live().send(r, name, data, std::move(done));
+    });
   }
   void recv(int peer, const std::string& name, coll::Bytes into, coll::Callback done) override {
-    live().recv(rank_in_version(peer), name, into, std::move(done));
+    const int r = rank_in_version(peer);
+    when_ready([this, r, name, into, done = std::move(done)]() mutable {
+      live().recv(r, name, into, std::move(done));
+    });
   }
   void reduce(coll::Bytes out, coll::ConstBytes a, coll::ConstBytes b, coll::DType dtype,
               coll::ReduceOp op, coll::Callback done) override {
@@ -81,6 +104,13 @@ class LiveEnv::WorkerTransport final : public coll::Transport {
   void release_scratch(coll::Bytes buffer) override { live().release_scratch(buffer); }
 
  private:
+  void when_ready(coll::Callback op) {
+    if (ready_) {
+      op();
+    } else {
+      waiting_.push_back(std::move(op));
+    }
+  }
   tcp::TcpTransport& live() const {
     if (t_ == nullptr) throw std::logic_error("worker transport used before its first cluster");
     return *t_;
@@ -98,6 +128,8 @@ class LiveEnv::WorkerTransport final : public coll::Transport {
   int worker_;
   const std::vector<int>& host_of_worker_;
   tcp::TcpTransport* t_ = nullptr;
+  bool ready_ = false;
+  std::vector<coll::Callback> waiting_;
   std::vector<int> rank_of_;
 };
 
@@ -139,7 +171,7 @@ void LiveEnv::stop() {
   runtime_.loop().post([this, alive = alive_, signal] {
     *alive = false;
     // Elastic runs: the versions' transports belong to the loop thread.
-    if (worker_transport_) worker_transport_->switch_to(nullptr, {});
+    if (worker_transport_) worker_transport_->clear();
     transports_.clear();
     {
       std::lock_guard<std::mutex> lock(signal->mu);
@@ -542,10 +574,8 @@ void LiveEnv::notify_runners(int, const runtime::RunnerNotice& notice, runtime::
 }
 
 void LiveEnv::stop_worker(int) {
-  // This process leaves: its connections close gracefully (the others reset theirs anyway), and
-  // the run ends once the step loop has nothing left (Trainer::finished).
-  if (tcp::TcpTransport* t = worker_transport_->current())
-    t->shutdown(kCloseTimeoutNs, [] {});
+  // This process leaves: the run ends once the step loop has nothing left (Trainer::finished),
+  // and then its connections close gracefully (close_connections).
 }
 
 void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
@@ -554,12 +584,29 @@ void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
   tcp::set_nonblocking(listener.get());
   store_->publish_address(cluster.version, elastic_->worker,
                           tcp::local_address(listener.get()).str());
-  await_addresses(cluster, std::move(listener), now() + transport_options_.connect_timeout_ns,
-                  std::move(done));
+  // The previous version's connections close gracefully (its last collective, the propose
+  // consensus, has completed here); a peer that has left already is no failure any more.
+  if (tcp::TcpTransport* old = worker_transport_->current()) {
+    old->set_failure_handler([](const std::string&) {});
+    old->shutdown(kCloseTimeoutNs, [] {});
+  }
+  auto t = std::make_unique<tcp::TcpTransport>(runtime_.loop(), transport_options_);
+  tcp::TcpTransport* raw = t.get();
+  raw->set_failure_handler([this, version = cluster.version](const std::string& reason) {
+    runtime_.fail_from_loop("worker " + std::to_string(elastic_->worker) + ": cluster version " +
+                            std::to_string(version) + ": " + reason);
+  });
+  transports_.push_back(std::move(t));
+  worker_transport_->begin_switch(raw, cluster.workers);
+  if (buffers_ != nullptr) buffers_->set_members(cluster.workers);
+  // The mesh comes up in the background; the version's first collective waits for it.
+  await_addresses(cluster, raw, std::move(listener),
+                  now() + transport_options_.connect_timeout_ns);
+  post(std::move(done));
 }
 
-void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::UniqueFd listener,
-                              TimeNs deadline, runtime::Callback ready) {
+void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTransport* t,
+                              tcp::UniqueFd listener, TimeNs deadline) {
   tcp::ClusterSpec spec;
   std::vector<int> missing;
   for (std::size_t r = 0; r < cluster.workers.size(); ++r) {
@@ -585,40 +632,26 @@ void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::Unique
     }
     // The others publish as they reach this point; a millisecond's poll of the folder.
     auto fd = std::make_shared<tcp::UniqueFd>(std::move(listener));
-    at(now() + kNsPerMs, [this, cluster, fd, deadline, ready = std::move(ready)]() mutable {
-      await_addresses(cluster, std::move(*fd), deadline, std::move(ready));
+    at(now() + kNsPerMs, [this, cluster, t, fd, deadline] {
+      await_addresses(cluster, t, std::move(*fd), deadline);
     });
     return;
   }
   spec.secret = version_secret(elastic_->secret, cluster.version);
-  auto t = std::make_unique<tcp::TcpTransport>(runtime_.loop(), transport_options_);
-  tcp::TcpTransport* raw = t.get();
-  raw->set_failure_handler([this, version = cluster.version](const std::string& reason) {
-    runtime_.fail_from_loop("worker " + std::to_string(elastic_->worker) + ": cluster version " +
-                            std::to_string(version) + ": " + reason);
+  t->start(spec, std::move(listener), [this, t, alive = alive_] {
+    if (!*alive || worker_transport_->current() != t) return;
+    worker_transport_->ready();
   });
-  transports_.push_back(std::move(t));
-  raw->start(spec, std::move(listener),
-             [this, raw, members = cluster.workers, alive = alive_, ready = std::move(ready)] {
-               if (!*alive) return;
-               // The previous version's connections close gracefully; a peer that has left
-               // already is no failure any more.
-               if (tcp::TcpTransport* old = worker_transport_->current()) {
-                 old->set_failure_handler([](const std::string&) {});
-                 old->shutdown(kCloseTimeoutNs, [] {});
-               }
-               worker_transport_->switch_to(raw, members);
-               if (buffers_ != nullptr) buffers_->set_members(members);
-               ready();
-             });
 }
 
 void LiveEnv::connect_first(const runtime::ClusterConfig& first, TimeNs timeout_ns) {
   runtime_.run("connecting to cluster version " + std::to_string(first.version), timeout_ns,
                [this, first](coll::Transport&, coll::Callback done) {
-                 reset_connections(elastic_->worker, first, [this, done] {
+                 reset_connections(elastic_->worker, first, [this, first, done] {
                    // Every worker of the first cluster starts its first step together.
-                   tcp::run_barrier(*worker_transport_->current(), "adaptsim:first", done);
+                   auto members = std::make_shared<coll::SubsetTransport>(
+                       *worker_transport_, first.workers, "first:");
+                   tcp::run_barrier(*members, "adaptsim:first", [members, done] { done(); });
                  });
                });
 }

@@ -30,11 +30,13 @@
 // own one-rank runtime, for the loop thread, the timeouts and the failure path only. The worker
 // ids are the topology's GPUs; the config store, the runners' notices and the address rendezvous
 // are the job's FileStore (elastic_store.h). Each cluster version has its own TcpTransport on the
-// loop: reset_connections listens on a new port, publishes it for the version, waits until every
-// member has published (the connect timeout bounds it), and connects the full mesh with a key
-// derived from the job's secret and the version (the version is the connection token: a
-// connection of another version fails its handshake); the previous version's transport is then
-// closed gracefully. transport(worker) routes by worker id to the current version's ranks. The
+// loop: reset_connections closes the previous version's gracefully, listens on a new port and
+// publishes it for the version; in the background, once every member has published (the connect
+// timeout bounds it), the full mesh connects with a key derived from the job's secret and the
+// version (the version is the connection token: a connection of another version fails its
+// handshake). transport(worker) routes by worker id to the current version's ranks; its sends and
+// receives wait for the mesh, as KungFu opens connections on first use, so the resize's barrier
+// (not the reset) waits for the new processes. The
 // model state is real: every tensor's parameters (and optimizer slots) as float32 buffers that the
 // workers of the first cluster fill with one known pattern and a new process with NaN; after a
 // state broadcast, the next between_steps checks on the compute thread that every element is the
@@ -176,9 +178,9 @@ class LiveEnv final : public runtime::TrainingEnv {
   // Learn mode, loop thread: the all-reduce of the parameter hash after `step`.
   void check_parameters(int step, std::uint64_t hash, runtime::Callback done);
   // Elastic runs, loop thread: waits for every member's address of `cluster`, then starts its
-  // transport; `ready` once the mesh is up.
-  void await_addresses(const runtime::ClusterConfig& cluster, tcp::UniqueFd listener,
-                       TimeNs deadline, runtime::Callback ready);
+  // transport `t` on `listener` (the version's sends and receives wait for its mesh).
+  void await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTransport* t,
+                       tcp::UniqueFd listener, TimeNs deadline);
   void say_once(const std::string& line);
 
   // Elastic runs. The transports live on the loop thread; the current one serves transport().
