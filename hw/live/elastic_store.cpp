@@ -65,8 +65,8 @@ std::optional<runtime::ClusterConfig> cluster_from_json(const json& j, int capac
 
 // A finished temporary file linked to `target`: false when `target` exists already.
 bool create_exclusive(const fs::path& target, const std::string& content) {
-  const fs::path tmp = target.parent_path() /
-                       ("." + target.filename().string() + "." + std::to_string(::getpid()));
+  const fs::path tmp =
+      target.parent_path() / ("." + target.filename().string() + "." + std::to_string(::getpid()));
   write_file_atomic(tmp, content);
   const int rc = ::link(tmp.c_str(), target.c_str());
   const int err = errno;
@@ -187,7 +187,7 @@ std::string notice_json(const runtime::RunnerNotice& n) {
               {"step", n.step},
               {"notified_at_ns", n.notified_at},
               {"agreed_state", n.agreed_state}}
-             .dump();
+      .dump();
 }
 
 runtime::RunnerNotice notice_from_json(const std::string& text, const std::string& label) {

@@ -553,8 +553,8 @@ void LiveEnv::store_get(int, std::function<void(const runtime::ClusterConfig&)> 
   if (c) {
     last_read_ = c;
   } else {
-    say_once(error + "; the job keeps its cluster (version " +
-             std::to_string(last_read_->version) + ") until the store answers");
+    say_once(error + "; the job keeps its cluster (version " + std::to_string(last_read_->version) +
+             ") until the store answers");
   }
   post([done = std::move(done), c = *last_read_] { done(c); });
 }
@@ -600,8 +600,7 @@ void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
   worker_transport_->begin_switch(raw, cluster.workers);
   if (buffers_ != nullptr) buffers_->set_members(cluster.workers);
   // The mesh comes up in the background; the version's first collective waits for it.
-  await_addresses(cluster, raw, std::move(listener),
-                  now() + transport_options_.connect_timeout_ns);
+  await_addresses(cluster, raw, std::move(listener), now() + transport_options_.connect_timeout_ns);
   post(std::move(done));
 }
 
@@ -632,9 +631,8 @@ void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTra
     }
     // The others publish as they reach this point; a millisecond's poll of the folder.
     auto fd = std::make_shared<tcp::UniqueFd>(std::move(listener));
-    at(now() + kNsPerMs, [this, cluster, t, fd, deadline] {
-      await_addresses(cluster, t, std::move(*fd), deadline);
-    });
+    at(now() + kNsPerMs,
+       [this, cluster, t, fd, deadline] { await_addresses(cluster, t, std::move(*fd), deadline); });
     return;
   }
   spec.secret = version_secret(elastic_->secret, cluster.version);
@@ -649,8 +647,8 @@ void LiveEnv::connect_first(const runtime::ClusterConfig& first, TimeNs timeout_
                [this, first](coll::Transport&, coll::Callback done) {
                  reset_connections(elastic_->worker, first, [this, first, done] {
                    // Every worker of the first cluster starts its first step together.
-                   auto members = std::make_shared<coll::SubsetTransport>(
-                       *worker_transport_, first.workers, "first:");
+                   auto members = std::make_shared<coll::SubsetTransport>(*worker_transport_,
+                                                                          first.workers, "first:");
                    tcp::run_barrier(*members, "adaptsim:first", [members, done] { done(); });
                  });
                });

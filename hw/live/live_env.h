@@ -57,9 +57,9 @@
 #include <vector>
 
 #include "hw/live/compute_emulator.h"
+#include "hw/live/elastic_store.h"
 #include "hw/live/gradient_buffers.h"
 #include "hw/live/learner.h"
-#include "hw/live/elastic_store.h"
 #include "hw/tcp/runtime.h"
 #include "sim/runtime/env.h"
 

@@ -24,9 +24,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -248,8 +248,8 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   auto command = [&](int worker, const std::string& join) {
     tcp::WorkerCommand w;
     w.program = program;
-    w.argv = {program, config, "--elastic-store", dir.string(), "--worker",
-              std::to_string(worker), "-q"};
+    w.argv = {program, config, "--elastic-store", dir.string(), "--worker", std::to_string(worker),
+              "-q"};
     if (!join.empty()) w.argv.insert(w.argv.end(), {"--join", join});
     w.env = env;
     return w;

@@ -135,11 +135,9 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
   runtime::ClusterConfig first;
   if (elastic) {
     first = elastic->join ? elastic->join->cluster
-                          : runtime::cluster_of(runtime::growth_order(elastic->host_of_worker),
-                                                c.elastic->initial_workers > 0
-                                                    ? c.elastic->initial_workers
-                                                    : n,
-                                                0);
+                          : runtime::cluster_of(
+                                runtime::growth_order(elastic->host_of_worker),
+                                c.elastic->initial_workers > 0 ? c.elastic->initial_workers : n, 0);
   }
   // Where this rank's compute runs: its index among its host's ranks, and their count.
   const std::vector<int> no_hosts;
@@ -187,8 +185,8 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
     tcp::TcpTransportOptions to;
     to.connect_timeout_ns = c.timeout_ns;
     to.congestion_control = c.congestion_control;
-    env->set_elastic(*elastic, elements,
-                     1 + static_cast<std::uint64_t>(c.elastic->optimizer_slots), first, to);
+    env->set_elastic(*elastic, elements, 1 + static_cast<std::uint64_t>(c.elastic->optimizer_slots),
+                     first, to);
   }
 
   runtime::TrainerOptions t;

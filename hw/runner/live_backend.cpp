@@ -94,16 +94,15 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
   if (const auto& e = task.elastic) {
     // The topology's workers and GPUs per host, then the scenario's elastic: keys.
     auto ns = [](TimeNs t) { return std::to_string(t) + "ns"; };
-    text += "elastic: {capacity: " +
-            std::to_string(task.nominal.servers * task.nominal.server.gpus) +
-            ", ranks_per_host: " + std::to_string(task.nominal.server.gpus) + ", mechanism: " +
-            (e->mechanism == runtime::ResizeMechanism::kKungFu ? "kungfu" : "restart") +
-            (e->initial_workers > 0
-                 ? ", initial_workers: " + std::to_string(e->initial_workers)
-                 : std::string()) +
-            ", retry: " + ns(e->retry_ns) + ", failure_timeout: " + ns(e->failure_timeout_ns) +
-            ", optimizer_slots: " + std::to_string(e->optimizer_slots) +
-            ", framework_init: " + ns(e->framework_init_ns) + "}\n";
+    text +=
+        "elastic: {capacity: " + std::to_string(task.nominal.servers * task.nominal.server.gpus) +
+        ", ranks_per_host: " + std::to_string(task.nominal.server.gpus) + ", mechanism: " +
+        (e->mechanism == runtime::ResizeMechanism::kKungFu ? "kungfu" : "restart") +
+        (e->initial_workers > 0 ? ", initial_workers: " + std::to_string(e->initial_workers)
+                                : std::string()) +
+        ", retry: " + ns(e->retry_ns) + ", failure_timeout: " + ns(e->failure_timeout_ns) +
+        ", optimizer_slots: " + std::to_string(e->optimizer_slots) +
+        ", framework_init: " + ns(e->framework_init_ns) + "}\n";
   }
   return text;
 }

@@ -491,12 +491,15 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
                 "simulated only for now");
       }
       if (ctx.live.placement != "local") {
-        w.fail("elastic", "live elastic runs place their processes locally for now (live.placement "
-                          "is " + ctx.live.placement + "; expected local)");
+        w.fail("elastic",
+               "live elastic runs place their processes locally for now (live.placement "
+               "is " +
+                   ctx.live.placement + "; expected local)");
       }
       if (!options.seam.monitors_yaml.empty()) {
-        w.fail("monitors", "live elastic runs take no monitors yet (a new process would start "
-                           "them afresh)");
+        w.fail("monitors",
+               "live elastic runs take no monitors yet (a new process would start "
+               "them afresh)");
       }
     }
   }

@@ -26,13 +26,13 @@ struct ClusterConfig {
   bool operator==(const ClusterConfig&) const = default;
 };
 
-// What every host's runner is told of a new cluster (TrainingEnv::notify_runners), and what a process
-// it starts for a new worker is handed (TrainingEnv::on_worker_started): the cluster, whether every
-// worker restarts, the step the change follows, when the first worker told the runners (the new
-// process's start is timed from there; the monotonic clock, which every process of a machine
-// shares), and the job's agreed history so far (Trainer::agreed_state: a new process joins with
-// the same observations and decisions as the running workers; empty where the new worker shares
-// the step loop with them, as in a simulation).
+// What every host's runner is told of a new cluster (TrainingEnv::notify_runners), and what a
+// process it starts for a new worker is handed (TrainingEnv::on_worker_started): the cluster,
+// whether every worker restarts, the step the change follows, when the first worker told the
+// runners (the new process's start is timed from there; the monotonic clock, which every process of
+// a machine shares), and the job's agreed history so far (Trainer::agreed_state: a new process
+// joins with the same observations and decisions as the running workers; empty where the new worker
+// shares the step loop with them, as in a simulation).
 struct RunnerNotice {
   ClusterConfig cluster;
   bool restart = false;

@@ -317,9 +317,9 @@ class Trainer final : public StepSink {
   std::map<int, std::unique_ptr<System>> systems_;
   std::map<int, std::unique_ptr<coll::AllReduce>> agreements_;
   std::map<int, std::vector<coll::GraphPair>> broadcast_pairs_;
-  std::map<int, int> resize_step_;      // version -> the step it follows
-  std::map<int, TimeNs> resize_begin_;  // version -> when rank 0's boundary began
-  std::map<int, TimeNs> notified_at_;   // version -> the first notice to the runners
+  std::map<int, int> resize_step_;           // version -> the step it follows
+  std::map<int, TimeNs> resize_begin_;       // version -> when rank 0's boundary began
+  std::map<int, TimeNs> notified_at_;        // version -> the first notice to the runners
   std::map<int, std::string> agreed_state_;  // version -> its notice's agreed history
   int running_ = 0;
   int starting_ = 0;

@@ -286,16 +286,16 @@ void Trainer::resize(int w, int step) {
                                      std::to_string(cluster.version) + " after agreeing on it");
               }
               notified_at_.emplace(cluster.version, env_.now());
-              env_.notify_runners(w, notice_for(cluster, step, false), [this, w, step, begin,
-                                                                         cluster] {
-                phase(w, step, "resize.propose", begin);
-                if (std::find(cluster.workers.begin(), cluster.workers.end(), w) ==
-                    cluster.workers.end()) {
-                  leave(w);
-                  return;
-                }
-                switch_version(w, step, cluster);
-              });
+              env_.notify_runners(
+                  w, notice_for(cluster, step, false), [this, w, step, begin, cluster] {
+                    phase(w, step, "resize.propose", begin);
+                    if (std::find(cluster.workers.begin(), cluster.workers.end(), w) ==
+                        cluster.workers.end()) {
+                      leave(w);
+                      return;
+                    }
+                    switch_version(w, step, cluster);
+                  });
             });
 }
 
@@ -416,11 +416,10 @@ void Trainer::broadcast_state(int w, Callback done) {
   const coll::CommGraph& graph = broadcast_pairs_.at(version).front().bcast;
   auto remaining = std::make_shared<std::size_t>(model_.backward_order.size());
   const int r = rank(w);
-  auto shared_done = std::make_shared<Callback>(
-      [this, w, r, version, done = std::move(done)] {
-        env(w).state_received(r, version);
-        done();
-      });
+  auto shared_done = std::make_shared<Callback>([this, w, r, version, done = std::move(done)] {
+    env(w).state_received(r, version);
+    done();
+  });
   const std::uint64_t copies = 1 + static_cast<std::uint64_t>(options_.elastic->optimizer_slots);
   for (std::size_t t = 0; t < model_.backward_order.size(); ++t) {
     const coll::Workspace ws = view.model_state(r, t, model_.backward_order[t].elements * copies,

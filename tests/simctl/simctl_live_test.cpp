@@ -457,10 +457,10 @@ TEST_CASE("an elastic run live on local processes resizes 1 -> 3 -> 1 -> 3 as si
   for (std::size_t k : {2u, 8u}) {
     const std::string& readings = live[k].at("readings");
     CAPTURE(readings);
-    for (const char* key : {"resize.consensus_s", "resize.propose_s", "resize.reconnect_s",
-                            "resize.join.process_start_s", "resize.join.connect_s",
-                            "resize.barrier_s", "resize.sync_s", "resize.broadcast_s",
-                            "resize.total_s"})
+    for (const char* key :
+         {"resize.consensus_s", "resize.propose_s", "resize.reconnect_s",
+          "resize.join.process_start_s", "resize.join.connect_s", "resize.barrier_s",
+          "resize.sync_s", "resize.broadcast_s", "resize.total_s"})
       CHECK(readings.find(key) != std::string::npos);
   }
   CHECK(live[5].at("readings").find("resize.total_s") != std::string::npos);
