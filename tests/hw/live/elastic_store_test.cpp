@@ -74,7 +74,7 @@ TEST_CASE("file store: the cluster document round-trips and a bad one is refused
   CHECK(error.find("the config store is unavailable") != std::string::npos);
 }
 
-TEST_CASE("file store: a version's first notice wins; addresses and records round-trip") {
+TEST_CASE("file store: a version's first notice wins, and addresses and records round-trip") {
   const fs::path dir = fresh_dir("notices");
   const FileStore store(dir, 8);
   store.create({0, {0}});
