@@ -158,6 +158,17 @@ std::optional<std::string> FileStore::address(int version, int worker) const {
                    ("w" + std::to_string(worker)));
 }
 
+void FileStore::write_checkpoint(const std::string& bytes) const {
+  write_file_atomic(dir_ / "checkpoint.bin", bytes);
+}
+
+std::string FileStore::read_checkpoint() const {
+  const fs::path file = dir_ / "checkpoint.bin";
+  std::optional<std::string> text = read_text(file);
+  if (!text) throw RuntimeFailure(file.string() + ": cannot read the checkpoint");
+  return std::move(*text);
+}
+
 void FileStore::write_record(int worker, const runtime::RunRecord& record) const {
   write_file_atomic(dir_ / "records" /
                         ("w" + std::to_string(worker) + "-" + std::to_string(::getpid()) + ".json"),
@@ -186,6 +197,7 @@ std::string notice_json(const runtime::RunnerNotice& n) {
               {"restart", n.restart},
               {"step", n.step},
               {"notified_at_ns", n.notified_at},
+              {"resize_begin_ns", n.resize_begin},
               {"agreed_state", n.agreed_state}}
       .dump();
 }
@@ -199,6 +211,7 @@ runtime::RunnerNotice notice_from_json(const std::string& text, const std::strin
     n.restart = j.at("restart").get<bool>();
     n.step = j.at("step").get<int>();
     n.notified_at = j.at("notified_at_ns").get<TimeNs>();
+    n.resize_begin = j.at("resize_begin_ns").get<TimeNs>();
     n.agreed_state = j.at("agreed_state").get<std::string>();
     return n;
   } catch (const json::exception& e) {

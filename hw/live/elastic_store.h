@@ -7,7 +7,8 @@
 //   notices/v<V>.json         the runners' notices (RunnerNotice): the first worker's wins
 //                             (link(2) of a finished temporary file fails once one exists);
 //   addresses/v<V>/w<W>       where worker W listens for version V's connections;
-//   records/w<W>-<pid>.json   what each process measured (runtime::RunRecord), for the launcher.
+//   records/w<W>-<pid>.json   what each process measured (runtime::RunRecord), for the launcher;
+//   checkpoint.bin            the restart baseline's model state.
 // Every write is a temporary file renamed (or linked) into place; nothing is left half written.
 // Readers validate what they read and say what is wrong in one line.
 
@@ -48,6 +49,10 @@ class FileStore {
   // The address rendezvous of a version's connections.
   void publish_address(int version, int worker, const std::string& address) const;
   std::optional<std::string> address(int version, int worker) const;
+
+  // The restart baseline's checkpoint of the model state (bytes), replaced whole.
+  void write_checkpoint(const std::string& bytes) const;
+  std::string read_checkpoint() const;  // throws RuntimeFailure naming the file
 
   // What one process measured; the launcher reads them all.
   void write_record(int worker, const runtime::RunRecord& record) const;

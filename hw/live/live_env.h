@@ -42,7 +42,8 @@
 // state broadcast, the next between_steps checks on the compute thread that every element is the
 // pattern (the root's state), and fails the run naming the tensor and element otherwise. The
 // gradients' exact sums follow the cluster's members. A store that cannot be read, or a cluster
-// document that fails validation, leaves the worker at its cluster (said once on stderr).
+// document that fails validation, leaves the worker at its cluster (said once on stderr). The
+// restart baseline writes and reads the same state through a checkpoint file in the store.
 
 #include <condition_variable>
 #include <deque>
@@ -160,6 +161,12 @@ class LiveEnv final : public runtime::TrainingEnv {
     (void)started;  // a new worker is a new process (ElasticProcess::join), not a callback here
   }
   void stop_worker(int worker) override;
+  bool hosts_new_processes() const override { return false; }
+  // The restart baseline's checkpoint: the model state's buffers written to (rank 0), or read
+  // from, the store's checkpoint file on the compute thread; a read state is checked like a
+  // broadcast one before the next step.
+  void write_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
+  void read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
   void reset_connections(int worker, const runtime::ClusterConfig& cluster,
                          runtime::Callback done) override;
   coll::Workspace model_state(int worker, std::size_t tensor, std::uint64_t elements,

@@ -258,20 +258,22 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   for (int w : first.workers)
     workers.push_back(command(w, ""));
   // The runner: each new version's notice starts a process for every worker it adds to the
-  // cluster the runner knew (a worker it drops stops on its own).
+  // cluster the runner knew (a worker it drops stops on its own); a restart's, one for every worker
+  // of the cluster once the old processes have all exited.
   std::vector<int> known = first.workers;
   int handled = first.version;
   tcp::SuperviseOptions so;
   so.grace_ns = c.timeout_ns + 2 * kNsPerSecond;
   so.own_process_group = true;
   so.name = "adaptsim-live runner";
-  so.more = [&] {
+  so.more = [&](int running) {
     std::vector<tcp::WorkerCommand> out;
     for (int v : store.notice_versions()) {
       if (v <= handled) continue;
       const runtime::RunnerNotice n = store.read_notice(v);
+      if (n.restart && running > 0) break;  // asked again at the next poll
       for (int w : n.cluster.workers) {
-        if (std::find(known.begin(), known.end(), w) == known.end())
+        if (n.restart || std::find(known.begin(), known.end(), w) == known.end())
           out.push_back(command(w, store.notice_file(v).string()));
       }
       known = n.cluster.workers;

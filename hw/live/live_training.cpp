@@ -85,11 +85,6 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
   }
   if (model.backward_order.empty()) throw InputError("model '" + model.name + "' has no tensors");
   if (c.elastic) {
-    if (c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
-      throw InputError(
-          "elastic: live runs resize by KungFu's protocol only; the restart baseline runs "
-          "simulated (not yet built live)");
-    }
     if (!communicates(c.system.kind)) {
       throw InputError("elastic: needs a system that communicates (kungfu, horovod), not ideal");
     }

@@ -188,7 +188,7 @@ LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
   int next_exit_order = 0;
   auto ask_for_more = [&] {
     if (!options.more || first_failure || !spawn_error.empty() || g_launcher_interrupted) return;
-    std::vector<WorkerCommand> more = options.more();
+    std::vector<WorkerCommand> more = options.more(running);
     spawn(more);
   };
   while (running > 0) {

@@ -85,11 +85,12 @@ struct SuperviseOptions {
   // shell that fork leave nothing behind).
   bool own_process_group = false;
   std::string name = "launcher";  // in the exec-failure message
-  // Called every poll period while workers run (and once more before the last one is waited
-  // for): commands to start now, appended to the result in that order (an elastic run's runner
-  // starts a process for each worker a new cluster adds). Null: a fixed set of workers. A
-  // worker that exits with code 0 before the others is normal (it left the cluster).
-  std::function<std::vector<WorkerCommand>()> more;
+  // Called every poll period while workers run, and once more when the last one has exited,
+  // with how many still run: commands to start now, appended to the result in that order (an
+  // elastic run's runner starts a process for each worker a new cluster adds, or, for a restart,
+  // every worker once the old ones have exited). Null: a fixed set of workers. A worker that exits
+  // with code 0 before the others is normal (it left the cluster).
+  std::function<std::vector<WorkerCommand>(int running)> more;
 };
 // Starts every command and waits for all of them; results by rank. Throws RuntimeFailure when a
 // process cannot be created (then nothing is left running). Call before starting any thread.

@@ -484,12 +484,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
       }
     }
     if (ctx.mode == Mode::kLive) {
-      // Live: local processes resize by KungFu's protocol (hw/live, "Elastic runs").
-      if (options.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
-        e->fail("mechanism",
-                "live elastic runs resize by KungFu's protocol (kungfu); the restart baseline is "
-                "simulated only for now");
-      }
+      // Live: local processes resize by KungFu's protocol or restart (hw/live, "Elastic runs").
       if (ctx.live.placement != "local") {
         w.fail("elastic",
                "live elastic runs place their processes locally for now (live.placement "

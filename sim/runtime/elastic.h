@@ -38,6 +38,9 @@ struct RunnerNotice {
   bool restart = false;
   int step = 0;
   TimeNs notified_at = 0;
+  // When rank 0's step boundary began the change (0: unknown to the notifier), for the new
+  // processes' `resize.total` reading.
+  TimeNs resize_begin = 0;
   std::string agreed_state;
 };
 

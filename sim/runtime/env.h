@@ -137,6 +137,10 @@ class TrainingEnv {
   // once it runs. `done` once every runner has the notice.
   virtual void notify_runners(int worker, const RunnerNotice& notice, Callback done);
   virtual void on_worker_started(std::function<void(int worker, const RunnerNotice&)> started);
+  // Whether a process the runners start comes back to this step loop (a simulation: every worker
+  // is this environment's), or is a process of its own with its own step loop (live: it joins
+  // with TrainerOptions::join, and this process does not wait for it).
+  virtual bool hosts_new_processes() const { return true; }
   // `worker`'s process ends (it left the cluster, or stopped for a restart, or failed).
   virtual void stop_worker(int worker);
   // The workers whose lease in the store is alive (ElasticSpec::failure_timeout_ns after their

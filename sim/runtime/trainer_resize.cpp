@@ -118,6 +118,11 @@ void Trainer::adopt_agreed_state(const RunnerNotice& notice) {
                          std::to_string(notice.cluster.version) +
                          " holds no readable agreed history: " + e.what());
   }
+  // What every worker ran each step with (a restarted process resumes with the last batch).
+  for (const StepObservation& o : history_) {
+    int& batch = step_batch_.at(static_cast<std::size_t>(o.step));
+    if (batch == 0) batch = o.batch_per_gpu;
+  }
   if (decisions_.size() != history_.size()) {
     throw RuntimeFailure("the runner's notice of cluster version " +
                          std::to_string(notice.cluster.version) + " holds " +
@@ -317,6 +322,8 @@ RunnerNotice Trainer::notice_for(const ClusterConfig& cluster, int step, bool re
   n.restart = restart;
   n.step = step;
   n.notified_at = notified_at_.at(cluster.version);
+  if (auto it = resize_begin_.find(cluster.version); it != resize_begin_.end())
+    n.resize_begin = it->second;
   // Once per version (every worker sends the same notice).
   auto [it, added] = agreed_state_.emplace(cluster.version, std::string());
   if (added) it->second = agreed_state();
@@ -329,6 +336,7 @@ void Trainer::worker_started(int w, const RunnerNotice& notice) {
   // A process of its own learns from the notice what the running workers know.
   resize_step_.emplace(cluster.version, notice.step);
   notified_at_.emplace(cluster.version, notice.notified_at);
+  if (notice.resize_begin > 0) resize_begin_.emplace(cluster.version, notice.resize_begin);
   adopt_agreed_state(notice);
   const int step = resize_step_.at(cluster.version);
   --starting_;
@@ -453,7 +461,8 @@ void Trainer::leave(int w) {
 void Trainer::restart(int w, int step, int size) {
   Worker& s = state_[static_cast<std::size_t>(w)];
   const ClusterConfig cluster = resize_cluster(views_.at(s.version)->cluster(), order_, size);
-  if (resize_step_.emplace(cluster.version, step).second) starting_ += size;
+  if (resize_step_.emplace(cluster.version, step).second && env_.hosts_new_processes())
+    starting_ += size;
   const bool first = rank(w) == 0;
   if (first) resize_begin_[cluster.version] = s.check_begin;
   const std::string prefix = "adaptsim:restart:v" + std::to_string(cluster.version);

@@ -153,11 +153,11 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
                       "the testbed's hosts; expected live.placement: testbed") !=
         std::string::npos);
-  // The restart baseline, worker failures and NIC stragglers are simulated only for now: refused
-  // live at their key.
+  // Worker failures, elastic runs with monitors and NIC stragglers are simulated only for now:
+  // refused live at their key.
   const std::vector<Case> simulated_only = {
-      {"  elastic: {initial_workers: 2, mechanism: restart}\n",
-       "key 'workload.elastic.mechanism': live elastic runs resize by KungFu's protocol"},
+      {"  elastic: {initial_workers: 2}\n  monitors: [{name: throughput}]\n",
+       "key 'workload.monitors': live elastic runs take no monitors yet"},
       {"  elastic: {initial_workers: 2}\n  failures: [{worker: 1, step: 2}]\n",
        "key 'workload.failures': worker failures are simulated only for now"},
       {"  stragglers: [{worker: 1, from_step: 2, nic_bandwidth: 1Gbps}]\n",
@@ -416,7 +416,9 @@ TEST_CASE("a compute straggler live on local processes slows the steps after it 
   fs::remove_all(dir);
 }
 
-TEST_CASE("an elastic run live on local processes resizes 1 -> 3 -> 1 -> 3 as simulated") {
+TEST_CASE(
+    "an elastic run live on local processes resizes 1 -> 3 -> 1 -> 3 as simulated, both "
+    "mechanisms") {
   // KungFu's protocol in both modes (trainer.h, "Worker-set changes"): live, the runner starts a
   // real process for each new worker, which joins by the store's notice, connects to the new
   // version's mesh, meets the others at the barrier and receives the model state (checked element
@@ -433,39 +435,53 @@ TEST_CASE("an elastic run live on local processes resizes 1 -> 3 -> 1 -> 3 as si
       "  elastic: {initial_workers: 1}\n"
       "  policy: {name: resize-schedule, every: 3, sizes: [1, 3]}\n";
   std::ofstream(dir / "elastic.yaml") << sc.text();
-  auto run = [&](bool live) {
-    std::vector<std::string> a = {"run", (dir / "elastic.yaml").string(), "-o",
-                                  (dir / (live ? "live" : "sim")).string(), "--no-progress"};
-    if (live) a.insert(a.begin() + 1, "--live");
-    SimctlProcess p(a, dir);
-    REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
-    return read_csv(dir / (live ? "live" : "sim") / "live-test.steps.csv");
-  };
-  const auto sim = run(false);
-  const auto live = run(true);
-  REQUIRE(sim.size() == 12);
-  REQUIRE(live.size() == 12);
-  const std::vector<std::string> expected = {"1", "1", "1", "3", "3", "3",
-                                             "1", "1", "1", "3", "3", "3"};
-  for (std::size_t k = 0; k < 12; ++k) {
-    CAPTURE(k);
-    CHECK(sim[k].at("workers") == expected[k]);
-    CHECK(live[k].at("workers") == expected[k]);
-    CHECK(live[k].at("decision") == sim[k].at("decision"));
+  for (const std::string mechanism : {"kungfu", "restart"}) {
+    CAPTURE(mechanism);
+    auto run = [&](bool live) {
+      const fs::path out = dir / (mechanism + (live ? "-live" : "-sim"));
+      std::vector<std::string> a = {
+          "run",   (dir / "elastic.yaml").string(),          "-o", out.string(), "--no-progress",
+          "--set", "workload.elastic.mechanism=" + mechanism};
+      if (live) a.insert(a.begin() + 1, "--live");
+      SimctlProcess p(a, dir);
+      REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+      return read_csv(out / "live-test.steps.csv");
+    };
+    const auto sim = run(false);
+    const auto live = run(true);
+    REQUIRE(sim.size() == 12);
+    REQUIRE(live.size() == 12);
+    const std::vector<std::string> expected = {"1", "1", "1", "3", "3", "3",
+                                               "1", "1", "1", "3", "3", "3"};
+    for (std::size_t k = 0; k < 12; ++k) {
+      CAPTURE(k);
+      CHECK(sim[k].at("workers") == expected[k]);
+      CHECK(live[k].at("workers") == expected[k]);
+      CHECK(live[k].at("decision") == sim[k].at("decision"));
+    }
+    // The growth after steps 2 and 8 and the shrink after step 5, each with its phases.
+    const std::vector<const char*> up =
+        mechanism == "kungfu"
+            ? std::vector<const char*>{"resize.consensus_s",    "resize.propose_s",
+                                       "resize.reconnect_s",    "resize.join.process_start_s",
+                                       "resize.join.connect_s", "resize.barrier_s",
+                                       "resize.sync_s",         "resize.broadcast_s",
+                                       "resize.total_s"}
+            : std::vector<const char*>{"resize.checkpoint_s",   "resize.join.process_start_s",
+                                       "resize.join.restore_s", "resize.join.connect_s",
+                                       "resize.join.barrier_s", "resize.total_s"};
+    for (std::size_t k : {2u, 8u}) {
+      const std::string& readings = live[k].at("readings");
+      CAPTURE(readings);
+      for (const char* key : up)
+        CHECK(readings.find(key) != std::string::npos);
+    }
+    CHECK(live[5].at("readings").find("resize.total_s") != std::string::npos);
+    // KungFu's shrink starts no process; a restart starts the one that remains.
+    CHECK((live[5].at("readings").find("resize.join") == std::string::npos) ==
+          (mechanism == "kungfu"));
+    // Every process has ended, the store's temporary folder with them.
+    CHECK(processes_mentioning(dir.string()).empty());
   }
-  // The growth after steps 2 and 8 and the shrink after step 5, each with its phases.
-  for (std::size_t k : {2u, 8u}) {
-    const std::string& readings = live[k].at("readings");
-    CAPTURE(readings);
-    for (const char* key :
-         {"resize.consensus_s", "resize.propose_s", "resize.reconnect_s",
-          "resize.join.process_start_s", "resize.join.connect_s", "resize.barrier_s",
-          "resize.sync_s", "resize.broadcast_s", "resize.total_s"})
-      CHECK(readings.find(key) != std::string::npos);
-  }
-  CHECK(live[5].at("readings").find("resize.total_s") != std::string::npos);
-  CHECK(live[5].at("readings").find("resize.join") == std::string::npos);
-  // Every process has ended, the store's temporary folder with them.
-  CHECK(processes_mentioning(dir.string()).empty());
   fs::remove_all(dir);
 }
