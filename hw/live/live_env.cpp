@@ -724,9 +724,9 @@ void LiveEnv::read_checkpoint(int, std::uint64_t bytes, runtime::Callback done) 
   submit([this, bytes, done = std::move(done)](ComputeEmulator&) {
     const std::string data = store_->read_checkpoint();
     if (data.size() != bytes) {
-      throw RuntimeFailure("worker " + std::to_string(elastic_->worker) + ": the checkpoint holds " +
-                           std::to_string(data.size()) + " bytes, expected " +
-                           std::to_string(bytes) + " of model state");
+      throw RuntimeFailure("worker " + std::to_string(elastic_->worker) +
+                           ": the checkpoint holds " + std::to_string(data.size()) +
+                           " bytes, expected " + std::to_string(bytes) + " of model state");
     }
     std::size_t at = 0;
     for (std::vector<float>& v : state_) {

@@ -314,15 +314,57 @@ void SimEnv::reset_connections(int worker, const runtime::ClusterConfig& cluster
 }
 
 void SimEnv::write_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
-  (void)worker;
-  engine_.schedule_after(seconds_to_ns_ceil(static_cast<double>(bytes) / elastic().disk_write_Bps),
-                         std::move(done));
+  disk_transfer(worker, static_cast<double>(bytes) / elastic().disk_write_Bps, std::move(done));
 }
 
 void SimEnv::read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
-  (void)worker;
-  engine_.schedule_after(seconds_to_ns_ceil(static_cast<double>(bytes) / elastic().disk_read_Bps),
-                         std::move(done));
+  disk_transfer(worker, static_cast<double>(bytes) / elastic().disk_read_Bps, std::move(done));
+}
+
+// The worker's server's one disk, shared equally by the transfers in progress on it (as the
+// kernel's I/O scheduler and page cache share it among concurrent readers or writers): each
+// progresses at 1/n of the disk's rate while n run.
+void SimEnv::disk_transfer(int worker, double seconds, runtime::Callback done) {
+  const int server = host_of_.at(static_cast<std::size_t>(worker));
+  Disk& d = disks_[server];
+  advance_disk(d);
+  d.active.push_back({seconds, std::move(done)});
+  schedule_disk(server);
+}
+
+// Every transfer's remaining exclusive time, less what it received since the last update.
+void SimEnv::advance_disk(Disk& d) {
+  const TimeNs now = engine_.now();
+  if (!d.active.empty() && now > d.updated) {
+    const double share = to_seconds(now - d.updated) / static_cast<double>(d.active.size());
+    for (Disk::Transfer& t : d.active)
+      t.remaining_s -= share;
+  }
+  d.updated = now;
+}
+
+void SimEnv::schedule_disk(int server) {
+  Disk& d = disks_[server];
+  engine_.cancel(d.next);
+  if (d.active.empty()) return;
+  double first = d.active.front().remaining_s;
+  for (const Disk::Transfer& t : d.active)
+    first = std::min(first, t.remaining_s);
+  const double n = static_cast<double>(d.active.size());
+  d.next = engine_.schedule_after(seconds_to_ns_ceil(std::max(0.0, first) * n), [this, server] {
+    Disk& disk = disks_[server];
+    advance_disk(disk);
+    // Done: what has (to the nanosecond's rounding) no exclusive time left.
+    std::vector<runtime::Callback> finished;
+    std::erase_if(disk.active, [&finished](Disk::Transfer& t) {
+      if (t.remaining_s > 1e-9) return false;
+      finished.push_back(std::move(t.done));
+      return true;
+    });
+    schedule_disk(server);
+    for (runtime::Callback& f : finished)
+      f();
+  });
 }
 
 }  // namespace adaptsim::simulate

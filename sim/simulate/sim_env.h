@@ -110,7 +110,7 @@ class SimEnv final : public runtime::TrainingEnv {
   // reply); it starts a process per new worker, which runs process_start_ns later. Resetting
   // connections takes the longest round trip to the cluster's other hosts (the dials run at once;
   // a TCP handshake is one round trip). A checkpoint is written and read at the spec's disk
-  // bandwidths.
+  // bandwidths, by one disk per server, shared equally by the transfers in progress on it.
   void store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) override;
   void store_put(int worker, const runtime::ClusterConfig& cluster,
                  runtime::Callback done) override;
@@ -132,6 +132,10 @@ class SimEnv final : public runtime::TrainingEnv {
   void read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
 
  private:
+  struct Disk;
+  void disk_transfer(int worker, double seconds, runtime::Callback done);
+  void advance_disk(Disk& d);
+  void schedule_disk(int server);
   // `kernel` run `times` times over every gradient tensor.
   TimeNs kernel_ns(const KernelCost& kernel, int times) const;
 
@@ -156,6 +160,18 @@ class SimEnv final : public runtime::TrainingEnv {
   std::set<int> running_;                  // workers whose process runs
   std::map<int, TimeNs> stopped_at_;       // workers whose process stopped, and when
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
+  // Each server's disk: the checkpoint transfers in progress (their remaining time alone on the
+  // disk), when that was last brought up to date, and the next completion's event.
+  struct Disk {
+    struct Transfer {
+      double remaining_s = 0;
+      runtime::Callback done;
+    };
+    std::vector<Transfer> active;
+    TimeNs updated = 0;
+    EventEngine::EventId next;
+  };
+  std::map<int, Disk> disks_;
   std::function<void(int, const runtime::RunnerNotice&)> started_;
   void stop_background(std::size_t flow);
 };

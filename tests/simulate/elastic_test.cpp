@@ -45,8 +45,8 @@ struct Run {
 // A one-tensor toy model of `elements` float32 gradients: forward 10 ms, backward 20 ms.
 Run run(int servers, const std::string& policy, ElasticSpec elastic, int steps,
         std::uint64_t elements = 1'000'000, double nic_Bps = 1e9,
-        std::vector<WorkerFailure> failures = {}) {
-  const topo::Topology t = one_gpu_servers(servers, nic_Bps);
+        std::vector<WorkerFailure> failures = {}, int gpus = 1) {
+  const topo::Topology t = one_gpu_servers(servers, nic_Bps, 10'000, gpus);
   const train::Model m = train::testing::toy_model({elements});
   train::ComputeProfile p;
   p.forward_s = 0.010;
@@ -146,6 +146,17 @@ TEST_CASE("restart 1 -> 2: checkpoint, process start, restore, connect by hand")
   CHECK(total < write + kOneWay + start + read + 2 * kOneWay + 0.0005);
   // No store reads in the baseline.
   CHECK(r.reading(2, "elastic.check_s") < 0);
+}
+
+TEST_CASE("restart 1 -> 4 on one 4-GPU server: the four processes share the server's disk") {
+  ElasticSpec e;
+  e.mechanism = ResizeMechanism::kRestart;
+  e.initial_workers = 1;
+  const Run r = run(1, "{name: resize, step: 1, workers: 4}", e, 4, 1'000'000, 1e9, {}, 4);
+  CHECK(r.result.steps[2].workers == 4);
+  // One writer alone; then four readers at once, each at a quarter of 520 MB/s.
+  CHECK(r.reading(1, "resize.checkpoint_s") == doctest::Approx(4e6 / 500e6).epsilon(1e-6));
+  CHECK(r.reading(1, "resize.join.restore_s") == doctest::Approx(4 * 4e6 / 520e6).epsilon(1e-6));
 }
 
 TEST_CASE("elastic runs are deterministic") {
