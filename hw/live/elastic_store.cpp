@@ -1,5 +1,8 @@
 #include "hw/live/elastic_store.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -82,7 +85,7 @@ bool create_exclusive(const fs::path& target, const std::string& content) {
 FileStore::FileStore(fs::path dir, int capacity) : dir_(std::move(dir)), capacity_(capacity) {}
 
 void FileStore::create(const runtime::ClusterConfig& first) const {
-  for (const char* sub : {"notices", "addresses", "records"})
+  for (const char* sub : {"notices", "addresses", "records", "leases"})
     fs::create_directories(dir_ / sub);
   put(first);
 }
@@ -109,6 +112,51 @@ std::optional<runtime::ClusterConfig> FileStore::get(std::string* error) const {
 
 void FileStore::put(const runtime::ClusterConfig& cluster) const {
   write_file_atomic(dir_ / "cluster.json", cluster_to_json(cluster).dump() + "\n");
+}
+
+bool FileStore::swap(int expected_version, const runtime::ClusterConfig& cluster) const {
+  const fs::path lock_file = dir_ / "lock";
+  const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw RuntimeFailure(lock_file.string() + ": cannot open: " + std::strerror(errno));
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }  // closing releases the lock
+  } unlock{fd};
+  if (::flock(fd, LOCK_EX) != 0) {
+    throw RuntimeFailure(lock_file.string() + ": cannot lock: " + std::strerror(errno));
+  }
+  std::string error;
+  const std::optional<runtime::ClusterConfig> now = get(&error);
+  if (!now || now->version != expected_version) return false;
+  put(cluster);
+  return true;
+}
+
+void FileStore::renew_lease(int worker) const {
+  const fs::path f = dir_ / "leases" / ("w" + std::to_string(worker));
+  // Creating or truncating the file sets its modification time to now.
+  const int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
+
+std::vector<int> FileStore::live_leases(TimeNs lifetime_ns) const {
+  std::vector<int> out;
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const TimeNs now_ns = static_cast<TimeNs>(now.tv_sec) * kNsPerSecond + now.tv_nsec;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_ / "leases", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 2 || name[0] != 'w') continue;
+    struct stat st {};
+    if (::stat(e.path().c_str(), &st) != 0) continue;
+    const TimeNs at = static_cast<TimeNs>(st.st_mtim.tv_sec) * kNsPerSecond + st.st_mtim.tv_nsec;
+    if (now_ns - at <= lifetime_ns) out.push_back(std::stoi(name.substr(1)));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 fs::path FileStore::notice_file(int version) const {

@@ -8,7 +8,9 @@
 //                             (link(2) of a finished temporary file fails once one exists);
 //   addresses/v<V>/w<W>       where worker W listens for version V's connections;
 //   records/w<W>-<pid>.json   what each process measured (runtime::RunRecord), for the launcher;
-//   checkpoint.bin            the restart baseline's model state.
+//   checkpoint.bin            the restart baseline's model state;
+//   leases/w<W>               renewed by worker W's process while it runs (its mtime);
+//   lock                      serializes compare-and-swaps of the cluster.
 // Every write is a temporary file renamed (or linked) into place; nothing is left half written.
 // Readers validate what they read and say what is wrong in one line.
 
@@ -45,6 +47,15 @@ class FileStore {
   std::vector<int> notice_versions() const;
   std::filesystem::path notice_file(int version) const;
   runtime::RunnerNotice read_notice(int version) const;
+
+  // Replaces the cluster only while the store holds `expected_version` (etcd's compare-and-swap
+  // transaction; a lock file serializes the swappers); whether it did.
+  bool swap(int expected_version, const runtime::ClusterConfig& cluster) const;
+
+  // Leases (failure detection): a running process renews its worker's lease (the file's
+  // modification time); the workers whose lease was renewed within `lifetime_ns`, ascending.
+  void renew_lease(int worker) const;
+  std::vector<int> live_leases(TimeNs lifetime_ns) const;
 
   // The address rendezvous of a version's connections.
   void publish_address(int version, int worker, const std::string& address) const;

@@ -11,6 +11,7 @@
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 #include "sim/io/yaml_reader.h"
+#include "sim/runtime/failure.h"
 #include "sim/runtime/system_config.h"
 #include "sim/train/device_profile.h"
 #include "sim/train/learn_spec.h"
@@ -251,6 +252,7 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
     c.elastic_ranks_per_host =
         static_cast<int>(er->integer_or("ranks_per_host", 1, 1, c.elastic_capacity));
     c.elastic = runtime::read_elastic(*er, c.elastic_capacity);
+    c.failures = runtime::read_failures(r, c.elastic_capacity);
   }
   c.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", c.warmup_steps, 0, 1 << 20));
   c.measured_steps = static_cast<int>(r.integer_or("steps", c.measured_steps, 1, 1 << 20));

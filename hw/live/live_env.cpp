@@ -2,6 +2,8 @@
 
 #include <sys/prctl.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -539,6 +541,10 @@ void LiveEnv::set_elastic(ElasticProcess process, const std::vector<std::uint64_
       v[i] = holds ? state_value(t, i) : std::numeric_limits<float>::quiet_NaN();
   }
   if (buffers_ != nullptr) buffers_->set_members(first.workers);
+  // The lease, from now on while the process runs.
+  runtime_.loop().post([this, alive = alive_] {
+    if (*alive) renew_lease();
+  });
 }
 
 void LiveEnv::say_once(const std::string& line) {
@@ -573,6 +579,29 @@ void LiveEnv::notify_runners(int, const runtime::RunnerNotice& notice, runtime::
   post(std::move(done));
 }
 
+void LiveEnv::renew_lease() {
+  store_->renew_lease(elastic_->worker);
+  at(now() + std::max<TimeNs>(kNsPerMs, elastic_->lease_ns / 4), [this] { renew_lease(); });
+}
+
+void LiveEnv::worker_failed(int, bool silent) {
+  if (silent) {
+    throw std::logic_error("LiveEnv: a silent failure is simulated only (refused by the config)");
+  }
+  if (before_kill_) before_kill_();
+  ::raise(SIGKILL);
+}
+
+void LiveEnv::store_leases(int, std::function<void(const std::vector<int>&)> done) {
+  post([done = std::move(done), live = store_->live_leases(elastic_->lease_ns)] { done(live); });
+}
+
+void LiveEnv::store_swap(int, int expected_version, const runtime::ClusterConfig& cluster,
+                         std::function<void(bool)> done) {
+  const bool swapped = store_->swap(expected_version, cluster);
+  post([done = std::move(done), swapped] { done(swapped); });
+}
+
 void LiveEnv::stop_worker(int) {
   // This process leaves: the run ends once the step loop has nothing left (Trainer::finished),
   // and then its connections close gracefully (close_connections).
@@ -586,15 +615,21 @@ void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
                           tcp::local_address(listener.get()).str());
   // The previous version's connections close gracefully (its last collective, the propose
   // consensus, has completed here); a peer that has left already is no failure any more.
-  if (tcp::TcpTransport* old = worker_transport_->current()) {
+  if (tcp::TcpTransport* old = worker_transport_->current(); old != nullptr && !old->failed()) {
     old->set_failure_handler([](const std::string&) {});
     old->shutdown(kCloseTimeoutNs, [] {});
   }
   auto t = std::make_unique<tcp::TcpTransport>(runtime_.loop(), transport_options_);
   tcp::TcpTransport* raw = t.get();
   raw->set_failure_handler([this, version = cluster.version](const std::string& reason) {
-    runtime_.fail_from_loop("worker " + std::to_string(elastic_->worker) + ": cluster version " +
-                            std::to_string(version) + ": " + reason);
+    const std::string what = "worker " + std::to_string(elastic_->worker) + ": cluster version " +
+                             std::to_string(version) + ": " + reason;
+    if (elastic_->peers_may_fail) {
+      // The step in flight is abandoned; the failure detector (the leases) finds who is gone.
+      std::fprintf(stderr, "adaptsim-live: %s; the failure detector takes over\n", what.c_str());
+      return;
+    }
+    runtime_.fail_from_loop(what);
   });
   transports_.push_back(std::move(t));
   worker_transport_->begin_switch(raw, cluster.workers);

@@ -75,6 +75,10 @@ struct ElasticProcess {
   tcp::JobSecret secret;
   // Set when a runner started this process for a new worker (it joins this notice's cluster).
   std::optional<runtime::RunnerNotice> join;
+  // The run has worker failures (failure.h): a lost peer is left to the step loop's failure
+  // detector instead of failing this process; its lease lives this long.
+  bool peers_may_fail = false;
+  TimeNs lease_ns = 10 * kNsPerSecond;
 };
 
 class LiveEnv final : public runtime::TrainingEnv {
@@ -161,6 +165,14 @@ class LiveEnv final : public runtime::TrainingEnv {
     (void)started;  // a new worker is a new process (ElasticProcess::join), not a callback here
   }
   void stop_worker(int worker) override;
+  // A killed worker's process writes what it measured (set_before_kill) and SIGKILLs itself.
+  void worker_failed(int worker, bool silent) override;
+  void set_before_kill(std::function<void()> f) { before_kill_ = std::move(f); }
+  // The lease renewed every lease_ns / 4 on the loop (a file's mtime in the store); a compare-and-
+  // swap under the store's lock.
+  void store_leases(int worker, std::function<void(const std::vector<int>&)> done) override;
+  void store_swap(int worker, int expected_version, const runtime::ClusterConfig& cluster,
+                  std::function<void(bool)> done) override;
   bool hosts_new_processes() const override { return false; }
   // The restart baseline's checkpoint: the model state's buffers written to (rank 0), or read
   // from, the store's checkpoint file on the compute thread; a read state is checked like a
@@ -189,6 +201,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   void await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTransport* t,
                        tcp::UniqueFd listener, TimeNs deadline);
   void say_once(const std::string& line);
+  void renew_lease();
 
   // Elastic runs. The transports live on the loop thread; the current one serves transport().
   class WorkerTransport;
@@ -201,6 +214,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   std::vector<std::vector<float>> state_;  // per backward-order tensor
   bool check_state_ = false;               // the next between_steps checks the state
   bool said_ = false;                      // a store problem was reported
+  std::function<void()> before_kill_;
 
   // Learn mode (set_learner). step_ and the step records: loop thread; the evaluation: written
   // on the compute thread before it posts the step's check, read on the loop thread after.

@@ -19,6 +19,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -245,7 +247,9 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   const std::string config = absolute(o.config);
   std::vector<std::string> env = tcp::environment_without_launch_variables();
   env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
+  std::vector<int> worker_of;  // by process index, in the order started
   auto command = [&](int worker, const std::string& join) {
+    worker_of.push_back(worker);
     tcp::WorkerCommand w;
     w.program = program;
     w.argv = {program, config, "--elastic-store", dir.string(), "--worker", std::to_string(worker),
@@ -266,14 +270,22 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   so.grace_ns = c.timeout_ns + 2 * kNsPerSecond;
   so.own_process_group = true;
   so.name = "adaptsim-live runner";
-  so.more = [&](int running) {
+  so.others_carry_on = !c.failures.empty();
+  so.more = [&](const std::vector<bool>& alive) {
     std::vector<tcp::WorkerCommand> out;
+    // Workers with a process running (a failed one's was not replaced: the survivors' cluster,
+    // swapped in without a notice, left it out).
+    std::vector<int> running;
+    for (std::size_t i = 0; i < alive.size(); ++i)
+      if (alive[i]) running.push_back(worker_of.at(i));
     for (int v : store.notice_versions()) {
       if (v <= handled) continue;
       const runtime::RunnerNotice n = store.read_notice(v);
-      if (n.restart && running > 0) break;  // asked again at the next poll
+      if (n.restart && !running.empty()) break;  // asked again at the next poll
       for (int w : n.cluster.workers) {
-        if (n.restart || std::find(known.begin(), known.end(), w) == known.end())
+        const bool was_in = std::find(known.begin(), known.end(), w) != known.end();
+        const bool runs = std::find(running.begin(), running.end(), w) != running.end();
+        if (n.restart || !was_in || !runs)
           out.push_back(command(w, store.notice_file(v).string()));
       }
       known = n.cluster.workers;
@@ -282,7 +294,15 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
     return out;
   };
   const tcp::LaunchResult result = tcp::spawn_and_supervise(std::move(workers), so);
-  if (!result.ok()) {
+  // A worker the configuration kills dies by SIGKILL at its step; any other failure fails the run.
+  bool ok = !result.interrupted;
+  for (const tcp::WorkerExit& e : result.workers) {
+    const int w = worker_of.at(static_cast<std::size_t>(e.rank));
+    const bool scheduled = std::any_of(c.failures.begin(), c.failures.end(),
+                                       [w](const runtime::WorkerFailure& f) { return f.worker == w; });
+    if (!e.ok() && !(scheduled && e.signal == SIGKILL && !e.killed_by_launcher)) ok = false;
+  }
+  if (!ok) {
     print_error_line("launcher: " + result.summary());
     return 1;
   }

@@ -94,6 +94,14 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
           "elastic: live elastic runs take no monitors yet (a new process would start them "
           "afresh)");
     }
+    if (!c.failures.empty() && c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
+      throw InputError("failures: need elastic mechanism kungfu (the survivors shrink the cluster)");
+    }
+    for (const runtime::WorkerFailure& f : c.failures) {
+      if (f.mode != runtime::WorkerFailure::Mode::kKill) {
+        throw InputError("failures: a silent worker is simulated only for now (live: mode kill)");
+      }
+    }
     if (c.elastic_capacity < 1 || c.elastic_ranks_per_host < 1) {
       throw InputError("elastic: capacity and ranks_per_host must be at least 1");
     }
@@ -180,7 +188,10 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
     tcp::TcpTransportOptions to;
     to.connect_timeout_ns = c.timeout_ns;
     to.congestion_control = c.congestion_control;
-    env->set_elastic(*elastic, elements, 1 + static_cast<std::uint64_t>(c.elastic->optimizer_slots),
+    ElasticProcess process = *elastic;
+    process.peers_may_fail = !c.failures.empty();
+    process.lease_ns = c.elastic->failure_timeout_ns;
+    env->set_elastic(std::move(process), elements, 1 + static_cast<std::uint64_t>(c.elastic->optimizer_slots),
                      first, to);
   }
 
@@ -196,11 +207,17 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
   if (elastic) {
     t.elastic = c.elastic;
     t.join = elastic->join;
+    t.failures = c.failures;
   }
   runtime::Timeline timeline;
   if (!c.timeline_dir.empty()) t.timeline = &timeline;
   runtime::TrainingRun training(*env, model, c.system, c.seam, std::move(t));
   runtime::Trainer& trainer = training.trainer();
+  if (elastic) {
+    // A killed worker's process leaves what it measured before it dies (the step loop's
+    // bookkeeping, not part of the protocol).
+    env->set_before_kill([&] { env->store()->write_record(elastic->worker, trainer.record()); });
+  }
 
   // Every rank starts its first step together, as the simulated workers start at time 0 (a new
   // process of an elastic run meets the others in its join path instead).

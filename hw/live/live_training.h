@@ -25,6 +25,7 @@
 #include "sim/learn/dataset.h"
 #include "sim/learn/mlp.h"
 #include "sim/runtime/elastic.h"
+#include "sim/runtime/failure.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
@@ -77,6 +78,8 @@ struct LiveConfig {
   std::optional<runtime::ElasticSpec> elastic;
   int elastic_capacity = 0;
   int elastic_ranks_per_host = 1;
+  // Elastic runs (KungFu's mechanism): workers killed at a step (failure.h; kill only live).
+  std::vector<runtime::WorkerFailure> failures;
 };
 
 struct LiveResult {

@@ -103,6 +103,13 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
         ", retry: " + ns(e->retry_ns) + ", failure_timeout: " + ns(e->failure_timeout_ns) +
         ", optimizer_slots: " + std::to_string(e->optimizer_slots) +
         ", framework_init: " + ns(e->framework_init_ns) + "}\n";
+    if (!task.failures.empty()) {
+      text += "failures:\n";
+      for (const runtime::WorkerFailure& f : task.failures) {
+        text += "  - {worker: " + std::to_string(f.worker) + ", step: " + std::to_string(f.step) +
+                ", mode: kill}\n";
+      }
+    }
   }
   return text;
 }

@@ -188,7 +188,7 @@ LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
   int next_exit_order = 0;
   auto ask_for_more = [&] {
     if (!options.more || first_failure || !spawn_error.empty() || g_launcher_interrupted) return;
-    std::vector<WorkerCommand> more = options.more(running);
+    std::vector<WorkerCommand> more = options.more(alive);
     spawn(more);
   };
   while (running > 0) {
@@ -213,7 +213,7 @@ LaunchResult spawn_and_supervise(std::vector<WorkerCommand> workers,
         w.signal = WTERMSIG(status);
       }
       if (!w.ok()) {
-        if (!first_failure) first_failure = Clock::now();
+        if (!first_failure && !options.others_carry_on) first_failure = Clock::now();
         if (groups) ::kill(-w.pid, SIGKILL);  // what a failed wrapper may have left in its group
       }
     }

@@ -86,11 +86,15 @@ struct SuperviseOptions {
   bool own_process_group = false;
   std::string name = "launcher";  // in the exec-failure message
   // Called every poll period while workers run, and once more when the last one has exited,
-  // with how many still run: commands to start now, appended to the result in that order (an
-  // elastic run's runner starts a process for each worker a new cluster adds, or, for a restart,
-  // every worker once the old ones have exited). Null: a fixed set of workers. A worker that exits
-  // with code 0 before the others is normal (it left the cluster).
-  std::function<std::vector<WorkerCommand>(int running)> more;
+  // with which of the workers started so far still run (by their index in the result): commands
+  // to start now, appended to the result in that order (an elastic run's runner starts a process
+  // for each worker a new cluster adds, or, for a restart, every worker once the old ones have
+  // exited). Null: a fixed set of workers. A worker that exits with code 0 before the others is
+  // normal (it left the cluster).
+  std::function<std::vector<WorkerCommand>(const std::vector<bool>& alive)> more;
+  // A failed worker does not end the others after the grace period: they are expected to carry on
+  // without it (an elastic run's failure detector). The result still reports it.
+  bool others_carry_on = false;
 };
 // Starts every command and waits for all of them; results by rank. Throws RuntimeFailure when a
 // process cannot be created (then nothing is left running). Call before starting any thread.

@@ -184,6 +184,7 @@ class TrainingWorkload final : public Workload {
     task.live = live_.options;
     if (model_name == train::kLearnModel) task.learn = live_.learn;
     task.elastic = options_.elastic;
+    task.failures = options_.failures;
     return live_.backend->run_training(task);
   }
 
@@ -509,8 +510,12 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   options.failures = runtime::read_failures(w, capacity);
-  if (!options.failures.empty() && ctx.mode == Mode::kLive) {
-    w.fail("failures", "worker failures are simulated only for now (live kills are not built)");
+  if (ctx.mode == Mode::kLive) {
+    for (const runtime::WorkerFailure& f : options.failures) {
+      if (f.mode != runtime::WorkerFailure::Mode::kKill) {
+        w.fail("failures", "a silent worker is simulated only for now (live: mode kill)");
+      }
+    }
   }
   if (!options.failures.empty() &&
       (!options.elastic || options.elastic->mechanism != runtime::ResizeMechanism::kKungFu)) {

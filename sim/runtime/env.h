@@ -143,6 +143,12 @@ class TrainingEnv {
   virtual bool hosts_new_processes() const { return true; }
   // `worker`'s process ends (it left the cluster, or stopped for a restart, or failed).
   virtual void stop_worker(int worker);
+  // `worker`'s process dies (`silent`: hangs without a word) as the scenario's failures say
+  // (failure.h). Default: stop_worker (a simulated process just stops taking part).
+  virtual void worker_failed(int worker, bool silent) {
+    (void)silent;
+    stop_worker(worker);
+  }
   // The workers whose lease in the store is alive (ElasticSpec::failure_timeout_ns after their
   // process last ran), and a put that only succeeds while the store holds `expected_version`
   // (etcd's compare-and-swap transaction); `done(true)` if it did.

@@ -14,6 +14,7 @@
 #include "sim/core/time.h"
 #include "sim/io/background.h"
 #include "sim/runtime/elastic.h"
+#include "sim/runtime/failure.h"
 #include "sim/runtime/policy.h"
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system.h"
@@ -72,6 +73,7 @@ struct LiveTrainingTask {
   std::optional<train::LearnSpec> learn;
   // The worker set changes (the workload's `elastic:` map; local processes, KungFu's protocol).
   std::optional<ElasticSpec> elastic;
+  std::vector<WorkerFailure> failures;  // with `elastic` (kill only live)
 };
 
 // Runs training tasks on real processes. The runner takes one as a parameter (sim/run's

@@ -123,8 +123,8 @@ void Trainer::start_step(int w) {
         // The process dies (kill) or hangs (silent): either way it stops taking part.
         s.dead = true;
         --running_;
-        env_.stop_worker(w);
         span(w, f.mode == WorkerFailure::Mode::kKill ? "killed" : "hung", "failure", now, now);
+        env_.worker_failed(w, f.mode == WorkerFailure::Mode::kSilent);
         return;
       }
     }

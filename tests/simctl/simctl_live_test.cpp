@@ -153,13 +153,13 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
                       "the testbed's hosts; expected live.placement: testbed") !=
         std::string::npos);
-  // Worker failures, elastic runs with monitors and NIC stragglers are simulated only for now:
+  // Silent workers, elastic runs with monitors and NIC stragglers are simulated only for now:
   // refused live at their key.
   const std::vector<Case> simulated_only = {
       {"  elastic: {initial_workers: 2}\n  monitors: [{name: throughput}]\n",
        "key 'workload.monitors': live elastic runs take no monitors yet"},
-      {"  elastic: {initial_workers: 2}\n  failures: [{worker: 1, step: 2}]\n",
-       "key 'workload.failures': worker failures are simulated only for now"},
+      {"  elastic: {initial_workers: 2}\n  failures: [{worker: 1, step: 2, mode: silent}]\n",
+       "key 'workload.failures': a silent worker is simulated only for now"},
       {"  stragglers: [{worker: 1, from_step: 2, nic_bandwidth: 1Gbps}]\n",
        "key 'workload.stragglers': a straggler's nic_bandwidth is simulated only for now"},
   };
@@ -484,4 +484,56 @@ TEST_CASE(
     CHECK(processes_mentioning(dir.string()).empty());
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("a worker killed live is found by its lapsed lease; the survivors shrink and go on") {
+  // failure.h in both modes: the killed process SIGKILLs itself as it would start step 4; the
+  // others' steps stall (its connections are gone), their watchdog reads the store's leases after
+  // failure_timeout, swaps in the survivors' cluster, and the step is redone without it. Rank 0
+  // (worker 0) too: the next survivor becomes rank 0 and broadcasts the state.
+  for (const int killed : {1, 0}) {
+    CAPTURE(killed);
+    const fs::path dir = scratch_dir("failure_live");
+    LiveScenario sc;
+    sc.servers = 3;
+    sc.warmup_steps = 1;
+    sc.steps = 7;
+    sc.systems = {"{label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}"};
+    sc.live = "placement: local";
+    sc.workload_extra =
+        "  elastic: {initial_workers: 3, failure_timeout: 1s}\n"
+        "  failures: [{worker: " +
+        std::to_string(killed) + ", step: 4}]\n";
+    std::ofstream(dir / "failure.yaml") << sc.text();
+    auto run = [&](bool live) {
+      const fs::path out = dir / (live ? "live" : "sim");
+      std::vector<std::string> a = {"run", (dir / "failure.yaml").string(), "-o", out.string(),
+                                    "--no-progress"};
+      if (live) a.insert(a.begin() + 1, "--live");
+      SimctlProcess p(a, dir);
+      REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+      return read_csv(out / "live-test.steps.csv");
+    };
+    const auto sim = run(false);
+    const auto live = run(true);
+    REQUIRE(sim.size() == 8);
+    REQUIRE(live.size() == 8);
+    for (std::size_t k = 0; k < 8; ++k) {
+      CAPTURE(k);
+      CHECK(live[k].at("workers") == (k < 4 ? "3" : "2"));
+      CHECK(live[k].at("workers") == sim[k].at("workers"));
+    }
+    // Found after the timeout (1 s) and a lease read, then the survivors' resize phases.
+    const std::string& readings = live[4].at("readings");
+    CAPTURE(readings);
+    const std::size_t at = readings.find("failure.detect_s=");
+    REQUIRE(at != std::string::npos);
+    const double detect = std::stod(readings.substr(at + 17));
+    CHECK(detect >= 1.0);
+    CHECK(detect < 2.0);
+    for (const char* key : {"resize.barrier_s", "resize.broadcast_s", "resize.total_s"})
+      CHECK(readings.find(key) != std::string::npos);
+    CHECK(processes_mentioning(dir.string()).empty());
+    fs::remove_all(dir);
+  }
 }
