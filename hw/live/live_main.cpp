@@ -196,6 +196,8 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
                      std::to_string(p.host_of_worker.size()) + " workers");
   }
   p.secret = tcp::JobSecret::from_hex(hex, tcp::kEnvSecret);
+  // Where its connections listen: the host's address in a testbed's namespace, else loopback.
+  if (!o.rendezvous.bind_host.empty()) p.bind_host = o.rendezvous.bind_host;
   if (!o.join.empty()) {
     const live::FileStore store(o.elastic_store, static_cast<int>(p.host_of_worker.size()));
     std::ifstream in(o.join, std::ios::binary);
@@ -206,7 +208,7 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
   }
   tcp::RuntimeOptions ro;
   ro.transport.connect_timeout_ns = spec.live.timeout_ns;
-  tcp::Runtime rt(tcp::SocketAddress{"127.0.0.1", 0}, ro);
+  tcp::Runtime rt(tcp::SocketAddress{p.bind_host, 0}, ro);
   tcp::ClusterSpec self;
   self.addresses = {rt.listen_address()};
   self.secret = tcp::JobSecret::random();
@@ -245,16 +247,29 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
 
   const std::string program = live::self_executable();
   const std::string config = absolute(o.config);
+  // Each worker's command prefix and listening address (a testbed: its server's namespace).
+  std::vector<live::RankPlacement> placements;
+  if (!o.rank_prefix_json.empty()) {
+    placements = live::load_rank_placements(o.rank_prefix_json);
+    if (placements.size() != hosts.size()) {
+      throw InputError(o.rank_prefix_json + " lists " + std::to_string(placements.size()) +
+                       " ranks for the elastic run's " + std::to_string(hosts.size()) + " workers");
+    }
+  }
   std::vector<std::string> env = tcp::environment_without_launch_variables();
   env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
   std::vector<int> worker_of;  // by process index, in the order started
   auto command = [&](int worker, const std::string& join) {
     worker_of.push_back(worker);
     tcp::WorkerCommand w;
-    w.program = program;
-    w.argv = {program, config, "--elastic-store", dir.string(), "--worker", std::to_string(worker),
-              "-q"};
+    const live::RankPlacement* at =
+        placements.empty() ? nullptr : &placements.at(static_cast<std::size_t>(worker));
+    if (at != nullptr) w.argv = at->prefix;
+    w.argv.insert(w.argv.end(), {program, config, "--elastic-store", dir.string(), "--worker",
+                                 std::to_string(worker), "-q"});
+    if (at != nullptr && !at->bind.empty()) w.argv.insert(w.argv.end(), {"--bind", at->bind});
     if (!join.empty()) w.argv.insert(w.argv.end(), {"--join", join});
+    w.program = live::resolve_program(w.argv.front());
     w.env = env;
     return w;
   };

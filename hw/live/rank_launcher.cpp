@@ -14,9 +14,7 @@
 #include "sim/core/error.h"
 
 namespace adaptsim::live {
-namespace {
-
-std::string find_program(const std::string& name) {
+std::string resolve_program(const std::string& name) {
   if (name.find('/') != std::string::npos) {
     if (::access(name.c_str(), X_OK) != 0) {
       throw InputError("cannot execute \"" + name + "\": " + tcp::errno_text(errno));
@@ -32,8 +30,6 @@ std::string find_program(const std::string& name) {
   }
   throw InputError("program \"" + name + "\" not found in PATH");
 }
-
-}  // namespace
 
 std::vector<std::string> expand_prefix_template(const std::string& template_text, int rank) {
   std::vector<std::string> out;
@@ -155,7 +151,7 @@ tcp::LaunchResult launch_commands(const CommandLaunchOptions& options) {
   for (const auto& argv : options.commands) {
     if (argv.empty()) throw InputError("empty command");
     tcp::WorkerCommand w;
-    w.program = find_program(argv.front());
+    w.program = resolve_program(argv.front());
     w.argv = argv;
     w.env = env;
     workers.push_back(std::move(w));

@@ -59,6 +59,10 @@ struct CommandLaunchOptions {
 // cannot be created (then nothing is left running). Call before the process starts any thread.
 tcp::LaunchResult launch_commands(const CommandLaunchOptions& options);
 
+// The program a command's argv[0] names: itself when it has a slash (and is executable), else
+// the first match on $PATH. Throws InputError naming it otherwise.
+std::string resolve_program(const std::string& name);
+
 // The absolute path of the running executable (/proc/self/exe resolved), for commands whose
 // prefix execs another program first.
 std::string self_executable();

@@ -486,11 +486,9 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
     if (ctx.mode == Mode::kLive) {
       // Live: local processes resize by KungFu's protocol or restart (hw/live, "Elastic runs").
-      if (ctx.live.placement != "local") {
-        w.fail("elastic",
-               "live elastic runs place their processes locally for now (live.placement "
-               "is " +
-                   ctx.live.placement + "; expected local)");
+      if (ctx.live.placement == "hosts") {
+        w.fail("elastic", "live elastic runs start their processes on this machine: live.placement "
+                          "local or testbed (it is hosts)");
       }
       if (!options.seam.monitors_yaml.empty()) {
         w.fail("monitors",
