@@ -300,8 +300,7 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
       for (int w : n.cluster.workers) {
         const bool was_in = std::find(known.begin(), known.end(), w) != known.end();
         const bool runs = std::find(running.begin(), running.end(), w) != running.end();
-        if (n.restart || !was_in || !runs)
-          out.push_back(command(w, store.notice_file(v).string()));
+        if (n.restart || !was_in || !runs) out.push_back(command(w, store.notice_file(v).string()));
       }
       known = n.cluster.workers;
       handled = v;
@@ -313,8 +312,9 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   bool ok = !result.interrupted;
   for (const tcp::WorkerExit& e : result.workers) {
     const int w = worker_of.at(static_cast<std::size_t>(e.rank));
-    const bool scheduled = std::any_of(c.failures.begin(), c.failures.end(),
-                                       [w](const runtime::WorkerFailure& f) { return f.worker == w; });
+    const bool scheduled =
+        std::any_of(c.failures.begin(), c.failures.end(),
+                    [w](const runtime::WorkerFailure& f) { return f.worker == w; });
     if (!e.ok() && !(scheduled && e.signal == SIGKILL && !e.killed_by_launcher)) ok = false;
   }
   if (!ok) {

@@ -95,7 +95,8 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
           "afresh)");
     }
     if (!c.failures.empty() && c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
-      throw InputError("failures: need elastic mechanism kungfu (the survivors shrink the cluster)");
+      throw InputError(
+          "failures: need elastic mechanism kungfu (the survivors shrink the cluster)");
     }
     for (const runtime::WorkerFailure& f : c.failures) {
       if (f.mode != runtime::WorkerFailure::Mode::kKill) {
@@ -191,8 +192,8 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
     ElasticProcess process = *elastic;
     process.peers_may_fail = !c.failures.empty();
     process.lease_ns = c.elastic->failure_timeout_ns;
-    env->set_elastic(std::move(process), elements, 1 + static_cast<std::uint64_t>(c.elastic->optimizer_slots),
-                     first, to);
+    env->set_elastic(std::move(process), elements,
+                     1 + static_cast<std::uint64_t>(c.elastic->optimizer_slots), first, to);
   }
 
   runtime::TrainerOptions t;

@@ -251,16 +251,19 @@ std::string failure_cause(const std::string& output) {
   auto text_of = [&](const std::string& line) {
     return line.rfind(tool, 0) == 0 ? line.substr(tool.size()) : line;
   };
-  std::string summary, first_error;
+  std::string summary, first_error, first_line;
   std::string joined;
   for (const std::string& line : lines) {
     if (line.rfind(launcher, 0) == 0) {
       summary = line.substr(launcher.size());
-    } else if (first_error.empty()) {
-      first_error = text_of(line);
+    } else if (first_error.empty() && line.rfind(tool, 0) == 0) {
+      first_error = text_of(line);  // the tool's error lines, not a rank's notes
+    } else if (first_line.empty()) {
+      first_line = line;
     }
     joined += (joined.empty() ? "" : "; ") + text_of(line);
   }
+  if (first_error.empty()) first_error = first_line;
   if (summary.empty()) return joined.empty() ? "no output" : joined;
   return first_error.empty() ? summary : summary + "; first error: " + first_error;
 }

@@ -346,6 +346,12 @@ void Trainer::worker_started(int w, const RunnerNotice& notice) {
   s.version = cluster.version;
   s.joining = true;
   s.reduced_tensor.assign(tensor_bytes_.size(), false);
+  if (!options_.failures.empty()) {
+    // A new process watches its progress too: a worker it joins may die on the way (live, a
+    // killed root's state broadcast never arrives).
+    s.step_begin = env_.now();
+    watch(w);
+  }
   ensure_version(cluster);
   phase(w, step, "resize.join.process_start", notified_at_.at(cluster.version));
   const TimeNs init = env_.now();
@@ -534,7 +540,9 @@ void Trainer::recover(int w, std::uint64_t progress) {
     ++s.epoch;
     ++s.progress;
     s.in_flight = 0;
-    const int step = s.step;
+    // The step to redo: a worker still joining has not agreed on one yet; the step after the
+    // resize it joined by.
+    const int step = s.joining ? resize_step_.at(s.version) + 1 : s.step;
     resize_step_.emplace(cluster.version, step);
     if (cluster.workers.front() == w) resize_begin_[cluster.version] = env_.now();
     phase(w, step, "failure.detect", s.step_begin);
