@@ -9,6 +9,7 @@ packages=(
   libboost-graph-dev libeigen3-dev libyaml-cpp-dev doctest-dev libbenchmark-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev zlib1g-dev
   dataset-fashion-mnist
+  etcd-server
   libopenmpi-dev openmpi-bin
   python3-matplotlib python3-pandas
   iproute2 iperf3 procps iptables

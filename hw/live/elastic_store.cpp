@@ -90,6 +90,25 @@ void FileStore::create(const runtime::ClusterConfig& first) const {
   put(first);
 }
 
+std::string cluster_json(const runtime::ClusterConfig& cluster) {
+  return cluster_to_json(cluster).dump() + "\n";
+}
+
+std::optional<runtime::ClusterConfig> parse_cluster(const std::string& text, int capacity,
+                                                    std::string* error) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    *error = std::string("the cluster document is not JSON: ") + e.what();
+    return std::nullopt;
+  }
+  std::string why;
+  std::optional<runtime::ClusterConfig> c = cluster_from_json(j, capacity, &why);
+  if (!c) *error = "invalid cluster document: " + why;
+  return c;
+}
+
 std::optional<runtime::ClusterConfig> FileStore::get(std::string* error) const {
   const fs::path file = dir_ / "cluster.json";
   const std::optional<std::string> text = read_text(file);
@@ -97,21 +116,14 @@ std::optional<runtime::ClusterConfig> FileStore::get(std::string* error) const {
     *error = file.string() + ": the config store is unavailable (cannot read it)";
     return std::nullopt;
   }
-  json j;
-  try {
-    j = json::parse(*text);
-  } catch (const json::exception& e) {
-    *error = file.string() + ": the cluster document is not JSON: " + e.what();
-    return std::nullopt;
-  }
   std::string why;
-  std::optional<runtime::ClusterConfig> c = cluster_from_json(j, capacity_, &why);
-  if (!c) *error = file.string() + ": invalid cluster document: " + why;
+  std::optional<runtime::ClusterConfig> c = parse_cluster(*text, capacity_, &why);
+  if (!c) *error = file.string() + ": " + why;
   return c;
 }
 
 void FileStore::put(const runtime::ClusterConfig& cluster) const {
-  write_file_atomic(dir_ / "cluster.json", cluster_to_json(cluster).dump() + "\n");
+  write_file_atomic(dir_ / "cluster.json", cluster_json(cluster));
 }
 
 bool FileStore::swap(int expected_version, const runtime::ClusterConfig& cluster) const {

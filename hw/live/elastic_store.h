@@ -13,6 +13,9 @@
 //   lock                      serializes compare-and-swaps of the cluster.
 // Every write is a temporary file renamed (or linked) into place; nothing is left half written.
 // Readers validate what they read and say what is wrong in one line.
+//
+// EtcdStore (etcd_store.h) keeps the config store's part (the cluster, the notices, the addresses,
+// the leases) in etcd instead, and the bulk files (records, checkpoint) in the folder.
 
 #include <filesystem>
 #include <optional>
@@ -28,38 +31,40 @@ class FileStore {
  public:
   // A store in `dir`; `capacity` bounds the worker ids a valid cluster may hold.
   FileStore(std::filesystem::path dir, int capacity);
+  virtual ~FileStore() = default;
   // Creates the folder's layout and puts `first` (the launcher, before any worker runs).
   void create(const runtime::ClusterConfig& first) const;
   const std::filesystem::path& dir() const { return dir_; }
+  int capacity() const { return capacity_; }
 
   // The cluster the store holds, or nullopt with `*error` saying why not in one line: the file is
   // missing or unreadable (the store is unavailable) or fails validation (a version below 0, no
   // workers, a worker id outside 0..capacity-1 or twice).
-  std::optional<runtime::ClusterConfig> get(std::string* error) const;
+  virtual std::optional<runtime::ClusterConfig> get(std::string* error) const;
   // Replaces the cluster (the caller gives the next version). Throws RuntimeFailure when the folder
   // cannot be written.
-  void put(const runtime::ClusterConfig& cluster) const;
+  virtual void put(const runtime::ClusterConfig& cluster) const;
 
   // The runners' notices: post returns false when a notice of that version was already posted.
-  bool post_notice(const runtime::RunnerNotice& notice) const;
+  virtual bool post_notice(const runtime::RunnerNotice& notice) const;
   // The versions with a notice, ascending; the notice of one (throws RuntimeFailure naming the
   // file when it is unreadable or invalid).
-  std::vector<int> notice_versions() const;
+  virtual std::vector<int> notice_versions() const;
   std::filesystem::path notice_file(int version) const;
-  runtime::RunnerNotice read_notice(int version) const;
+  virtual runtime::RunnerNotice read_notice(int version) const;
 
   // Replaces the cluster only while the store holds `expected_version` (etcd's compare-and-swap
   // transaction; a lock file serializes the swappers); whether it did.
-  bool swap(int expected_version, const runtime::ClusterConfig& cluster) const;
+  virtual bool swap(int expected_version, const runtime::ClusterConfig& cluster) const;
 
   // Leases (failure detection): a running process renews its worker's lease (the file's
   // modification time); the workers whose lease was renewed within `lifetime_ns`, ascending.
-  void renew_lease(int worker) const;
-  std::vector<int> live_leases(TimeNs lifetime_ns) const;
+  virtual void renew_lease(int worker) const;
+  virtual std::vector<int> live_leases(TimeNs lifetime_ns) const;
 
   // The address rendezvous of a version's connections.
-  void publish_address(int version, int worker, const std::string& address) const;
-  std::optional<std::string> address(int version, int worker) const;
+  virtual void publish_address(int version, int worker, const std::string& address) const;
+  virtual std::optional<std::string> address(int version, int worker) const;
 
   // The restart baseline's checkpoint of the model state (bytes), replaced whole.
   void write_checkpoint(const std::string& bytes) const;
@@ -73,6 +78,12 @@ class FileStore {
   std::filesystem::path dir_;
   int capacity_;
 };
+
+// The cluster document's text form, and its reader: nullopt with `*error` saying what is wrong in
+// one line (not JSON, a version below 0, no workers, a worker id outside 0..capacity-1 or twice).
+std::string cluster_json(const runtime::ClusterConfig& cluster);
+std::optional<runtime::ClusterConfig> parse_cluster(const std::string& text, int capacity,
+                                                    std::string* error);
 
 // Text forms (JSON) of a notice and a record; the readers throw RuntimeFailure naming `label`.
 std::string notice_json(const runtime::RunnerNotice& notice);

@@ -526,7 +526,14 @@ void LiveEnv::set_elastic(ElasticProcess process, const std::vector<std::uint64_
                           std::uint64_t copies, const runtime::ClusterConfig& first,
                           const tcp::TcpTransportOptions& transport_options) {
   elastic_ = std::move(process);
-  store_.emplace(elastic_->store_dir, static_cast<int>(elastic_->host_of_worker.size()));
+  const int capacity = static_cast<int>(elastic_->host_of_worker.size());
+  if (elastic_->etcd) {
+    store_ =
+        std::make_unique<EtcdStore>(elastic_->store_dir, capacity, *elastic_->etcd,
+                                    elastic_->store_dir.filename().string(), elastic_->lease_ns);
+  } else {
+    store_ = std::make_unique<FileStore>(elastic_->store_dir, capacity);
+  }
   transport_options_ = transport_options;
   local_ = {elastic_->worker};
   worker_transport_ = std::make_unique<WorkerTransport>(elastic_->worker, elastic_->host_of_worker);
@@ -554,10 +561,24 @@ void LiveEnv::say_once(const std::string& line) {
 }
 
 void LiveEnv::store_get(int, std::function<void(const runtime::ClusterConfig&)> done) {
+  // A proposal the store could not take is written first, once it answers again.
+  if (pending_put_) {
+    try {
+      store_->put(*pending_put_);
+      pending_put_.reset();
+    } catch (const std::exception&) {
+      // Still unavailable: the read below says so.
+    }
+  }
   std::string error;
   std::optional<runtime::ClusterConfig> c = store_->get(&error);
   if (c) {
     last_read_ = c;
+    if (said_) {
+      std::fprintf(stderr, "adaptsim-live: worker %d: the config store answers again\n",
+                   elastic_->worker);
+      said_ = false;
+    }
   } else {
     say_once(error + "; the job keeps its cluster (version " + std::to_string(last_read_->version) +
              ") until the store answers");
@@ -569,18 +590,34 @@ void LiveEnv::store_put(int, const runtime::ClusterConfig& cluster, runtime::Cal
   try {
     store_->put(cluster);
   } catch (const std::exception& e) {
-    say_once(std::string(e.what()) + "; the job keeps its cluster");
+    pending_put_ = cluster;
+    say_once(std::string(e.what()) + "; the job keeps its cluster and proposes version " +
+             std::to_string(cluster.version) + " again when the store answers");
   }
   post(std::move(done));
 }
 
 void LiveEnv::notify_runners(int, const runtime::RunnerNotice& notice, runtime::Callback done) {
-  store_->post_notice(notice);  // the first worker's notice wins; the runner acts on it
+  // The first worker's notice wins; the runner acts on it. Retried until the store takes it.
+  try {
+    store_->post_notice(notice);
+  } catch (const std::exception& e) {
+    say_once(std::string(e.what()) + "; the runners' notice of version " +
+             std::to_string(notice.cluster.version) + " waits for the store");
+    at(now() + 50 * kNsPerMs, [this, notice, done = std::move(done)]() mutable {
+      notify_runners(elastic_->worker, notice, std::move(done));
+    });
+    return;
+  }
   post(std::move(done));
 }
 
 void LiveEnv::renew_lease() {
-  store_->renew_lease(elastic_->worker);
+  try {
+    store_->renew_lease(elastic_->worker);
+  } catch (const std::exception& e) {
+    say_once(std::string(e.what()) + "; the worker's lease is renewed when the store answers");
+  }
   at(now() + std::max<TimeNs>(kNsPerMs, elastic_->lease_ns / 4), [this] { renew_lease(); });
 }
 
@@ -593,12 +630,27 @@ void LiveEnv::worker_failed(int, bool silent) {
 }
 
 void LiveEnv::store_leases(int, std::function<void(const std::vector<int>&)> done) {
-  post([done = std::move(done), live = store_->live_leases(elastic_->lease_ns)] { done(live); });
+  std::vector<int> live;
+  try {
+    live = store_->live_leases(elastic_->lease_ns);
+  } catch (const std::exception& e) {
+    // Nobody can be found dead without the store: every worker counts as alive (the step loop
+    // asks again after its retry).
+    say_once(std::string(e.what()) + "; failures are found when the store answers");
+    for (int w = 0; w < workers(); ++w)
+      live.push_back(w);
+  }
+  post([done = std::move(done), live = std::move(live)] { done(live); });
 }
 
 void LiveEnv::store_swap(int, int expected_version, const runtime::ClusterConfig& cluster,
                          std::function<void(bool)> done) {
-  const bool swapped = store_->swap(expected_version, cluster);
+  bool swapped = false;
+  try {
+    swapped = store_->swap(expected_version, cluster);
+  } catch (const std::exception& e) {
+    say_once(std::string(e.what()) + "; the swap waits for the store");
+  }
   post([done = std::move(done), swapped] { done(swapped); });
 }
 

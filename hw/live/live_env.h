@@ -42,7 +42,9 @@
 // state broadcast, the next between_steps checks on the compute thread that every element is the
 // pattern (the root's state), and fails the run naming the tensor and element otherwise. The
 // gradients' exact sums follow the cluster's members. A store that cannot be read, or a cluster
-// document that fails validation, leaves the worker at its cluster (said once on stderr). The
+// document that fails validation, leaves the worker at its cluster (said once on stderr; a
+// proposal it could not write is written when the store answers again, a notice retried, a lease
+// renewed, nobody found dead meanwhile). The
 // restart baseline writes and reads the same state through a checkpoint file in the store.
 
 #include <condition_variable>
@@ -59,6 +61,7 @@
 
 #include "hw/live/compute_emulator.h"
 #include "hw/live/elastic_store.h"
+#include "hw/live/etcd_store.h"
 #include "hw/live/gradient_buffers.h"
 #include "hw/live/learner.h"
 #include "hw/tcp/runtime.h"
@@ -79,6 +82,9 @@ struct ElasticProcess {
   // detector instead of failing this process; its lease lives this long.
   bool peers_may_fail = false;
   TimeNs lease_ns = 10 * kNsPerSecond;
+  // The config store in etcd at this endpoint (etcd_store.h; job key: the folder's name), with
+  // the bulk files in store_dir; none: the folder is the store.
+  std::optional<tcp::SocketAddress> etcd;
 };
 
 class LiveEnv final : public runtime::TrainingEnv {
@@ -153,7 +159,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   // Blocking, after the run: closes the current version's connections gracefully (every peer's
   // goodbye, or `timeout_ns`). Never throws.
   void close_connections(TimeNs timeout_ns);
-  const FileStore* store() const { return store_ ? &*store_ : nullptr; }
+  const FileStore* store() const { return store_.get(); }
 
   void store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) override;
   void store_put(int worker, const runtime::ClusterConfig& cluster,
@@ -206,7 +212,8 @@ class LiveEnv final : public runtime::TrainingEnv {
   // Elastic runs. The transports live on the loop thread; the current one serves transport().
   class WorkerTransport;
   std::optional<ElasticProcess> elastic_;
-  std::optional<FileStore> store_;
+  std::unique_ptr<FileStore> store_;                   // or an EtcdStore
+  std::optional<runtime::ClusterConfig> pending_put_;  // a proposal the store did not take
   tcp::TcpTransportOptions transport_options_;
   std::vector<std::unique_ptr<tcp::TcpTransport>> transports_;
   std::unique_ptr<WorkerTransport> worker_transport_;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "hw/live/elastic_store.h"
+#include "hw/live/etcd_store.h"
 #include "hw/live/live_config.h"
 #include "hw/live/live_training.h"
 #include "hw/live/rank_launcher.h"
@@ -60,6 +61,9 @@ struct ToolOptions {
   std::string elastic_store;
   int worker = -1;
   std::string join;
+  // Elastic runs: the config store in etcd ("host:port"), or "start" (the launcher starts a
+  // private one on loopback for the run); empty: the folder.
+  std::string etcd;
   // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
   int fault_rank = -1;
   std::uint64_t fault_after_sends = 0;
@@ -196,10 +200,11 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
                      std::to_string(p.host_of_worker.size()) + " workers");
   }
   p.secret = tcp::JobSecret::from_hex(hex, tcp::kEnvSecret);
+  if (!o.etcd.empty()) p.etcd = tcp::parse_host_list(o.etcd).front();
+  p.lease_ns = spec.live.elastic->failure_timeout_ns;
   // Where its connections listen: the host's address in a testbed's namespace, else loopback.
   if (!o.rendezvous.bind_host.empty()) p.bind_host = o.rendezvous.bind_host;
   if (!o.join.empty()) {
-    const live::FileStore store(o.elastic_store, static_cast<int>(p.host_of_worker.size()));
     std::ifstream in(o.join, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
@@ -238,7 +243,22 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
       if (on) std::filesystem::remove_all(dir, ec);
     }
   } cleanup{dir, temporary};
-  const live::FileStore store(dir, static_cast<int>(hosts.size()));
+  // The config store: the folder, or etcd (an endpoint given, or a private one for this run).
+  std::unique_ptr<live::EtcdServer> etcd_server;
+  std::string etcd = o.etcd;
+  if (etcd == "start") {
+    etcd_server = std::make_unique<live::EtcdServer>(dir);
+    etcd = etcd_server->endpoint().str();
+  }
+  std::unique_ptr<live::FileStore> store_ptr;
+  if (etcd.empty()) {
+    store_ptr = std::make_unique<live::FileStore>(dir, static_cast<int>(hosts.size()));
+  } else {
+    store_ptr = std::make_unique<live::EtcdStore>(
+        dir, static_cast<int>(hosts.size()), tcp::parse_host_list(etcd).front(),
+        dir.filename().string(), c.elastic->failure_timeout_ns);
+  }
+  const live::FileStore& store = *store_ptr;
   const int initial =
       c.elastic->initial_workers > 0 ? c.elastic->initial_workers : static_cast<int>(hosts.size());
   const runtime::ClusterConfig first =
@@ -269,6 +289,7 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
                                  std::to_string(worker), "-q"});
     if (at != nullptr && !at->bind.empty()) w.argv.insert(w.argv.end(), {"--bind", at->bind});
     if (!join.empty()) w.argv.insert(w.argv.end(), {"--join", join});
+    if (!etcd.empty()) w.argv.insert(w.argv.end(), {"--etcd", etcd});
     w.program = live::resolve_program(w.argv.front());
     w.env = env;
     return w;
@@ -286,6 +307,14 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   so.own_process_group = true;
   so.name = "adaptsim-live runner";
   so.others_carry_on = !c.failures.empty();
+  bool runner_said = false;  // the store's unavailability was reported
+  // The notice a new process joins by, as the runner read it, in a file of the run's folder.
+  auto join_file = [&](int v, const runtime::RunnerNotice& n) {
+    const std::filesystem::path f = dir / "joins" / ("v" + std::to_string(v) + ".json");
+    std::filesystem::create_directories(f.parent_path());
+    if (!std::filesystem::exists(f)) io::write_file_atomic(f, live::notice_json(n));
+    return f.string();
+  };
   so.more = [&](const std::vector<bool>& alive) {
     std::vector<tcp::WorkerCommand> out;
     // Workers with a process running (a failed one's was not replaced: the survivors' cluster,
@@ -293,17 +322,24 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
     std::vector<int> running;
     for (std::size_t i = 0; i < alive.size(); ++i)
       if (alive[i]) running.push_back(worker_of.at(i));
-    for (int v : store.notice_versions()) {
-      if (v <= handled) continue;
-      const runtime::RunnerNotice n = store.read_notice(v);
-      if (n.restart && !running.empty()) break;  // asked again at the next poll
-      for (int w : n.cluster.workers) {
-        const bool was_in = std::find(known.begin(), known.end(), w) != known.end();
-        const bool runs = std::find(running.begin(), running.end(), w) != running.end();
-        if (n.restart || !was_in || !runs) out.push_back(command(w, store.notice_file(v).string()));
+    try {
+      for (int v : store.notice_versions()) {
+        if (v <= handled) continue;
+        const runtime::RunnerNotice n = store.read_notice(v);
+        if (n.restart && !running.empty()) break;  // asked again at the next poll
+        for (int w : n.cluster.workers) {
+          const bool was_in = std::find(known.begin(), known.end(), w) != known.end();
+          const bool runs = std::find(running.begin(), running.end(), w) != running.end();
+          if (n.restart || !was_in || !runs) out.push_back(command(w, join_file(v, n)));
+        }
+        known = n.cluster.workers;
+        handled = v;
       }
-      known = n.cluster.workers;
-      handled = v;
+      runner_said = false;
+    } catch (const RuntimeFailure& e) {
+      // The store is unavailable: the runner asks again at the next poll.
+      if (!runner_said) print_error_line("runner: " + std::string(e.what()) + "; waiting for it");
+      runner_said = true;
     }
     return out;
   };
@@ -373,6 +409,9 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
       ->check(CLI::NonNegativeNumber);
   app.add_option("--join", o.join,
                  "Elastic runs: the runners' notice this new worker's process joins by");
+  app.add_option("--etcd", o.etcd,
+                 "Elastic runs: the config store in etcd at HOST:PORT, or 'start' (a private "
+                 "etcd on loopback for the run); default: the store folder");
   tcp::add_fault_hook_options(app, o.fault_rank, o.fault_after_sends);
   try {
     app.parse(argc, argv);
@@ -391,8 +430,9 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
     if (!o.join.empty()) throw InputError("--join needs --worker");
     return launch_elastic(o, spec, start_s);
   }
-  if (o.worker >= 0 || !o.join.empty() || !o.elastic_store.empty()) {
-    throw InputError("--worker, --join and --elastic-store need a configuration with elastic:");
+  if (o.worker >= 0 || !o.join.empty() || !o.elastic_store.empty() || !o.etcd.empty()) {
+    throw InputError(
+        "--worker, --join, --elastic-store and --etcd need a configuration with elastic:");
   }
   const bool prefixed = !o.rank_prefix.empty() || !o.rank_prefix_json.empty();
   if (prefixed) {

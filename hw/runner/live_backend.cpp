@@ -304,6 +304,9 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
                                    "-o",
                                    result.string(),
                                    "-q"};
+  if (task.elastic && task.live.config_store == "etcd") {
+    argv.insert(argv.end(), {"--etcd", task.live.etcd.empty() ? "start" : task.live.etcd});
+  }
   if (task.live.fault_kill_rank >= 0) {
     argv.insert(argv.end(), {"--fault-kill-rank", std::to_string(task.live.fault_kill_rank),
                              "--fault-after-sends", std::to_string(task.live.fault_after_sends)});

@@ -152,6 +152,21 @@ runtime::LiveOptions read_live(io::MapReader& top) {
                    "testbed");
       }
     }
+    // An elastic run's config store: the run's folder, or etcd (an endpoint, or empty: a private
+    // etcd the launcher starts on loopback for the run).
+    o.config_store = live->choice_or("config_store", {"file", "etcd"}, o.config_store);
+    o.etcd = live->string_or("etcd", o.etcd);
+    if (!o.etcd.empty() && !valid_host_port(o.etcd)) {
+      live->fail("etcd", "expected host:port of an etcd's client URL, got \"" + o.etcd + "\"");
+    }
+    if (!o.etcd.empty() && o.config_store != "etcd") {
+      live->fail("etcd", "an etcd endpoint is used with `config_store: etcd`");
+    }
+    if (o.config_store == "etcd" && o.placement != "local") {
+      live->fail("config_store",
+                 "etcd is reached on this machine's loopback: expected placement: local (the "
+                 "testbed's namespaces use the file store)");
+    }
     if (auto fault = live->optional_map("fault")) {
       o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0, 1 << 20));
       o.fault_after_sends = static_cast<std::uint64_t>(fault->integer("after_sends", 0));

@@ -46,6 +46,10 @@ struct LiveOptions {
   std::vector<std::pair<std::string, std::string>> host_sysctls;
   // Test hook (live.fault): rank fault_kill_rank SIGKILLs itself after fault_after_sends sent
   // messages; -1: none.
+  // Elastic runs: the config store ("file": the run's folder; "etcd"), and the etcd to use
+  // (host:port; empty: a private one started for the run).
+  std::string config_store = "file";
+  std::string etcd;
   int fault_kill_rank = -1;
   std::uint64_t fault_after_sends = 0;
 };

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "hw/live/etcd_store.h"
 #include "tests/hw/live/live_test_support.h"
 #include "tests/hw/tcp/tcp_test_support.h"
 #include "tests/support/time_scale.h"
@@ -232,4 +233,50 @@ TEST_CASE("bad input: one clear line and exit code 2, before any worker starts")
     CHECK(r.err.find(c.expect) != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("an elastic run with its config store in etcd keeps its cluster while etcd is down" *
+          doctest::skip(!live::etcd_available())) {
+  // Issue 15: etcd stopped mid-run -> every worker keeps its cluster and says so once; a proposal
+  // it could not write, its notices and leases wait; once etcd answers again the job resizes.
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  live::EtcdServer etcd(dir);
+  write_text(dir + "/cfg.json", R"({
+    "model": {"name": "tiny", "layers": [
+      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.weight", "elements": 100000}]}]},
+    "batch_per_gpu": 16,
+    "compute": {"forward": "20ms", "backward": "40ms", "optimizer": "5ms"},
+    "system": {"kind": "kungfu", "strategy": "BINARY_TREE_STAR"},
+    "policy": {"name": "resize-schedule", "every": 4, "sizes": [1, 2]},
+    "elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1},
+    "warmup_steps": 1, "steps": 27, "timeout": "20s"})");
+  ChildProcess p(
+      tool({dir + "/cfg.json", "--etcd", etcd.endpoint().str(), "-o", dir + "/result.json"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  etcd.stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  etcd.start();
+  const ProcessResult r = p.wait(kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  // Said once per outage by each process that ran into it (two at most here), and its end.
+  std::size_t down = 0, back = 0;
+  for (std::size_t at = 0;
+       (at = r.err.find("the config store is unavailable", at)) != std::string::npos; ++at)
+    ++down;
+  for (std::size_t at = 0;
+       (at = r.err.find("the config store answers again", at)) != std::string::npos; ++at)
+    ++back;
+  CHECK(down >= 1);
+  CHECK(down <= 2);
+  CHECK(back == down);
+  // Every step ran, and the cluster still changes size after the outage.
+  const auto j = read_json(dir + "/result.json");
+  const auto& steps = j.at("result").at("steps");
+  REQUIRE(steps.size() == 28);
+  int changes_after = 0;
+  for (std::size_t k = 17; k < steps.size(); ++k)
+    changes_after += steps[k].at("workers") != steps[k - 1].at("workers") ? 1 : 0;
+  CHECK(changes_after >= 1);
 }
