@@ -408,8 +408,20 @@ void Trainer::join_cluster(int w) {
           phase(w, step, "resize.sync", sync);
           const TimeNs broadcast = env_.now();
           broadcast_state(w, [this, w, step, broadcast] {
-            phase(w, step, "resize.broadcast", broadcast);
-            resized(w);
+            // Acknowledged: nobody goes on until every worker holds the state, so a worker that
+            // dies next (the root included) cannot take the only copy with it (a live sender's
+            // bytes may still be in flight when its send completes).
+            auto received = [this, w, step, broadcast] {
+              phase(w, step, "resize.broadcast", broadcast);
+              resized(w);
+            };
+            if (env(w).workers() == 1) {
+              received();
+              return;
+            }
+            Worker& s4 = state_[static_cast<std::size_t>(w)];
+            s4.agree_in.assign(1, 0.0);
+            control(w, "adaptsim:resize:v" + std::to_string(s4.version) + ":state", received);
           });
         },
         coll::ReduceOp::kMax);
