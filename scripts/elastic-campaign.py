@@ -2,6 +2,7 @@
 """Random live resizes and kills, each checked against its simulation (issue 15's campaign).
 
 Usage: elastic-campaign.py SIMCTL RUNS SEED [--placement local|testbed] [--work DIR]
+                           [--kill-share P]
 
 Each run draws a small elastic scenario from SEED: 3 or 4 one-GPU servers (1 Gbit/s NICs),
 MobileNetV2's gradients with the half-K80's compute scaled down, a resize-schedule of 2 or 3 sizes
@@ -29,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL_DEAD = "every worker of the cluster failed"
 
 
-def scenario(rng, placement, prefix):
+def scenario(rng, placement, prefix, kill_share):
     servers = rng.choice([3, 4])
     every = rng.choice([2, 3])
     sizes = [rng.randint(1, servers) for _ in range(rng.choice([2, 3]))]
@@ -37,7 +38,12 @@ def scenario(rng, placement, prefix):
     steps = every * (len(sizes) + 1) + 1
     initial = rng.randint(1, servers)
     kill = None
-    if mechanism == "kungfu" and rng.random() < 1 / 3:
+    if kill_share is not None:
+        # Forced share of runs with a kill (KungFu's mechanism: the survivors shrink the cluster).
+        if rng.random() < kill_share:
+            mechanism = "kungfu"
+            kill = (rng.randrange(servers), rng.randint(1, steps - 1))
+    elif mechanism == "kungfu" and rng.random() < 1 / 3:
         kill = (rng.randrange(servers), rng.randint(1, steps - 1))
     lines = [
         "name: campaign",
@@ -86,13 +92,15 @@ def main():
     ap.add_argument("seed", type=int)
     ap.add_argument("--placement", default="local", choices=["local", "testbed"])
     ap.add_argument("--work", default="")
+    ap.add_argument("--kill-share", type=float, default=None,
+                    help="share of runs with a worker killed (default: a third of KungFu's)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = a.work or tempfile.mkdtemp(prefix="adaptsim-campaign-")
     prefix = f"ec{os.getpid() % 100000}"
     resizes = kills = 0
     for i in range(a.runs):
-        text, killed = scenario(rng, a.placement, prefix)
+        text, killed = scenario(rng, a.placement, prefix, a.kill_share)
         folder = os.path.join(work, f"run{i}")
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
