@@ -56,7 +56,7 @@ int lines(const std::string& s) {
 }  // namespace
 
 TEST_CASE("placement hosts: four ranks on listed loopback ports give mode=live rows") {
-  const fs::path dir = scratch_dir("hosts");
+  const fs::path dir = scratch_dir("hosts_ok");
   LiveScenario sc;
   sc.live =
       "placement: hosts, timeout: 30s, hosts: [" + loopback_hosts(free_loopback_ports(4)) + "]";
@@ -416,6 +416,39 @@ TEST_CASE("a compute straggler live on local processes slows the steps after it 
   fs::remove_all(dir);
 }
 
+namespace {
+
+// A 3-server elastic scenario of KungFu (BINARY_TREE_STAR) on local processes, with
+// `workload_extra` (the elastic: map, a policy, failures), written to dir/elastic.yaml.
+fs::path elastic_scenario(const fs::path& dir, int steps, const std::string& workload_extra) {
+  LiveScenario sc;
+  sc.servers = 3;
+  sc.warmup_steps = 1;
+  sc.steps = steps;
+  sc.systems = {"{label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}"};
+  sc.live = "placement: local";
+  sc.workload_extra = workload_extra;
+  std::ofstream(dir / "elastic.yaml") << sc.text();
+  return dir / "elastic.yaml";
+}
+
+// The steps CSV of `scenario` run simulated or live into dir/out, with `--set`s.
+std::vector<std::map<std::string, std::string>> run_steps(const fs::path& dir,
+                                                          const fs::path& scenario, bool live,
+                                                          const std::string& out,
+                                                          const std::vector<std::string>& sets) {
+  std::vector<std::string> a = {"run", scenario.string(), "-o", (dir / out).string(),
+                                "--no-progress"};
+  for (const std::string& set : sets)
+    a.insert(a.end(), {"--set", set});
+  if (live) a.insert(a.begin() + 1, "--live");
+  SimctlProcess p(a, dir);
+  REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+  return read_csv(dir / out / "live-test.steps.csv");
+}
+
+}  // namespace
+
 TEST_CASE(
     "an elastic run live on local processes resizes 1 -> 3 -> 1 -> 3 as simulated, both "
     "mechanisms") {
@@ -425,27 +458,15 @@ TEST_CASE(
   // by element before its next step); the leavers stop. The per-step cluster sizes must be the
   // simulated ones, every resize's phases must be measured, and nothing may be left running.
   const fs::path dir = scratch_dir("elastic_live");
-  LiveScenario sc;
-  sc.servers = 3;
-  sc.warmup_steps = 1;
-  sc.steps = 11;
-  sc.systems = {"{label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}"};
-  sc.live = "placement: local";
-  sc.workload_extra =
-      "  elastic: {initial_workers: 1}\n"
-      "  policy: {name: resize-schedule, every: 3, sizes: [1, 3]}\n";
-  std::ofstream(dir / "elastic.yaml") << sc.text();
+  const fs::path scenario =
+      elastic_scenario(dir, 11,
+                       "  elastic: {initial_workers: 1}\n"
+                       "  policy: {name: resize-schedule, every: 3, sizes: [1, 3]}\n");
   for (const std::string mechanism : {"kungfu", "restart"}) {
     CAPTURE(mechanism);
     auto run = [&](bool live) {
-      const fs::path out = dir / (mechanism + (live ? "-live" : "-sim"));
-      std::vector<std::string> a = {
-          "run",   (dir / "elastic.yaml").string(),          "-o", out.string(), "--no-progress",
-          "--set", "workload.elastic.mechanism=" + mechanism};
-      if (live) a.insert(a.begin() + 1, "--live");
-      SimctlProcess p(a, dir);
-      REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
-      return read_csv(out / "live-test.steps.csv");
+      return run_steps(dir, scenario, live, mechanism + (live ? "-live" : "-sim"),
+                       {"workload.elastic.mechanism=" + mechanism});
     };
     const auto sim = run(false);
     const auto live = run(true);
@@ -486,7 +507,7 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
-TEST_CASE("a worker killed live is found by its lapsed lease; the survivors shrink and go on") {
+TEST_CASE("a worker killed live is found by its lapsed lease, and the survivors shrink and go on") {
   // failure.h in both modes: the killed process SIGKILLs itself as it would start step 4; the
   // others' steps stall (its connections are gone), their watchdog reads the store's leases after
   // failure_timeout, swaps in the survivors' cluster, and the step is redone without it. Rank 0
@@ -494,26 +515,11 @@ TEST_CASE("a worker killed live is found by its lapsed lease; the survivors shri
   for (const int killed : {1, 0}) {
     CAPTURE(killed);
     const fs::path dir = scratch_dir("failure_live");
-    LiveScenario sc;
-    sc.servers = 3;
-    sc.warmup_steps = 1;
-    sc.steps = 7;
-    sc.systems = {"{label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}"};
-    sc.live = "placement: local";
-    sc.workload_extra =
-        "  elastic: {initial_workers: 3, failure_timeout: 1s}\n"
-        "  failures: [{worker: " +
-        std::to_string(killed) + ", step: 4}]\n";
-    std::ofstream(dir / "failure.yaml") << sc.text();
-    auto run = [&](bool live) {
-      const fs::path out = dir / (live ? "live" : "sim");
-      std::vector<std::string> a = {"run", (dir / "failure.yaml").string(), "-o", out.string(),
-                                    "--no-progress"};
-      if (live) a.insert(a.begin() + 1, "--live");
-      SimctlProcess p(a, dir);
-      REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
-      return read_csv(out / "live-test.steps.csv");
-    };
+    const fs::path scenario = elastic_scenario(dir, 7,
+                                               "  elastic: {initial_workers: 3, failure_timeout: "
+                                               "1s}\n  failures: [{worker: " +
+                                                   std::to_string(killed) + ", step: 4}]\n");
+    auto run = [&](bool live) { return run_steps(dir, scenario, live, live ? "live" : "sim", {}); };
     const auto sim = run(false);
     const auto live = run(true);
     REQUIRE(sim.size() == 8);
