@@ -7,7 +7,8 @@ Usage: elastic-campaign.py SIMCTL RUNS SEED [--placement local|testbed] [--work 
 Each run draws a small elastic scenario from SEED: 3 or 4 one-GPU servers (1 Gbit/s NICs),
 MobileNetV2's gradients with the half-K80's compute scaled down, a resize-schedule of 2 or 3 sizes
 (1..servers) every 2 or 3 steps, KungFu's mechanism or the restart baseline, and in a third of the
-KungFu runs one worker killed at a random step (failure_timeout 1 s). It runs the scenario
+KungFu runs one worker killed or hung (failure.h's kill or silent) at a random step
+(failure_timeout 1 s). It runs the scenario
 simulated and live (`simctl run --live`, bounded by the scenario's live.timeout and a wall-clock
 limit), then checks that:
   - both runs succeed, and every step's cluster size (the steps CSV's `workers`) is the same live
@@ -65,7 +66,8 @@ def scenario(rng, placement, prefix, kill_share):
         f"  policy: {{name: resize-schedule, every: {every}, sizes: {sizes}}}",
     ]
     if kill:
-        lines.append(f"  failures: [{{worker: {kill[0]}, step: {kill[1]}}}]")
+        mode = rng.choice(["kill", "silent"])
+        lines.append(f"  failures: [{{worker: {kill[0]}, step: {kill[1]}, mode: {mode}}}]")
     lines.append(f"live: {{placement: {placement}, prefix: {prefix}, timeout: 60s}}")
     return "\n".join(lines) + "\n", kill is not None
 
@@ -146,10 +148,11 @@ def main():
         n_resizes = sum(1 for k in range(1, len(sizes)) if sizes[k] != sizes[k - 1]) if not failed else 0
         resizes += n_resizes
         kills += 1 if killed else 0
-        print(f"run {i}: ok, sizes {' '.join(sizes)}" + (" (a worker killed)" if killed else ""),
+        print(f"run {i}: ok, sizes {' '.join(sizes)}" + (" (a worker failed)" if killed else ""),
               flush=True)
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"{a.runs} runs: {resizes} cluster size changes, {kills} kills, every one as simulated")
+    print(f"{a.runs} runs: {resizes} cluster size changes, {kills} failures (killed or hung), "
+          "every one as simulated")
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -613,6 +613,7 @@ void LiveEnv::notify_runners(int, const runtime::RunnerNotice& notice, runtime::
 }
 
 void LiveEnv::renew_lease() {
+  if (hung_) return;  // a hung worker's lease lapses
   try {
     store_->renew_lease(elastic_->worker);
   } catch (const std::exception& e) {
@@ -622,11 +623,27 @@ void LiveEnv::renew_lease() {
 }
 
 void LiveEnv::worker_failed(int, bool silent) {
-  if (silent) {
-    throw std::logic_error("LiveEnv: a silent failure is simulated only (refused by the config)");
+  if (!silent) {
+    if (before_kill_) before_kill_();
+    ::raise(SIGKILL);
   }
-  if (before_kill_) before_kill_();
-  ::raise(SIGKILL);
+  // Hung: no more steps and no more lease, but the process and its connections stay (the others
+  // see no close; only the lapsed lease tells them).
+  hung_ = true;
+  end_when_dropped();
+}
+
+// A hung process would outlive the job: the harness ends it (its record, then a quiet exit) once
+// the others have swapped in a cluster without it.
+void LiveEnv::end_when_dropped() {
+  std::string error;
+  const std::optional<runtime::ClusterConfig> c = store_->get(&error);
+  if (c && std::find(c->workers.begin(), c->workers.end(), elastic_->worker) == c->workers.end()) {
+    if (before_kill_) before_kill_();
+    std::fflush(nullptr);
+    ::_exit(0);
+  }
+  at(now() + 100 * kNsPerMs, [this] { end_when_dropped(); });
 }
 
 void LiveEnv::store_leases(int, std::function<void(const std::vector<int>&)> done) {

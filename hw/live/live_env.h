@@ -171,7 +171,9 @@ class LiveEnv final : public runtime::TrainingEnv {
     (void)started;  // a new worker is a new process (ElasticProcess::join), not a callback here
   }
   void stop_worker(int worker) override;
-  // A killed worker's process writes what it measured (set_before_kill) and SIGKILLs itself.
+  // A killed worker's process writes what it measured (set_before_kill) and SIGKILLs itself; a
+  // silent one hangs (no steps, no lease renewals, its connections open) until the others have
+  // dropped it from the cluster, then writes its record and exits quietly.
   void worker_failed(int worker, bool silent) override;
   void set_before_kill(std::function<void()> f) { before_kill_ = std::move(f); }
   // The lease renewed every lease_ns / 4 on the loop (a file's mtime in the store); a compare-and-
@@ -208,6 +210,7 @@ class LiveEnv final : public runtime::TrainingEnv {
                        tcp::UniqueFd listener, TimeNs deadline);
   void say_once(const std::string& line);
   void renew_lease();
+  void end_when_dropped();
 
   // Elastic runs. The transports live on the loop thread; the current one serves transport().
   class WorkerTransport;
@@ -222,6 +225,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   bool check_state_ = false;               // the next between_steps checks the state
   bool said_ = false;                      // a store problem was reported
   std::function<void()> before_kill_;
+  bool hung_ = false;  // a silent failure: the lease is no longer renewed
 
   // Learn mode (set_learner). step_ and the step records: loop thread; the evaluation: written
   // on the compute thread before it posts the step's check, read on the loop thread after.

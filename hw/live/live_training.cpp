@@ -98,11 +98,6 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
       throw InputError(
           "failures: need elastic mechanism kungfu (the survivors shrink the cluster)");
     }
-    for (const runtime::WorkerFailure& f : c.failures) {
-      if (f.mode != runtime::WorkerFailure::Mode::kKill) {
-        throw InputError("failures: a silent worker is simulated only for now (live: mode kill)");
-      }
-    }
     if (c.elastic_capacity < 1 || c.elastic_ranks_per_host < 1) {
       throw InputError("elastic: capacity and ranks_per_host must be at least 1");
     }

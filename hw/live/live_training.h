@@ -78,7 +78,7 @@ struct LiveConfig {
   std::optional<runtime::ElasticSpec> elastic;
   int elastic_capacity = 0;
   int elastic_ranks_per_host = 1;
-  // Elastic runs (KungFu's mechanism): workers killed at a step (failure.h; kill only live).
+  // Elastic runs (KungFu's mechanism): workers killed or hung at a step (failure.h).
   std::vector<runtime::WorkerFailure> failures;
 };
 

@@ -107,7 +107,8 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
       text += "failures:\n";
       for (const runtime::WorkerFailure& f : task.failures) {
         text += "  - {worker: " + std::to_string(f.worker) + ", step: " + std::to_string(f.step) +
-                ", mode: kill}\n";
+                ", mode: " + (f.mode == runtime::WorkerFailure::Mode::kKill ? "kill" : "silent") +
+                "}\n";
       }
     }
   }

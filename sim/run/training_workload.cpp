@@ -487,8 +487,9 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     if (ctx.mode == Mode::kLive) {
       // Live: local processes resize by KungFu's protocol or restart (hw/live, "Elastic runs").
       if (ctx.live.placement == "hosts") {
-        w.fail("elastic", "live elastic runs start their processes on this machine: live.placement "
-                          "local or testbed (it is hosts)");
+        w.fail("elastic",
+               "live elastic runs start their processes on this machine: live.placement "
+               "local or testbed (it is hosts)");
       }
       if (!options.seam.monitors_yaml.empty()) {
         w.fail("monitors",
@@ -508,13 +509,6 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   options.failures = runtime::read_failures(w, capacity);
-  if (ctx.mode == Mode::kLive) {
-    for (const runtime::WorkerFailure& f : options.failures) {
-      if (f.mode != runtime::WorkerFailure::Mode::kKill) {
-        w.fail("failures", "a silent worker is simulated only for now (live: mode kill)");
-      }
-    }
-  }
   if (!options.failures.empty() &&
       (!options.elastic || options.elastic->mechanism != runtime::ResizeMechanism::kKungFu)) {
     w.fail("failures",

@@ -77,7 +77,7 @@ struct LiveTrainingTask {
   std::optional<train::LearnSpec> learn;
   // The worker set changes (the workload's `elastic:` map; local processes, KungFu's protocol).
   std::optional<ElasticSpec> elastic;
-  std::vector<WorkerFailure> failures;  // with `elastic` (kill only live)
+  std::vector<WorkerFailure> failures;  // with `elastic`
 };
 
 // Runs training tasks on real processes. The runner takes one as a parameter (sim/run's

@@ -153,13 +153,11 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
                       "the testbed's hosts; expected live.placement: testbed") !=
         std::string::npos);
-  // Silent workers, elastic runs with monitors and NIC stragglers are simulated only for now:
-  // refused live at their key.
+  // Elastic runs with monitors and NIC stragglers are simulated only for now: refused live at
+  // their key.
   const std::vector<Case> simulated_only = {
       {"  elastic: {initial_workers: 2}\n  monitors: [{name: throughput}]\n",
        "key 'workload.monitors': live elastic runs take no monitors yet"},
-      {"  elastic: {initial_workers: 2}\n  failures: [{worker: 1, step: 2, mode: silent}]\n",
-       "key 'workload.failures': a silent worker is simulated only for now"},
       {"  stragglers: [{worker: 1, from_step: 2, nic_bandwidth: 1Gbps}]\n",
        "key 'workload.stragglers': a straggler's nic_bandwidth is simulated only for now"},
   };
@@ -507,18 +505,24 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
-TEST_CASE("a worker killed live is found by its lapsed lease, and the survivors shrink and go on") {
-  // failure.h in both modes: the killed process SIGKILLs itself as it would start step 4; the
-  // others' steps stall (its connections are gone), their watchdog reads the store's leases after
-  // failure_timeout, swaps in the survivors' cluster, and the step is redone without it. Rank 0
-  // (worker 0) too: the next survivor becomes rank 0 and broadcasts the state.
-  for (const int killed : {1, 0}) {
+TEST_CASE(
+    "a worker killed or hung live is found by its lapsed lease, and the survivors shrink "
+    "and go on") {
+  // failure.h in both modes: the killed process SIGKILLs itself as it would start step 4 (a hung
+  // one stops taking part and renewing its lease, its connections open); the others' steps stall,
+  // their watchdog reads the store's leases after failure_timeout, swaps in the survivors'
+  // cluster, and the step is redone without it. Rank 0 (worker 0) too: the next survivor becomes
+  // rank 0 and broadcasts the state.
+  for (const auto& [killed, mode] :
+       std::vector<std::pair<int, std::string>>{{1, "kill"}, {0, "kill"}, {1, "silent"}}) {
     CAPTURE(killed);
+    CAPTURE(mode);
     const fs::path dir = scratch_dir("failure_live");
-    const fs::path scenario = elastic_scenario(dir, 7,
-                                               "  elastic: {initial_workers: 3, failure_timeout: "
-                                               "1s}\n  failures: [{worker: " +
-                                                   std::to_string(killed) + ", step: 4}]\n");
+    const fs::path scenario =
+        elastic_scenario(dir, 7,
+                         "  elastic: {initial_workers: 3, failure_timeout: "
+                         "1s}\n  failures: [{worker: " +
+                             std::to_string(killed) + ", step: 4, mode: " + mode + "}]\n");
     auto run = [&](bool live) { return run_steps(dir, scenario, live, live ? "live" : "sim", {}); };
     const auto sim = run(false);
     const auto live = run(true);
