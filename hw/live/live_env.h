@@ -85,6 +85,9 @@ struct ElasticProcess {
   // The config store in etcd at this endpoint (etcd_store.h; job key: the folder's name), with
   // the bulk files in store_dir; none: the folder is the store.
   std::optional<tcp::SocketAddress> etcd;
+  // Only measure the start-up (adaptsim-live --measure-start): the process sets up as a joining
+  // worker does, then ends before it would connect.
+  bool probe_start = false;
 };
 
 class LiveEnv final : public runtime::TrainingEnv {

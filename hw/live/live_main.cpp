@@ -13,6 +13,7 @@
 //       temporary one), a process per worker of the first cluster, one more for each worker a
 //       new cluster adds; the result merged from every process's record
 //   adaptsim-live CONFIG.yaml --elastic-store DIR --worker W [--join NOTICE]   one such process
+//   adaptsim-live CONFIG.yaml --measure-start N     a new worker's process start-up, N times
 //
 // Exit codes: 0 success; 1 a run-time failure (a peer died, a timeout, a wrong gradient); 2 bad
 // input (one line on stderr).
@@ -37,6 +38,7 @@
 #include "hw/live/live_config.h"
 #include "hw/live/live_training.h"
 #include "hw/live/rank_launcher.h"
+#include "hw/tcp/event_loop.h"
 #include "hw/tcp/launcher.h"
 #include "hw/tcp/rendezvous.h"
 #include "hw/tcp/rendezvous_cli.h"
@@ -64,6 +66,10 @@ struct ToolOptions {
   // Elastic runs: the config store in etcd ("host:port"), or "start" (the launcher starts a
   // private one on loopback for the run); empty: the folder.
   std::string etcd;
+  // Elastic runs: time this many start-ups of a new worker's process (--measure-start), or be
+  // one (--probe-start).
+  int measure_start = 0;
+  bool probe_start = false;
   // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
   int fault_rank = -1;
   std::uint64_t fault_after_sends = 0;
@@ -201,6 +207,7 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
   }
   p.secret = tcp::JobSecret::from_hex(hex, tcp::kEnvSecret);
   if (!o.etcd.empty()) p.etcd = tcp::parse_host_list(o.etcd).front();
+  p.probe_start = o.probe_start;
   p.lease_ns = spec.live.elastic->failure_timeout_ns;
   // Where its connections listen: the host's address in a testbed's namespace, else loopback.
   if (!o.rendezvous.bind_host.empty()) p.bind_host = o.rendezvous.bind_host;
@@ -220,6 +227,63 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
   rt.connect(self);
   live::run_live_elastic(rt, spec.model, spec.live, std::move(p));
   rt.shutdown();
+  return 0;
+}
+
+// --measure-start N: the start-up of a new worker's process, as the runner starts one for a
+// resize (fork, exec, configuration, model, gradient buffers and state filled, the step loop
+// built), until it would connect; N times one after another; from the runner's notice (just
+// before the fork) to the probe's set-up done, on the monotonic clock both processes share.
+int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
+  const std::vector<int> hosts = elastic_hosts(spec.live);
+  if (hosts.size() < 2) throw InputError("--measure-start needs an elastic capacity of 2 or more");
+  std::string templ = (std::filesystem::temp_directory_path() / "adaptsim-start-XXXXXX").string();
+  if (!::mkdtemp(templ.data())) throw RuntimeFailure("cannot create a temporary folder");
+  const std::filesystem::path dir = templ;
+  struct Cleanup {
+    std::filesystem::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  const live::FileStore store(dir, static_cast<int>(hosts.size()));
+  store.create({0, {0}});
+  const std::string program = live::self_executable();
+  std::vector<std::string> env = tcp::environment_without_launch_variables();
+  env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
+  std::vector<double> ms;
+  for (int i = 0; i < o.measure_start; ++i) {
+    runtime::RunnerNotice n;
+    n.cluster = {1, {0, 1}};
+    n.step = 0;
+    n.notified_at = tcp::EventLoop::now_ns();
+    const std::filesystem::path notice = dir / "notice.json";
+    io::write_file_atomic(notice, live::notice_json(n));
+    tcp::WorkerCommand w;
+    w.program = program;
+    w.argv = {program, absolute(o.config), "--elastic-store", dir.string(),    "--worker",
+              "1",     "--join",           notice.string(),   "--probe-start", "-q"};
+    w.env = env;
+    std::vector<tcp::WorkerCommand> one;
+    one.push_back(std::move(w));
+    tcp::SuperviseOptions so;
+    so.name = "adaptsim-live --measure-start";
+    const tcp::LaunchResult r = tcp::spawn_and_supervise(std::move(one), so);
+    if (!r.ok()) throw RuntimeFailure("a probe process failed: " + r.summary());
+    // The probe's own clock reading: from the notice to its set-up done (the exit not included).
+    std::ifstream in(dir / "probe-start.ns");
+    long long ns = -1;
+    if (!(in >> ns) || ns < 0) throw RuntimeFailure("a probe process left no start-up time");
+    ms.push_back(static_cast<double>(ns) / 1e6);
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf(
+      "# %s: a new worker's process start (notice to set-up done: %s), %d runs: median "
+      "%.1f ms, min %.1f, max %.1f\n",
+      spec.model.name.c_str(), "exec, configuration, model, buffers and state, step loop",
+      o.measure_start, sorted[sorted.size() / 2], sorted.front(), sorted.back());
   return 0;
 }
 
@@ -409,6 +473,11 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
       ->check(CLI::NonNegativeNumber);
   app.add_option("--join", o.join,
                  "Elastic runs: the runners' notice this new worker's process joins by");
+  app.add_option("--measure-start", o.measure_start,
+                 "Elastic runs: time N start-ups of a new worker's process and print them")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--probe-start", o.probe_start,
+               "Elastic runs, with --worker and --join: set up as a new worker, then end");
   app.add_option("--etcd", o.etcd,
                  "Elastic runs: the config store in etcd at HOST:PORT, or 'start' (a private "
                  "etcd on loopback for the run); default: the store folder");
@@ -428,6 +497,7 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
       return run_elastic_worker(o, spec);
     }
     if (!o.join.empty()) throw InputError("--join needs --worker");
+    if (o.measure_start > 0) return measure_start(o, spec);
     return launch_elastic(o, spec, start_s);
   }
   if (o.worker >= 0 || !o.join.empty() || !o.elastic_store.empty() || !o.etcd.empty()) {

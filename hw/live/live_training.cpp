@@ -209,6 +209,12 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
   if (!c.timeline_dir.empty()) t.timeline = &timeline;
   runtime::TrainingRun training(*env, model, c.system, c.seam, std::move(t));
   runtime::Trainer& trainer = training.trainer();
+  if (elastic && elastic->probe_start) {
+    // Set up as a new worker: the time from the runner's notice to here, for --measure-start.
+    write_file_atomic(elastic->store_dir / "probe-start.ns",
+                      std::to_string(tcp::EventLoop::now_ns() - elastic->join->notified_at));
+    return LiveResult{};
+  }
   if (elastic) {
     // A killed worker's process leaves what it measured before it dies (the step loop's
     // bookkeeping, not part of the protocol).

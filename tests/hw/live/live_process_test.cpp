@@ -280,3 +280,26 @@ TEST_CASE("an elastic run with its config store in etcd keeps its cluster while 
     changes_after += steps[k].at("workers") != steps[k - 1].at("workers") ? 1 : 0;
   CHECK(changes_after >= 1);
 }
+
+TEST_CASE("--measure-start: a new worker's start-up, timed from the notice to its set-up") {
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/cfg.json", R"({
+    "model": {"name": "tiny", "layers": [
+      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.weight", "elements": 100000}]}]},
+    "batch_per_gpu": 16,
+    "compute": {"forward": "2ms", "backward": "4ms", "optimizer": "1ms"},
+    "system": {"kind": "kungfu", "strategy": "BINARY_TREE_STAR"},
+    "elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1},
+    "warmup_steps": 1, "steps": 2, "timeout": "10s"})");
+  const auto r = run_process(tool({dir + "/cfg.json", "--measure-start", "3"}), kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  const std::string key = "3 runs: median ";
+  const std::size_t at = r.out.find(key);
+  REQUIRE(at != std::string::npos);
+  const double median_ms = std::stod(r.out.substr(at + key.size()));
+  CHECK(median_ms > 0);  // a process's start takes milliseconds at least
+  CHECK(median_ms < 10000);
+  CHECK(r.out.find("# tiny: a new worker's process start") != std::string::npos);
+}
