@@ -1,5 +1,7 @@
 #include "hw/live/live_training.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -215,10 +217,24 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
                       std::to_string(tcp::EventLoop::now_ns() - elastic->join->notified_at));
     return LiveResult{};
   }
+  // The rank's timeline (an elastic run's processes: one file each, by worker and process).
+  auto write_timeline = [&] {
+    if (c.timeline_dir.empty()) return;
+    const std::string name = elastic ? "w" + std::to_string(rank) + "-" + std::to_string(::getpid())
+                                     : "rank" + std::to_string(rank);
+    const std::string label = elastic ? "worker " + std::to_string(rank) + " (live, process " +
+                                            std::to_string(::getpid()) + ")"
+                                      : "rank " + std::to_string(rank) + " (live)";
+    write_file_atomic(c.timeline_dir / (name + ".trace.json"),
+                      timeline.chrome_json(rank, label, 0));
+  };
   if (elastic) {
     // A killed worker's process leaves what it measured before it dies (the step loop's
     // bookkeeping, not part of the protocol).
-    env->set_before_kill([&] { env->store()->write_record(elastic->worker, trainer.record()); });
+    env->set_before_kill([&] {
+      env->store()->write_record(elastic->worker, trainer.record());
+      write_timeline();
+    });
   }
 
   // Every rank starts its first step together, as the simulated workers start at time 0 (a new
@@ -279,10 +295,7 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
     out.n_ranks = n;
   }
 
-  if (!c.timeline_dir.empty()) {
-    write_file_atomic(c.timeline_dir / ("rank" + std::to_string(rank) + ".trace.json"),
-                      timeline.chrome_json(rank, "rank " + std::to_string(rank) + " (live)", 0));
-  }
+  write_timeline();
 
   out.gradient_bytes = model.totals().bytes(c.gradient_element_bytes);
   out.verified_steps = env->verified_steps();

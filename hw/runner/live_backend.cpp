@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <yaml-cpp/yaml.h>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -282,10 +283,6 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   // The ranks' timelines (one file each, merged below). The scratch folder is on this machine:
   // local and testbed ranks share its file system.
   const fs::path timeline = task.record_timeline ? dir.path / "timeline" : fs::path();
-  if (!timeline.empty() && task.elastic) {
-    throw InputError(
-        "--timeline with a live elastic run: its processes' timelines are not merged yet");
-  }
   if (!timeline.empty()) {
     if (task.live.placement == "hosts") {
       throw InputError(
@@ -374,8 +371,21 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   runtime::TrainingResult out = parse_live_result(read_file(result), result.string());
   if (!timeline.empty()) {
     std::vector<std::string> ranks_json;
-    for (int r = 0; r < ranks; ++r)
-      ranks_json.push_back(read_file(timeline / ("rank" + std::to_string(r) + ".trace.json")));
+    if (task.elastic) {
+      // Every process of the run left one (by worker and process id).
+      std::vector<fs::path> files;
+      for (const fs::directory_entry& e : fs::directory_iterator(timeline)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() > 11 && name.ends_with(".trace.json") && name[0] != '.')
+          files.push_back(e.path());
+      }
+      std::sort(files.begin(), files.end());
+      for (const fs::path& f : files)
+        ranks_json.push_back(read_file(f));
+    } else {
+      for (int r = 0; r < ranks; ++r)
+        ranks_json.push_back(read_file(timeline / ("rank" + std::to_string(r) + ".trace.json")));
+    }
     out.timeline_json = runtime::merge_chrome_json(ranks_json);
   }
   return out;

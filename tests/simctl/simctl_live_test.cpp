@@ -431,12 +431,12 @@ fs::path elastic_scenario(const fs::path& dir, int steps, const std::string& wor
 }
 
 // The steps CSV of `scenario` run simulated or live into dir/out, with `--set`s.
-std::vector<std::map<std::string, std::string>> run_steps(const fs::path& dir,
-                                                          const fs::path& scenario, bool live,
-                                                          const std::string& out,
-                                                          const std::vector<std::string>& sets) {
+std::vector<std::map<std::string, std::string>> run_steps(
+    const fs::path& dir, const fs::path& scenario, bool live, const std::string& out,
+    const std::vector<std::string>& sets, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> a = {"run", scenario.string(), "-o", (dir / out).string(),
                                 "--no-progress"};
+  a.insert(a.end(), extra.begin(), extra.end());
   for (const std::string& set : sets)
     a.insert(a.end(), {"--set", set});
   if (live) a.insert(a.begin() + 1, "--live");
@@ -463,8 +463,12 @@ TEST_CASE(
   for (const std::string mechanism : {"kungfu", "restart"}) {
     CAPTURE(mechanism);
     auto run = [&](bool live) {
+      // Live, each process's timeline too (one file per process, merged).
+      const std::vector<std::string> timeline = {"--timeline",
+                                                 (dir / (mechanism + "-timeline")).string()};
       return run_steps(dir, scenario, live, mechanism + (live ? "-live" : "-sim"),
-                       {"workload.elastic.mechanism=" + mechanism});
+                       {"workload.elastic.mechanism=" + mechanism},
+                       live ? timeline : std::vector<std::string>{});
     };
     const auto sim = run(false);
     const auto live = run(true);
@@ -496,6 +500,15 @@ TEST_CASE(
         CHECK(readings.find(key) != std::string::npos);
     }
     CHECK(live[5].at("readings").find("resize.total_s") != std::string::npos);
+    // The merged timeline holds every worker's track and the new processes' phases.
+    std::string merged;
+    for (const auto& e : fs::directory_iterator(dir / (mechanism + "-timeline"))) {
+      std::ifstream in(e.path());
+      merged.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    for (const char* pid : {"\"pid\":0", "\"pid\":1", "\"pid\":2"})
+      CHECK(merged.find(pid) != std::string::npos);
+    CHECK(merged.find("resize.join.process_start") != std::string::npos);
     // KungFu's shrink starts no process; a restart starts the one that remains.
     CHECK((live[5].at("readings").find("resize.join") == std::string::npos) ==
           (mechanism == "kungfu"));
