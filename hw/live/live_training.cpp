@@ -91,11 +91,6 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
       throw InputError("elastic: needs a system that communicates (kungfu, horovod), not ideal");
     }
     if (c.learn) throw InputError("elastic: a live run that learns cannot resize yet");
-    if (!c.seam.monitors_yaml.empty()) {
-      throw InputError(
-          "elastic: live elastic runs take no monitors yet (a new process would start them "
-          "afresh)");
-    }
     if (!c.failures.empty() && c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
       throw InputError(
           "failures: need elastic mechanism kungfu (the survivors shrink the cluster)");

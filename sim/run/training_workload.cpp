@@ -491,11 +491,6 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
                "live elastic runs start their processes on this machine: live.placement "
                "local or testbed (it is hosts)");
       }
-      if (!options.seam.monitors_yaml.empty()) {
-        w.fail("monitors",
-               "live elastic runs take no monitors yet (a new process would start "
-               "them afresh)");
-      }
     }
   }
   options.stragglers = runtime::read_stragglers(w, capacity);

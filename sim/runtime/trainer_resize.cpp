@@ -118,10 +118,16 @@ void Trainer::adopt_agreed_state(const RunnerNotice& notice) {
                          std::to_string(notice.cluster.version) +
                          " holds no readable agreed history: " + e.what());
   }
-  // What every worker ran each step with (a restarted process resumes with the last batch).
+  // What every worker ran each step with (a restarted process resumes with the last batch), and
+  // the monitors' state: a new process's monitors see the agreed observations in order, as the
+  // running workers' did (monitors are deterministic in what they observe), so every worker's
+  // monitors agree from the next step on.
   for (const StepObservation& o : history_) {
     int& batch = step_batch_.at(static_cast<std::size_t>(o.step));
     if (batch == 0) batch = o.batch_per_gpu;
+    StepObservation replay = o;
+    for (auto& m : seam_.monitors)
+      m->observe(replay);
   }
   if (decisions_.size() != history_.size()) {
     throw RuntimeFailure("the runner's notice of cluster version " +

@@ -153,11 +153,8 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
                       "the testbed's hosts; expected live.placement: testbed") !=
         std::string::npos);
-  // Elastic runs with monitors and NIC stragglers are simulated only for now: refused live at
-  // their key.
+  // NIC stragglers are simulated only for now: refused live at their key.
   const std::vector<Case> simulated_only = {
-      {"  elastic: {initial_workers: 2}\n  monitors: [{name: throughput}]\n",
-       "key 'workload.monitors': live elastic runs take no monitors yet"},
       {"  stragglers: [{worker: 1, from_step: 2, nic_bandwidth: 1Gbps}]\n",
        "key 'workload.stragglers': a straggler's nic_bandwidth is simulated only for now"},
   };

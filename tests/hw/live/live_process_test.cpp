@@ -303,3 +303,45 @@ TEST_CASE("--measure-start: a new worker's start-up, timed from the notice to it
   CHECK(median_ms < 10000);
   CHECK(r.out.find("# tiny: a new worker's process start") != std::string::npos);
 }
+
+TEST_CASE("monitors in a live elastic run: a new process's monitors agree with the running ones'") {
+  // A new process replays the agreed history through its monitors (trainer_resize.cpp,
+  // adopt_agreed_state), so its window means equal the running workers' from its first step.
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/cfg.json", R"({
+    "model": {"name": "tiny", "layers": [
+      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.weight", "elements": 100000}]}]},
+    "batch_per_gpu": 16,
+    "compute": {"forward": "4ms", "backward": "8ms", "optimizer": "1ms"},
+    "system": {"kind": "kungfu", "strategy": "BINARY_TREE_STAR"},
+    "policy": {"name": "resize-schedule", "every": 3, "sizes": [1, 2]},
+    "monitors": [{"name": "throughput", "window": 4}],
+    "elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1},
+    "warmup_steps": 1, "steps": 11, "timeout": "10s"})");
+  const auto r = run_process(
+      tool({dir + "/cfg.json", "--elastic-store", dir + "/store", "-o", dir + "/result.json"}),
+      kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  const live::FileStore store(dir + "/store", 2);
+  const std::vector<runtime::RunRecord> records = store.read_records();
+  // Worker 0's process and two of worker 1 (it joins after steps 2 and 8, leaves after step 5).
+  REQUIRE(records.size() == 3);
+  const runtime::RunRecord* first = nullptr;
+  for (const runtime::RunRecord& rec : records)
+    if (rec.step_sum_s[0] > 0) first = &rec;
+  REQUIRE(first != nullptr);
+  int compared = 0;
+  for (const runtime::RunRecord& rec : records) {
+    if (&rec == first) continue;
+    for (std::size_t k = 0; k < rec.step_sum_s.size(); ++k) {
+      if (rec.step_sum_s[k] == 0) continue;  // a step this process did not run
+      CAPTURE(k);
+      CHECK(rec.step_readings[k].at("throughput.window_mean") ==
+            first->step_readings[k].at("throughput.window_mean"));
+      ++compared;
+    }
+  }
+  CHECK(compared >= 6);
+}
