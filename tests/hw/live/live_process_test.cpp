@@ -49,6 +49,24 @@ std::string config(const std::string& system, int steps) {
          std::to_string(steps) + R"(, "timeout": "10s"})";
 }
 
+// An elastic run of KungFu on 2 one-GPU workers starting on 1, with a one-tensor model (400 KB):
+// `compute` the split, `extra` more keys (a policy, monitors; each with its trailing comma).
+std::string elastic_config(const std::string& compute, const std::string& extra, int steps,
+                           const std::string& timeout) {
+  return R"({
+    "model": {"name": "tiny", "layers": [
+      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.weight", "elements": 100000}]}]},
+    "batch_per_gpu": 16,
+    "compute": )" +
+         compute + R"(,
+    "system": {"kind": "kungfu", "strategy": "BINARY_TREE_STAR"},
+    )" + extra +
+         R"(
+    "elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1},
+    "warmup_steps": 1, "steps": )" +
+         std::to_string(steps) + R"(, "timeout": ")" + timeout + R"("})";
+}
+
 const std::string kKungFu = R"({"kind": "kungfu", "strategy": "MULTI_BINARY_TREE_STAR"})";
 const std::string kHorovod = R"({"kind": "horovod", "cycle_time": "2ms"})";
 
@@ -242,15 +260,11 @@ TEST_CASE("an elastic run with its config store in etcd keeps its cluster while 
   const TempDir tmp;
   const std::string& dir = tmp.path;
   live::EtcdServer etcd(dir);
-  write_text(dir + "/cfg.json", R"({
-    "model": {"name": "tiny", "layers": [
-      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.weight", "elements": 100000}]}]},
-    "batch_per_gpu": 16,
-    "compute": {"forward": "20ms", "backward": "40ms", "optimizer": "5ms"},
-    "system": {"kind": "kungfu", "strategy": "BINARY_TREE_STAR"},
-    "policy": {"name": "resize-schedule", "every": 4, "sizes": [1, 2]},
-    "elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1},
-    "warmup_steps": 1, "steps": 27, "timeout": "20s"})");
+  write_text(
+      dir + "/cfg.json",
+      elastic_config(R"({"forward": "20ms", "backward": "40ms", "optimizer": "5ms"})",
+                     R"("policy": {"name": "resize-schedule", "every": 4, "sizes": [1, 2]},)", 27,
+                     "20s"));
   ChildProcess p(
       tool({dir + "/cfg.json", "--etcd", etcd.endpoint().str(), "-o", dir + "/result.json"}));
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
@@ -284,14 +298,9 @@ TEST_CASE("an elastic run with its config store in etcd keeps its cluster while 
 TEST_CASE("--measure-start: a new worker's start-up, timed from the notice to its set-up") {
   const TempDir tmp;
   const std::string& dir = tmp.path;
-  write_text(dir + "/cfg.json", R"({
-    "model": {"name": "tiny", "layers": [
-      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.weight", "elements": 100000}]}]},
-    "batch_per_gpu": 16,
-    "compute": {"forward": "2ms", "backward": "4ms", "optimizer": "1ms"},
-    "system": {"kind": "kungfu", "strategy": "BINARY_TREE_STAR"},
-    "elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1},
-    "warmup_steps": 1, "steps": 2, "timeout": "10s"})");
+  write_text(
+      dir + "/cfg.json",
+      elastic_config(R"({"forward": "2ms", "backward": "4ms", "optimizer": "1ms"})", "", 2, "10s"));
   const auto r = run_process(tool({dir + "/cfg.json", "--measure-start", "3"}), kDeadlineS);
   INFO(diagnostics(r));
   REQUIRE(r.exit_code == 0);
@@ -309,16 +318,11 @@ TEST_CASE("monitors in a live elastic run: a new process's monitors agree with t
   // adopt_agreed_state), so its window means equal the running workers' from its first step.
   const TempDir tmp;
   const std::string& dir = tmp.path;
-  write_text(dir + "/cfg.json", R"({
-    "model": {"name": "tiny", "layers": [
-      {"name": "fc", "backward_flops": 1, "tensors": [{"name": "fc.weight", "elements": 100000}]}]},
-    "batch_per_gpu": 16,
-    "compute": {"forward": "4ms", "backward": "8ms", "optimizer": "1ms"},
-    "system": {"kind": "kungfu", "strategy": "BINARY_TREE_STAR"},
-    "policy": {"name": "resize-schedule", "every": 3, "sizes": [1, 2]},
-    "monitors": [{"name": "throughput", "window": 4}],
-    "elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1},
-    "warmup_steps": 1, "steps": 11, "timeout": "10s"})");
+  write_text(dir + "/cfg.json",
+             elastic_config(R"({"forward": "4ms", "backward": "8ms", "optimizer": "1ms"})",
+                            R"("policy": {"name": "resize-schedule", "every": 3, "sizes": [1, 2]},
+    "monitors": [{"name": "throughput", "window": 4}],)",
+                            11, "10s"));
   const auto r = run_process(
       tool({dir + "/cfg.json", "--elastic-store", dir + "/store", "-o", dir + "/result.json"}),
       kDeadlineS);
