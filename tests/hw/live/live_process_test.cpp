@@ -265,9 +265,16 @@ TEST_CASE("an elastic run with its config store in etcd keeps its cluster while 
       elastic_config(R"({"forward": "20ms", "backward": "40ms", "optimizer": "5ms"})",
                      R"("policy": {"name": "resize-schedule", "every": 4, "sizes": [1, 2]},)", 27,
                      "20s"));
-  ChildProcess p(
-      tool({dir + "/cfg.json", "--etcd", etcd.endpoint().str(), "-o", dir + "/result.json"}));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ChildProcess p(tool({dir + "/cfg.json", "--etcd", etcd.endpoint().str(), "--elastic-store",
+                       dir + "/store", "-o", dir + "/result.json"}));
+  // Once the first cluster has connected (its address is in etcd; the job's keys are named after
+  // the store folder), and a few steps later, etcd goes away for 0.7 s.
+  const live::EtcdStore view(dir + "/store", 2, etcd.endpoint(), "store", kNsPerSecond);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!view.address(0, 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(view.address(0, 0).has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   etcd.stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   etcd.start();
