@@ -68,8 +68,8 @@ std::optional<runtime::ClusterConfig> cluster_from_json(const json& j, int capac
 
 // A finished temporary file linked to `target`: false when `target` exists already.
 bool create_exclusive(const fs::path& target, const std::string& content) {
-  const fs::path tmp =
-      target.parent_path() / ("." + target.filename().string() + "." + std::to_string(::getpid()));
+  const fs::path tmp = target.parent_path() / (std::string(".") + target.filename().string() + "." +
+                                               std::to_string(::getpid()));
   write_file_atomic(tmp, content);
   const int rc = ::link(tmp.c_str(), target.c_str());
   const int err = errno;
@@ -147,7 +147,7 @@ bool FileStore::swap(int expected_version, const runtime::ClusterConfig& cluster
 }
 
 void FileStore::renew_lease(int worker) const {
-  const fs::path f = dir_ / "leases" / ("w" + std::to_string(worker));
+  const fs::path f = dir_ / "leases" / (std::string("w") + std::to_string(worker));
   // Creating or truncating the file sets its modification time to now.
   const int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd >= 0) ::close(fd);
@@ -172,7 +172,7 @@ std::vector<int> FileStore::live_leases(TimeNs lifetime_ns) const {
 }
 
 fs::path FileStore::notice_file(int version) const {
-  return dir_ / "notices" / ("v" + std::to_string(version) + ".json");
+  return dir_ / "notices" / (std::string("v") + std::to_string(version) + ".json");
 }
 
 bool FileStore::post_notice(const runtime::RunnerNotice& notice) const {
@@ -208,14 +208,14 @@ runtime::RunnerNotice FileStore::read_notice(int version) const {
 }
 
 void FileStore::publish_address(int version, int worker, const std::string& address) const {
-  const fs::path d = dir_ / "addresses" / ("v" + std::to_string(version));
+  const fs::path d = dir_ / "addresses" / (std::string("v") + std::to_string(version));
   fs::create_directories(d);
-  write_file_atomic(d / ("w" + std::to_string(worker)), address);
+  write_file_atomic(d / (std::string("w") + std::to_string(worker)), address);
 }
 
 std::optional<std::string> FileStore::address(int version, int worker) const {
-  return read_text(dir_ / "addresses" / ("v" + std::to_string(version)) /
-                   ("w" + std::to_string(worker)));
+  return read_text(dir_ / "addresses" / (std::string("v") + std::to_string(version)) /
+                   (std::string("w") + std::to_string(worker)));
 }
 
 void FileStore::write_checkpoint(const std::string& bytes) const {
@@ -230,9 +230,10 @@ std::string FileStore::read_checkpoint() const {
 }
 
 void FileStore::write_record(int worker, const runtime::RunRecord& record) const {
-  write_file_atomic(dir_ / "records" /
-                        ("w" + std::to_string(worker) + "-" + std::to_string(::getpid()) + ".json"),
-                    record_json(record));
+  write_file_atomic(
+      dir_ / "records" /
+          (std::string("w") + std::to_string(worker) + "-" + std::to_string(::getpid()) + ".json"),
+      record_json(record));
 }
 
 std::vector<runtime::RunRecord> FileStore::read_records() const {

@@ -261,20 +261,27 @@ std::vector<int> EtcdStore::notice_versions() const {
 }
 
 runtime::RunnerNotice EtcdStore::read_notice(int version) const {
-  const std::string key = "notices/v" + std::to_string(version);
+  const std::string key = std::string("notices/v") + std::to_string(version);
   const auto v = read(key);
   if (!v) throw RuntimeFailure("etcd at " + client_.endpoint().str() + ": no " + prefix_ + key);
   return notice_from_json(v->first, prefix_ + key);
 }
 
 void EtcdStore::publish_address(int version, int worker, const std::string& address) const {
-  write("addresses/v" + std::to_string(version) + "/w" + std::to_string(worker), address);
+  write(std::string("addresses/v") + std::to_string(version) + "/w" + std::to_string(worker),
+        address);
 }
 
 std::optional<std::string> EtcdStore::address(int version, int worker) const {
-  const auto v = read("addresses/v" + std::to_string(version) + "/w" + std::to_string(worker));
+  const auto v =
+      read(std::string("addresses/v") + std::to_string(version) + "/w" + std::to_string(worker));
   if (!v) return std::nullopt;
   return v->first;
+}
+
+void EtcdStore::remove_job() const {
+  client_.call("/v3/kv/deleterange",
+               json{{"key", base64(prefix_)}, {"range_end", base64(prefix_end(prefix_))}}.dump());
 }
 
 namespace {

@@ -57,6 +57,8 @@ class EtcdStore final : public FileStore {
   runtime::RunnerNotice read_notice(int version) const override;
   void publish_address(int version, int worker, const std::string& address) const override;
   std::optional<std::string> address(int version, int worker) const override;
+  // Deletes every key of the job (the launcher, once the run is over: nothing is left in etcd).
+  void remove_job() const;
 
  private:
   // The value of `key` under the prefix and its modification revision, or nullopt.

@@ -323,6 +323,18 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
         dir.filename().string(), c.elastic->failure_timeout_ns);
   }
   const live::FileStore& store = *store_ptr;
+  // A given etcd keeps nothing of the run once it is over (a private one is removed whole).
+  struct ForgetJob {
+    const live::EtcdStore* etcd;
+    ~ForgetJob() {
+      if (etcd == nullptr) return;
+      try {
+        etcd->remove_job();
+      } catch (const std::exception& e) {
+        print_error_line(std::string("launcher: ") + e.what() + " (the job's keys are left)");
+      }
+    }
+  } forget{etcd_server ? nullptr : dynamic_cast<const live::EtcdStore*>(store_ptr.get())};
   const int initial =
       c.elastic->initial_workers > 0 ? c.elastic->initial_workers : static_cast<int>(hosts.size());
   const runtime::ClusterConfig first =
@@ -374,7 +386,8 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   bool runner_said = false;  // the store's unavailability was reported
   // The notice a new process joins by, as the runner read it, in a file of the run's folder.
   auto join_file = [&](int v, const runtime::RunnerNotice& n) {
-    const std::filesystem::path f = dir / "joins" / ("v" + std::to_string(v) + ".json");
+    const std::filesystem::path f =
+        dir / "joins" / (std::string("v") + std::to_string(v) + ".json");
     std::filesystem::create_directories(f.parent_path());
     if (!std::filesystem::exists(f)) io::write_file_atomic(f, live::notice_json(n));
     return f.string();

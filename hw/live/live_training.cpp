@@ -215,8 +215,9 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
   // The rank's timeline (an elastic run's processes: one file each, by worker and process).
   auto write_timeline = [&] {
     if (c.timeline_dir.empty()) return;
-    const std::string name = elastic ? "w" + std::to_string(rank) + "-" + std::to_string(::getpid())
-                                     : "rank" + std::to_string(rank);
+    const std::string name =
+        elastic ? std::string("w") + std::to_string(rank) + "-" + std::to_string(::getpid())
+                : std::string("rank") + std::to_string(rank);
     const std::string label = elastic ? "worker " + std::to_string(rank) + " (live, process " +
                                             std::to_string(::getpid()) + ")"
                                       : "rank " + std::to_string(rank) + " (live)";
@@ -302,8 +303,9 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
     if (!c.learn->params_dir.empty()) {
       std::filesystem::create_directories(c.learn->params_dir);
       const std::span<const float> p = learner->params();
-      write_file_atomic(c.learn->params_dir / ("rank" + std::to_string(rank) + ".params"),
-                        std::string(reinterpret_cast<const char*>(p.data()), p.size_bytes()));
+      write_file_atomic(
+          c.learn->params_dir / (std::string("rank") + std::to_string(rank) + ".params"),
+          std::string(reinterpret_cast<const char*>(p.data()), p.size_bytes()));
     }
   }
   return out;

@@ -300,6 +300,12 @@ TEST_CASE("an elastic run with its config store in etcd keeps its cluster while 
   for (std::size_t k = 17; k < steps.size(); ++k)
     changes_after += steps[k].at("workers") != steps[k - 1].at("workers") ? 1 : 0;
   CHECK(changes_after >= 1);
+  // Nothing of the job is left in etcd.
+  const live::EtcdStore after(dir + "/store", 2, etcd.endpoint(), "store", kNsPerSecond);
+  std::string error;
+  CHECK_FALSE(after.get(&error).has_value());
+  CHECK(error.find("no cluster under /adaptsim/store/") != std::string::npos);
+  CHECK(after.notice_versions().empty());
 }
 
 TEST_CASE("--measure-start: a new worker's start-up, timed from the notice to its set-up") {
