@@ -680,8 +680,6 @@ void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
                                 runtime::Callback done) {
   tcp::UniqueFd listener = tcp::listen_tcp({elastic_->bind_host, 0});
   tcp::set_nonblocking(listener.get());
-  store_->publish_address(cluster.version, elastic_->worker,
-                          tcp::local_address(listener.get()).str());
   // The previous version's connections close gracefully (its last collective, the propose
   // consensus, has completed here); a peer that has left already is no failure any more.
   if (tcp::TcpTransport* old = worker_transport_->current(); old != nullptr && !old->failed()) {
@@ -704,19 +702,35 @@ void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
   worker_transport_->begin_switch(raw, cluster.workers);
   if (buffers_ != nullptr) buffers_->set_members(cluster.workers);
   // The mesh comes up in the background; the version's first collective waits for it.
-  await_addresses(cluster, raw, std::move(listener), now() + transport_options_.connect_timeout_ns);
+  await_addresses(cluster, raw, std::move(listener), now() + transport_options_.connect_timeout_ns,
+                  false);
   post(std::move(done));
 }
 
 void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTransport* t,
-                              tcp::UniqueFd listener, TimeNs deadline) {
+                              tcp::UniqueFd listener, TimeNs deadline, bool published) {
+  // This worker's address first (retried while the store does not answer), then the others'.
+  if (!published) {
+    try {
+      store_->publish_address(cluster.version, elastic_->worker,
+                              tcp::local_address(listener.get()).str());
+      published = true;
+    } catch (const std::exception& e) {
+      say_once(std::string(e.what()) + "; the worker's address waits for the store");
+    }
+  }
   tcp::ClusterSpec spec;
   std::vector<int> missing;
   for (std::size_t r = 0; r < cluster.workers.size(); ++r) {
     const int w = cluster.workers[r];
     if (w == elastic_->worker) spec.rank = static_cast<int>(r);
-    std::optional<std::string> a = store_->address(cluster.version, w);
-    if (!a) {
+    std::optional<std::string> a;
+    try {
+      a = store_->address(cluster.version, w);
+    } catch (const std::exception& e) {
+      say_once(std::string(e.what()) + "; the connections wait for the store");
+    }
+    if (!a || !published) {
       missing.push_back(w);
       continue;
     }
@@ -735,8 +749,9 @@ void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTra
     }
     // The others publish as they reach this point; a millisecond's poll of the folder.
     auto fd = std::make_shared<tcp::UniqueFd>(std::move(listener));
-    at(now() + kNsPerMs,
-       [this, cluster, t, fd, deadline] { await_addresses(cluster, t, std::move(*fd), deadline); });
+    at(now() + kNsPerMs, [this, cluster, t, fd, deadline, published] {
+      await_addresses(cluster, t, std::move(*fd), deadline, published);
+    });
     return;
   }
   spec.secret = version_secret(elastic_->secret, cluster.version);

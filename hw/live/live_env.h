@@ -207,10 +207,11 @@ class LiveEnv final : public runtime::TrainingEnv {
   bool evaluation_point(int step) const;
   // Learn mode, loop thread: the all-reduce of the parameter hash after `step`.
   void check_parameters(int step, std::uint64_t hash, runtime::Callback done);
-  // Elastic runs, loop thread: waits for every member's address of `cluster`, then starts its
-  // transport `t` on `listener` (the version's sends and receives wait for its mesh).
+  // Elastic runs, loop thread: publishes this worker's address (unless `published`), waits for
+  // every member's address of `cluster`, then starts its transport `t` on `listener` (the
+  // version's sends and receives wait for its mesh). A store that does not answer is retried.
   void await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTransport* t,
-                       tcp::UniqueFd listener, TimeNs deadline);
+                       tcp::UniqueFd listener, TimeNs deadline, bool published);
   void say_once(const std::string& line);
   void renew_lease();
   void end_when_dropped();
