@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "hw/live/etcd_store.h"
@@ -281,17 +282,20 @@ TEST_CASE("an elastic run with its config store in etcd keeps its cluster while 
   const ProcessResult r = p.wait(kDeadlineS);
   INFO(diagnostics(r));
   REQUIRE(r.exit_code == 0);
-  // Said once per outage by each process that ran into it (two at most here), and its end.
+  // Said once per outage by each worker that ran into it (whichever request found it first: a
+  // read, its address, its lease; two workers at most here), and that it answers again.
   std::size_t down = 0, back = 0;
-  for (std::size_t at = 0;
-       (at = r.err.find("the config store is unavailable", at)) != std::string::npos; ++at)
-    ++down;
-  for (std::size_t at = 0;
-       (at = r.err.find("the config store answers again", at)) != std::string::npos; ++at)
-    ++back;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("adaptsim-live: worker ", 0) != 0) continue;
+    if (line.find("unavailable") != std::string::npos) ++down;
+    if (line.find("the config store answers again") != std::string::npos) ++back;
+  }
   CHECK(down >= 1);
   CHECK(down <= 2);
-  CHECK(back == down);
+  // A worker that leaves the cluster before its next read does not get to say it answers again.
+  CHECK(back >= 1);
+  CHECK(back <= down);
   // Every step ran, and the cluster still changes size after the outage.
   const auto j = read_json(dir + "/result.json");
   const auto& steps = j.at("result").at("steps");
