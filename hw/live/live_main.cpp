@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -208,7 +209,6 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
   p.secret = tcp::JobSecret::from_hex(hex, tcp::kEnvSecret);
   if (!o.etcd.empty()) p.etcd = tcp::parse_host_list(o.etcd).front();
   p.probe_start = o.probe_start;
-  p.lease_ns = spec.live.elastic->failure_timeout_ns;
   // Where its connections listen: the host's address in a testbed's namespace, else loopback.
   if (!o.rendezvous.bind_host.empty()) p.bind_host = o.rendezvous.bind_host;
   if (!o.join.empty()) {
@@ -230,6 +230,22 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
   return 0;
 }
 
+// A new folder under the temporary directory ("<stem>-XXXXXX"), removed with what it holds.
+struct ScratchFolder {
+  std::filesystem::path path;
+  explicit ScratchFolder(const std::string& stem) {
+    std::string templ = (std::filesystem::temp_directory_path() / (stem + "-XXXXXX")).string();
+    if (!::mkdtemp(templ.data())) throw RuntimeFailure("cannot create a temporary folder");
+    path = templ;
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+};
+
 // --measure-start N: the start-up of a new worker's process, as the runner starts one for a
 // resize (fork, exec, configuration, model, gradient buffers and state filled, the step loop
 // built), until it would connect; N times one after another; from the runner's notice (just
@@ -237,16 +253,8 @@ int run_elastic_worker(const ToolOptions& o, const live::LiveRunSpec& spec) {
 int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
   const std::vector<int> hosts = elastic_hosts(spec.live);
   if (hosts.size() < 2) throw InputError("--measure-start needs an elastic capacity of 2 or more");
-  std::string templ = (std::filesystem::temp_directory_path() / "adaptsim-start-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) throw RuntimeFailure("cannot create a temporary folder");
-  const std::filesystem::path dir = templ;
-  struct Cleanup {
-    std::filesystem::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  const ScratchFolder scratch("adaptsim-start");
+  const std::filesystem::path& dir = scratch.path;
   const live::FileStore store(dir, static_cast<int>(hosts.size()));
   store.create({0, {0}});
   const std::string program = live::self_executable();
@@ -277,13 +285,12 @@ int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
     if (!(in >> ns) || ns < 0) throw RuntimeFailure("a probe process left no start-up time");
     ms.push_back(static_cast<double>(ns) / 1e6);
   }
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
+  std::sort(ms.begin(), ms.end());
   std::printf(
       "# %s: a new worker's process start (notice to set-up done: %s), %d runs: median "
       "%.1f ms, min %.1f, max %.1f\n",
       spec.model.name.c_str(), "exec, configuration, model, buffers and state, step loop",
-      o.measure_start, sorted[sorted.size() / 2], sorted.front(), sorted.back());
+      o.measure_start, ms[ms.size() / 2], ms.front(), ms.back());
   return 0;
 }
 
@@ -292,21 +299,8 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   const live::LiveConfig& c = spec.live;
   const std::vector<int> hosts = elastic_hosts(c);
   std::filesystem::path dir = o.elastic_store;
-  bool temporary = false;
-  if (dir.empty()) {
-    std::string templ = (std::filesystem::temp_directory_path() / "adaptsim-store-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw RuntimeFailure("cannot create a temporary folder");
-    dir = templ;
-    temporary = true;
-  }
-  struct Cleanup {
-    std::filesystem::path dir;
-    bool on;
-    ~Cleanup() {
-      std::error_code ec;
-      if (on) std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{dir, temporary};
+  std::optional<ScratchFolder> scratch;  // the store's folder unless one was given
+  if (dir.empty()) dir = scratch.emplace("adaptsim-store").path;
   // The config store: the folder, or etcd (an endpoint given, or a private one for this run).
   std::unique_ptr<live::EtcdServer> etcd_server;
   std::string etcd = o.etcd;
@@ -404,11 +398,15 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
         if (v <= handled) continue;
         const runtime::RunnerNotice n = store.read_notice(v);
         if (n.restart && !running.empty()) break;  // asked again at the next poll
-        for (int w : n.cluster.workers) {
-          const bool was_in = std::find(known.begin(), known.end(), w) != known.end();
-          const bool runs = std::find(running.begin(), running.end(), w) != running.end();
-          if (n.restart || !was_in || !runs) out.push_back(command(w, join_file(v, n)));
-        }
+        // One runner for this machine's workers; a process that stays is one that runs for a
+        // worker of the cluster it last knew (a leaver's may still be exiting).
+        const auto stays = [&](int w) {
+          return std::find(known.begin(), known.end(), w) != known.end() &&
+                 std::find(running.begin(), running.end(), w) != running.end();
+        };
+        for (int w : runtime::workers_to_start(
+                 n, [](int) { return true; }, stays))
+          out.push_back(command(w, join_file(v, n)));
         known = n.cluster.workers;
         handled = v;
       }

@@ -89,4 +89,14 @@ ClusterConfig resize_cluster(const ClusterConfig& current, const std::vector<int
   return c;
 }
 
+std::vector<int> workers_to_start(const RunnerNotice& notice,
+                                  const std::function<bool(int)>& on_host,
+                                  const std::function<bool(int)>& has_process) {
+  std::vector<int> out;
+  for (int w : notice.cluster.workers) {
+    if (on_host(w) && (notice.restart || !has_process(w))) out.push_back(w);
+  }
+  return out;
+}
+
 }  // namespace adaptsim::runtime

@@ -6,6 +6,7 @@
 // (env.h).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -106,5 +107,13 @@ ClusterConfig cluster_of(const std::vector<int>& order, int size, int version);
 // all of them and then the workers of `order` it lacks, in that order (growOne), so staying workers
 // keep their ranks and rank 0 stays (KungFu cannot hand the state over in a full update).
 ClusterConfig resize_cluster(const ClusterConfig& current, const std::vector<int>& order, int size);
+
+// A runner's part of a notice (both modes' runners act by it): the workers of `notice.cluster` on
+// its host (`on_host`) that get a new process, in the cluster's order: every one with a restart
+// (the old processes have stopped), else each that has no running process that stays in the
+// cluster (`has_process`).
+std::vector<int> workers_to_start(const RunnerNotice& notice,
+                                  const std::function<bool(int)>& on_host,
+                                  const std::function<bool(int)>& has_process);
 
 }  // namespace adaptsim::runtime

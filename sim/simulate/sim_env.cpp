@@ -260,9 +260,9 @@ void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
       // A runner acts on a version's first notice: a process for each worker of the cluster on
       // its server that has none (with a restart, every one: the old ones have stopped).
       if (!notified_[cluster.version].insert(server).second) return;
-      for (int w : cluster.workers) {
-        if (host_of_[static_cast<std::size_t>(w)] != server) continue;
-        if (!notice.restart && running_.count(w) != 0) continue;
+      for (int w : runtime::workers_to_start(
+               notice, [&](int x) { return host_of_[static_cast<std::size_t>(x)] == server; },
+               [&](int x) { return running_.count(x) != 0; })) {
         running_.insert(w);
         engine_.schedule_after(elastic().process_start_ns, [this, w, notice] {
           if (started_) started_(w, notice);
