@@ -1,6 +1,7 @@
 #include "hw/live/etcd_store.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -23,6 +24,34 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// The calling thread in network namespace `netns` (`ip netns add`'s /run/netns/NAME) while it
+// lives, so the sockets it creates belong there; back in its own when destroyed. Empty: nothing.
+class ThreadInNetns {
+ public:
+  explicit ThreadInNetns(const std::string& netns) {
+    if (netns.empty()) return;
+    own_ = tcp::UniqueFd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    const std::string path = "/run/netns/" + netns;
+    const tcp::UniqueFd there(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!own_.valid() || !there.valid()) {
+      throw RuntimeFailure("network namespace " + netns + ": cannot open " +
+                           (own_.valid() ? path : "/proc/thread-self/ns/net") + ": " +
+                           tcp::errno_text(errno));
+    }
+    if (::setns(there.get(), CLONE_NEWNET) != 0)
+      throw RuntimeFailure("network namespace " + netns + ": setns: " + tcp::errno_text(errno));
+  }
+  ~ThreadInNetns() {
+    // A thread left in another namespace would send the process's later traffic there.
+    if (own_.valid() && ::setns(own_.get(), CLONE_NEWNET) != 0) std::abort();
+  }
+  ThreadInNetns(const ThreadInNetns&) = delete;
+  ThreadInNetns& operator=(const ThreadInNetns&) = delete;
+
+ private:
+  tcp::UniqueFd own_;
+};
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -101,13 +130,17 @@ std::string http_body(const std::string& response, const std::string& who) {
 
 }  // namespace
 
-EtcdClient::EtcdClient(tcp::SocketAddress endpoint, TimeNs timeout_ns)
+EtcdClient::EtcdClient(EtcdEndpoint endpoint, TimeNs timeout_ns)
     : endpoint_(std::move(endpoint)), timeout_ns_(timeout_ns) {}
 
 std::string EtcdClient::call(const std::string& path, const std::string& body) const {
-  const std::string who = "etcd at " + endpoint_.str();
-  const auto [addr, len] = tcp::resolve_address(endpoint_);
-  tcp::UniqueFd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const std::string who = "etcd at " + endpoint_.address.str() +
+                          (endpoint_.netns.empty() ? "" : " (namespace " + endpoint_.netns + ")");
+  const auto [addr, len] = tcp::resolve_address(endpoint_.address);
+  tcp::UniqueFd fd = [&] {
+    const ThreadInNetns there(endpoint_.netns);
+    return tcp::UniqueFd(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  }();
   if (!fd.valid()) throw RuntimeFailure(who + ": socket: " + tcp::errno_text(errno));
   timeval tv{};
   tv.tv_sec = timeout_ns_ / kNsPerSecond;
@@ -119,7 +152,7 @@ std::string EtcdClient::call(const std::string& path, const std::string& body) c
     throw RuntimeFailure(who + ": unavailable (connect: " + tcp::errno_text(errno) + ")");
   }
   const std::string request =
-      "POST " + path + " HTTP/1.1\r\nHost: " + endpoint_.host +
+      "POST " + path + " HTTP/1.1\r\nHost: " + endpoint_.address.host +
       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\nConnection: close\r\n\r\n" + body;
   for (std::size_t at = 0; at < request.size();) {
@@ -141,7 +174,7 @@ std::string EtcdClient::call(const std::string& path, const std::string& body) c
   return http_body(response, who);
 }
 
-EtcdStore::EtcdStore(fs::path dir, int capacity, tcp::SocketAddress endpoint, std::string job,
+EtcdStore::EtcdStore(fs::path dir, int capacity, EtcdEndpoint endpoint, std::string job,
                      TimeNs lease_ttl_ns, TimeNs timeout_ns)
     : FileStore(std::move(dir), capacity),
       client_(std::move(endpoint), timeout_ns),
@@ -291,8 +324,10 @@ std::string etcd_program() {
   return resolve_program("etcd");
 }
 
-int free_port() {
-  const tcp::UniqueFd l = tcp::listen_tcp({"127.0.0.1", 0});
+// A port free on `host` in network namespace `netns`.
+int free_port(const std::string& netns, const std::string& host) {
+  const ThreadInNetns there(netns);
+  const tcp::UniqueFd l = tcp::listen_tcp({host, 0});
   return tcp::local_address(l.get()).port;
 }
 
@@ -307,17 +342,21 @@ bool etcd_available() {
   }
 }
 
-EtcdServer::EtcdServer(const fs::path& scratch) : dir_(scratch / "etcd") {
+EtcdServer::EtcdServer(const fs::path& scratch, std::string netns, std::string host)
+    : dir_(scratch / "etcd") {
   fs::create_directories(dir_);
-  endpoint_ = {"127.0.0.1", static_cast<std::uint16_t>(free_port())};
-  peer_port_ = free_port();
+  endpoint_.netns = std::move(netns);
+  endpoint_.address = {host, static_cast<std::uint16_t>(free_port(endpoint_.netns, host))};
+  peer_port_ = free_port(endpoint_.netns, host);
   start();
 }
 
 void EtcdServer::start() {
   const std::string program = etcd_program();
-  const std::string client = "http://" + endpoint_.str();
-  const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
+  const std::string client = "http://" + endpoint_.address.str();
+  const std::string peer =
+      "http://" +
+      tcp::SocketAddress{endpoint_.address.host, static_cast<std::uint16_t>(peer_port_)}.str();
   std::vector<std::string> args = {program,
                                    "--data-dir",
                                    (dir_ / "data").string(),
@@ -336,10 +375,19 @@ void EtcdServer::start() {
     argv.push_back(a.data());
   argv.push_back(nullptr);
   const std::string log = (dir_ / "etcd.log").string();
+  // Its namespace's file, opened before the fork (the child only calls setns and exec).
+  tcp::UniqueFd netns;
+  if (!endpoint_.netns.empty()) {
+    const std::string path = "/run/netns/" + endpoint_.netns;
+    netns = tcp::UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!netns.valid())
+      throw RuntimeFailure("cannot start etcd in " + path + ": " + tcp::errno_text(errno));
+  }
   const pid_t pid = ::fork();
   if (pid < 0) throw RuntimeFailure("cannot start etcd: fork: " + tcp::errno_text(errno));
   if (pid == 0) {
     ::setpgid(0, 0);
+    if (netns.valid() && ::setns(netns.get(), CLONE_NEWNET) != 0) ::_exit(126);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd >= 0) {
       ::dup2(fd, 1);
@@ -360,7 +408,7 @@ void EtcdServer::start() {
     }
   }
   stop();
-  throw RuntimeFailure("etcd did not answer at " + endpoint_.str() +
+  throw RuntimeFailure("etcd did not answer at " + endpoint_.address.str() +
                        " within 15 s (its log: " + log + ")");
 }
 

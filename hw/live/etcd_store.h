@@ -12,7 +12,10 @@
 // endpoint.
 //
 // EtcdServer starts a private etcd on loopback (a free port, a temporary data folder) for a run or
-// a test, and stops it and removes its data when destroyed.
+// a test, or in a testbed server's network namespace on its address (where the testbed's other
+// namespaces reach it over the emulated network, as KungFu's config server runs on one of the
+// cluster's hosts), and stops it and removes its data when destroyed. A client reaches one in a
+// namespace it does not run in by creating its sockets there (setns(2); root, as the testbed).
 
 #include <filesystem>
 #include <memory>
@@ -26,17 +29,24 @@
 
 namespace adaptsim::live {
 
+// Where an etcd listens: its client address, and the network namespace (`ip netns` name) its
+// clients connect from (empty: the caller's).
+struct EtcdEndpoint {
+  tcp::SocketAddress address;
+  std::string netns;
+};
+
 // One blocking JSON request to etcd's gateway per call (a connection each, closed after).
 class EtcdClient {
  public:
-  EtcdClient(tcp::SocketAddress endpoint, TimeNs timeout_ns);
+  EtcdClient(EtcdEndpoint endpoint, TimeNs timeout_ns);
   // The response body of POST `path` with `body` (JSON text); throws RuntimeFailure "etcd at
   // host:port: ..." on a connection, timeout, HTTP or gateway error.
   std::string call(const std::string& path, const std::string& body) const;
-  const tcp::SocketAddress& endpoint() const { return endpoint_; }
+  const tcp::SocketAddress& endpoint() const { return endpoint_.address; }
 
  private:
-  tcp::SocketAddress endpoint_;
+  EtcdEndpoint endpoint_;
   TimeNs timeout_ns_;
 };
 
@@ -44,7 +54,7 @@ class EtcdStore final : public FileStore {
  public:
   // `dir`: the run's folder (bulk files); `job`: the key prefix's job name; `lease_ttl_ns`: a
   // worker's lease (rounded up to whole seconds, at least 1: etcd's TTL unit).
-  EtcdStore(std::filesystem::path dir, int capacity, tcp::SocketAddress endpoint, std::string job,
+  EtcdStore(std::filesystem::path dir, int capacity, EtcdEndpoint endpoint, std::string job,
             TimeNs lease_ttl_ns, TimeNs timeout_ns = 2 * kNsPerSecond);
 
   std::optional<runtime::ClusterConfig> get(std::string* error) const override;
@@ -73,23 +83,25 @@ class EtcdStore final : public FileStore {
   mutable std::string lease_id_;  // this process's lease, once granted
 };
 
-// A private etcd on 127.0.0.1 (etcd on $PATH, or $ADAPTSIM_ETCD): started by the constructor,
-// which waits until it answers (RuntimeFailure otherwise, naming its log); killed and its data
-// folder removed by the destructor.
+// A private etcd (etcd on $PATH, or $ADAPTSIM_ETCD) on 127.0.0.1, or in network namespace
+// `netns` on `host` (its client and peer ports free there): started by the constructor, which
+// waits until it answers (RuntimeFailure otherwise, naming its log); killed and its data folder
+// removed by the destructor.
 class EtcdServer {
  public:
-  explicit EtcdServer(const std::filesystem::path& scratch);
+  explicit EtcdServer(const std::filesystem::path& scratch, std::string netns = {},
+                      std::string host = "127.0.0.1");
   ~EtcdServer();
   EtcdServer(const EtcdServer&) = delete;
   EtcdServer& operator=(const EtcdServer&) = delete;
-  tcp::SocketAddress endpoint() const { return endpoint_; }
+  const EtcdEndpoint& endpoint() const { return endpoint_; }
   // Stops it (a test of an unavailable store), and starts it again on the same port and data.
   void stop();
   void start();
 
  private:
   std::filesystem::path dir_;
-  tcp::SocketAddress endpoint_;
+  EtcdEndpoint endpoint_;
   int peer_port_ = 0;
   int pid_ = -1;
 };

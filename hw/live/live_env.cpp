@@ -528,9 +528,9 @@ void LiveEnv::set_elastic(ElasticProcess process, const std::vector<std::uint64_
   elastic_ = std::move(process);
   const int capacity = static_cast<int>(elastic_->host_of_worker.size());
   if (elastic_->etcd) {
-    store_ =
-        std::make_unique<EtcdStore>(elastic_->store_dir, capacity, *elastic_->etcd,
-                                    elastic_->store_dir.filename().string(), elastic_->lease_ns);
+    store_ = std::make_unique<EtcdStore>(
+        elastic_->store_dir, capacity, EtcdEndpoint{*elastic_->etcd, ""},
+        elastic_->store_dir.filename().string(), elastic_->lease_ns);
   } else {
     store_ = std::make_unique<FileStore>(elastic_->store_dir, capacity);
   }

@@ -70,6 +70,8 @@ struct ToolOptions {
   // Elastic runs: time this many start-ups of a new worker's process (--measure-start), or be
   // one (--probe-start).
   int measure_start = 0;
+  // --measure-start's processes started at once each time (--concurrent).
+  int concurrent = 1;
   bool probe_start = false;
   // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
   int fault_rank = -1;
@@ -248,11 +250,16 @@ struct ScratchFolder {
 
 // --measure-start N: the start-up of a new worker's process, as the runner starts one for a
 // resize (fork, exec, configuration, model, gradient buffers and state filled, the step loop
-// built), until it would connect; N times one after another; from the runner's notice (just
-// before the fork) to the probe's set-up done, on the monotonic clock both processes share.
+// built), until it would connect; N times one after another, each time K processes at once
+// (--concurrent K: the K workers a resize from 1 to K + 1 adds, started together as the runner
+// starts them); from the runner's notice (just before the forks) to each probe's set-up done, on
+// the monotonic clock the processes share, and the CPU time each probe used until then.
 int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
   const std::vector<int> hosts = elastic_hosts(spec.live);
-  if (hosts.size() < 2) throw InputError("--measure-start needs an elastic capacity of 2 or more");
+  const int k = o.concurrent;
+  if (static_cast<int>(hosts.size()) < k + 1)
+    throw InputError("--measure-start --concurrent " + std::to_string(k) +
+                     " needs an elastic capacity of " + std::to_string(k + 1) + " or more");
   const ScratchFolder scratch("adaptsim-start");
   const std::filesystem::path& dir = scratch.path;
   const live::FileStore store(dir, static_cast<int>(hosts.size()));
@@ -260,37 +267,49 @@ int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
   const std::string program = live::self_executable();
   std::vector<std::string> env = tcp::environment_without_launch_variables();
   env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
-  std::vector<double> ms;
+  std::vector<double> wall_ms, cpu_ms;
   for (int i = 0; i < o.measure_start; ++i) {
     runtime::RunnerNotice n;
-    n.cluster = {1, {0, 1}};
+    n.cluster.version = 1;
+    for (int w = 0; w <= k; ++w)
+      n.cluster.workers.push_back(w);
     n.step = 0;
-    n.notified_at = tcp::EventLoop::now_ns();
     const std::filesystem::path notice = dir / "notice.json";
+    std::vector<tcp::WorkerCommand> probes;
+    for (int w = 1; w <= k; ++w) {
+      tcp::WorkerCommand c;
+      c.program = program;
+      c.argv = {
+          program,           absolute(o.config), "--elastic-store", dir.string(),    "--worker",
+          std::to_string(w), "--join",           notice.string(),   "--probe-start", "-q"};
+      c.env = env;
+      probes.push_back(std::move(c));
+    }
+    n.notified_at = tcp::EventLoop::now_ns();
     io::write_file_atomic(notice, live::notice_json(n));
-    tcp::WorkerCommand w;
-    w.program = program;
-    w.argv = {program, absolute(o.config), "--elastic-store", dir.string(),    "--worker",
-              "1",     "--join",           notice.string(),   "--probe-start", "-q"};
-    w.env = env;
-    std::vector<tcp::WorkerCommand> one;
-    one.push_back(std::move(w));
     tcp::SuperviseOptions so;
     so.name = "adaptsim-live --measure-start";
-    const tcp::LaunchResult r = tcp::spawn_and_supervise(std::move(one), so);
+    const tcp::LaunchResult r = tcp::spawn_and_supervise(std::move(probes), so);
     if (!r.ok()) throw RuntimeFailure("a probe process failed: " + r.summary());
-    // The probe's own clock reading: from the notice to its set-up done (the exit not included).
-    std::ifstream in(dir / "probe-start.ns");
-    long long ns = -1;
-    if (!(in >> ns) || ns < 0) throw RuntimeFailure("a probe process left no start-up time");
-    ms.push_back(static_cast<double>(ns) / 1e6);
+    for (int w = 1; w <= k; ++w) {
+      // The probe's own readings: from the notice to its set-up done (the exit not included).
+      std::ifstream in(dir / ("probe-start-" + std::to_string(w) + ".ns"));
+      long long wall = -1, cpu = -1;
+      if (!(in >> wall >> cpu) || wall < 0 || cpu < 0)
+        throw RuntimeFailure("probe process " + std::to_string(w) + " left no start-up time");
+      wall_ms.push_back(static_cast<double>(wall) / 1e6);
+      cpu_ms.push_back(static_cast<double>(cpu) / 1e6);
+    }
   }
-  std::sort(ms.begin(), ms.end());
+  std::sort(wall_ms.begin(), wall_ms.end());
+  std::sort(cpu_ms.begin(), cpu_ms.end());
   std::printf(
-      "# %s: a new worker's process start (notice to set-up done: %s), %d runs: median "
-      "%.1f ms, min %.1f, max %.1f\n",
+      "# %s: a new worker's process start (notice to set-up done: %s), %d runs of %d at once: "
+      "median %.1f ms, min %.1f, max %.1f; CPU time per process: median %.1f ms, min %.1f, max "
+      "%.1f\n",
       spec.model.name.c_str(), "exec, configuration, model, buffers and state, step loop",
-      o.measure_start, ms[ms.size() / 2], ms.front(), ms.back());
+      o.measure_start, k, wall_ms[wall_ms.size() / 2], wall_ms.front(), wall_ms.back(),
+      cpu_ms[cpu_ms.size() / 2], cpu_ms.front(), cpu_ms.back());
   return 0;
 }
 
@@ -301,20 +320,45 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   std::filesystem::path dir = o.elastic_store;
   std::optional<ScratchFolder> scratch;  // the store's folder unless one was given
   if (dir.empty()) dir = scratch.emplace("adaptsim-store").path;
-  // The config store: the folder, or etcd (an endpoint given, or a private one for this run).
+  // Each worker's command prefix and listening address (a testbed: its server's namespace).
+  std::vector<live::RankPlacement> placements;
+  if (!o.rank_prefix_json.empty()) {
+    placements = live::load_rank_placements(o.rank_prefix_json);
+    if (placements.size() != hosts.size()) {
+      throw InputError(o.rank_prefix_json + " lists " + std::to_string(placements.size()) +
+                       " ranks for the elastic run's " + std::to_string(hosts.size()) + " workers");
+    }
+  }
+  // The config store: the folder, or etcd (an endpoint given, or a private one for this run: on
+  // loopback, or with the workers in a testbed's namespaces, in the first server's namespace on
+  // its address, where every namespace reaches it).
   std::unique_ptr<live::EtcdServer> etcd_server;
-  std::string etcd = o.etcd;
-  if (etcd == "start") {
-    etcd_server = std::make_unique<live::EtcdServer>(dir);
-    etcd = etcd_server->endpoint().str();
+  std::optional<live::EtcdEndpoint> etcd;
+  if (o.etcd == "start") {
+    if (placements.empty()) {
+      etcd_server = std::make_unique<live::EtcdServer>(dir);
+    } else {
+      const live::RankPlacement& first = placements.front();
+      const std::string netns = live::netns_of(first.prefix);
+      if (netns.empty() || first.bind.empty()) {
+        throw InputError(
+            "--etcd start with --rank-prefix-json: worker 0's prefix must be `ip "
+            "netns exec NAME` with a bind address (the testbed's), to start etcd "
+            "where every worker reaches it");
+      }
+      etcd_server = std::make_unique<live::EtcdServer>(dir, netns, first.bind);
+    }
+    etcd = etcd_server->endpoint();
+  } else if (!o.etcd.empty()) {
+    etcd = live::EtcdEndpoint{tcp::parse_host_list(o.etcd).front(), ""};
   }
   std::unique_ptr<live::FileStore> store_ptr;
-  if (etcd.empty()) {
+  if (!etcd) {
     store_ptr = std::make_unique<live::FileStore>(dir, static_cast<int>(hosts.size()));
   } else {
-    store_ptr = std::make_unique<live::EtcdStore>(
-        dir, static_cast<int>(hosts.size()), tcp::parse_host_list(etcd).front(),
-        dir.filename().string(), c.elastic->failure_timeout_ns);
+    store_ptr =
+        std::make_unique<live::EtcdStore>(dir, static_cast<int>(hosts.size()), *etcd,
+                                          dir.filename().string(), c.elastic->failure_timeout_ns);
   }
   const live::FileStore& store = *store_ptr;
   // A given etcd keeps nothing of the run once it is over (a private one is removed whole).
@@ -337,15 +381,6 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
 
   const std::string program = live::self_executable();
   const std::string config = absolute(o.config);
-  // Each worker's command prefix and listening address (a testbed: its server's namespace).
-  std::vector<live::RankPlacement> placements;
-  if (!o.rank_prefix_json.empty()) {
-    placements = live::load_rank_placements(o.rank_prefix_json);
-    if (placements.size() != hosts.size()) {
-      throw InputError(o.rank_prefix_json + " lists " + std::to_string(placements.size()) +
-                       " ranks for the elastic run's " + std::to_string(hosts.size()) + " workers");
-    }
-  }
   std::vector<std::string> env = tcp::environment_without_launch_variables();
   env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
   std::vector<int> worker_of;  // by process index, in the order started
@@ -359,7 +394,7 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
                                  std::to_string(worker), "-q"});
     if (at != nullptr && !at->bind.empty()) w.argv.insert(w.argv.end(), {"--bind", at->bind});
     if (!join.empty()) w.argv.insert(w.argv.end(), {"--join", join});
-    if (!etcd.empty()) w.argv.insert(w.argv.end(), {"--etcd", etcd});
+    if (etcd) w.argv.insert(w.argv.end(), {"--etcd", etcd->address.str()});
     w.program = live::resolve_program(w.argv.front());
     w.env = env;
     return w;
@@ -487,11 +522,15 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
   app.add_option("--measure-start", o.measure_start,
                  "Elastic runs: time N start-ups of a new worker's process and print them")
       ->check(CLI::PositiveNumber);
+  app.add_option("--concurrent", o.concurrent,
+                 "With --measure-start: start K new workers' processes at once each time")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--probe-start", o.probe_start,
                "Elastic runs, with --worker and --join: set up as a new worker, then end");
   app.add_option("--etcd", o.etcd,
                  "Elastic runs: the config store in etcd at HOST:PORT, or 'start' (a private "
-                 "etcd on loopback for the run); default: the store folder");
+                 "etcd for the run: on loopback, or with --rank-prefix-json in worker 0's "
+                 "namespace on its address); default: the store folder");
   tcp::add_fault_hook_options(app, o.fault_rank, o.fault_after_sends);
   try {
     app.parse(argc, argv);

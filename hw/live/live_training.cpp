@@ -1,6 +1,7 @@
 #include "hw/live/live_training.h"
 
 #include <unistd.h>
+#include <ctime>
 
 #include <algorithm>
 #include <cmath>
@@ -207,9 +208,13 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
   runtime::TrainingRun training(*env, model, c.system, c.seam, std::move(t));
   runtime::Trainer& trainer = training.trainer();
   if (elastic && elastic->probe_start) {
-    // Set up as a new worker: the time from the runner's notice to here, for --measure-start.
-    write_file_atomic(elastic->store_dir / "probe-start.ns",
-                      std::to_string(tcp::EventLoop::now_ns() - elastic->join->notified_at));
+    // Set up as a new worker: the time from the runner's notice to here and the CPU time this
+    // process used (all its threads), for --measure-start.
+    timespec cpu{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+    write_file_atomic(elastic->store_dir / ("probe-start-" + std::to_string(rank) + ".ns"),
+                      std::to_string(tcp::EventLoop::now_ns() - elastic->join->notified_at) + " " +
+                          std::to_string(cpu.tv_sec * kNsPerSecond + cpu.tv_nsec));
     return LiveResult{};
   }
   // The rank's timeline (an elastic run's processes: one file each, by worker and process).

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -29,6 +30,11 @@ std::string resolve_program(const std::string& name) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   throw InputError("program \"" + name + "\" not found in PATH");
+}
+
+std::string netns_of(const std::vector<std::string>& prefix) {
+  const bool ip = !prefix.empty() && std::filesystem::path(prefix[0]).filename() == "ip";
+  return ip && prefix.size() == 4 && prefix[1] == "netns" && prefix[2] == "exec" ? prefix[3] : "";
 }
 
 std::vector<std::string> expand_prefix_template(const std::string& template_text, int rank) {

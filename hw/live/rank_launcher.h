@@ -27,6 +27,9 @@ struct RankPlacement {
   std::string bind;                 // --bind for this rank; empty: its address's host
 };
 
+// The network namespace a prefix runs its command in: NAME of `ip netns exec NAME`, else empty.
+std::string netns_of(const std::vector<std::string>& prefix);
+
 // `template_text` split at spaces, with every "{rank}" replaced: "ip netns exec ns{rank}".
 std::vector<std::string> expand_prefix_template(const std::string& template_text, int rank);
 

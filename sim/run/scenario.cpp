@@ -162,10 +162,16 @@ runtime::LiveOptions read_live(io::MapReader& top) {
     if (!o.etcd.empty() && o.config_store != "etcd") {
       live->fail("etcd", "an etcd endpoint is used with `config_store: etcd`");
     }
-    if (o.config_store == "etcd" && o.placement != "local") {
+    if (o.config_store == "etcd" && o.placement == "hosts") {
       live->fail("config_store",
-                 "etcd is reached on this machine's loopback: expected placement: local (the "
-                 "testbed's namespaces use the file store)");
+                 "etcd is started on this machine (loopback, or a testbed server's namespace): "
+                 "expected placement: local or testbed");
+    }
+    if (!o.etcd.empty() && o.placement != "local") {
+      live->fail("etcd",
+                 "a running etcd is reached on this machine's loopback, which the testbed's "
+                 "namespaces do not share: leave live.etcd out (the launcher starts one in the "
+                 "first server's namespace) or use placement: local");
     }
     if (auto fault = live->optional_map("fault")) {
       o.fault_kill_rank = static_cast<int>(fault->integer("kill_rank", 0, 1 << 20));

@@ -31,6 +31,10 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity) {
   if (!(slots >= 0 && slots <= 8) || slots != static_cast<double>(static_cast<int>(slots)))
     r.fail("optimizer_slots", "expected a whole number from 0 to 8");
   e.optimizer_slots = static_cast<int>(slots);
+  const double cores = r.number_or("server_cores", e.server_cores);
+  if (!(cores >= 0 && cores <= 4096) || cores != static_cast<double>(static_cast<int>(cores)))
+    r.fail("server_cores", "expected a whole number from 0 (a core per start-up) to 4096");
+  e.server_cores = static_cast<int>(cores);
   e.framework_init_ns = r.duration_ns_or("framework_init", e.framework_init_ns);
   e.process_start_ns = r.duration_ns_or("process_start", e.process_start_ns);
   e.store_read_ns = r.duration_ns_or("store_read", e.store_read_ns);

@@ -84,6 +84,12 @@ struct ElasticSpec {
   // runtime's set-up. [M] `adaptsim-live --help` run 30 times by Python's subprocess.run on the
   // 2-core development machine: median 22.8 ms (min 21.0) from the call to the exit.
   TimeNs process_start_ns = 23 * kNsPerMs;
+  // The CPU cores of a server that its new processes' start-ups share (0: each start-up has a core
+  // of its own). A start-up is CPU work: [M] `adaptsim-live r50.yaml --measure-start 6` on the
+  // 2-core development machine, a ResNet-50 worker's start-up took 261.5 ms of wall time and
+  // 260.8 ms of its process's CPU time (medians); two at once each took 202.5 ms (on a core each),
+  // three at once 311.8 ms (three on two cores: processor sharing gives 3 x 198 / 2 = 297 ms).
+  int server_cores = 0;
   // Checkpoint writes and reads (the restart baseline): a local SSD's sequential throughput. [U]
   // Samsung 860 EVO's datasheet: 520 MB/s read, 500 MB/s write (SATA 6 Gbit/s).
   double disk_write_Bps = 500e6;

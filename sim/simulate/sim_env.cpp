@@ -264,7 +264,7 @@ void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
                notice, [&](int x) { return host_of_[static_cast<std::size_t>(x)] == server; },
                [&](int x) { return running_.count(x) != 0; })) {
         running_.insert(w);
-        engine_.schedule_after(elastic().process_start_ns, [this, w, notice] {
+        share(Resource::cpu, w, to_seconds(elastic().process_start_ns), [this, w, notice] {
           if (started_) started_(w, notice);
         });
       }
@@ -314,57 +314,70 @@ void SimEnv::reset_connections(int worker, const runtime::ClusterConfig& cluster
 }
 
 void SimEnv::write_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
-  disk_transfer(worker, static_cast<double>(bytes) / elastic().disk_write_Bps, std::move(done));
+  share(Resource::disk, worker, static_cast<double>(bytes) / elastic().disk_write_Bps,
+        std::move(done));
 }
 
 void SimEnv::read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
-  disk_transfer(worker, static_cast<double>(bytes) / elastic().disk_read_Bps, std::move(done));
+  share(Resource::disk, worker, static_cast<double>(bytes) / elastic().disk_read_Bps,
+        std::move(done));
 }
 
-// The worker's server's one disk, shared equally by the transfers in progress on it (as the
-// kernel's I/O scheduler and page cache share it among concurrent readers or writers): each
-// progresses at 1/n of the disk's rate while n run.
-void SimEnv::disk_transfer(int worker, double seconds, runtime::Callback done) {
+// A server's disk and CPU, each shared equally by the work in progress on it (as the kernel's I/O
+// scheduler and page cache share the one disk among concurrent readers or writers, and its CPU
+// scheduler the cores among runnable processes): while n jobs run on u units, each progresses at
+// min(1, u / n) of its exclusive rate.
+void SimEnv::share(Resource resource, int worker, double seconds, runtime::Callback done) {
   const int server = host_of_.at(static_cast<std::size_t>(worker));
-  Disk& d = disks_[server];
-  advance_disk(d);
-  d.active.push_back({seconds, std::move(done)});
-  schedule_disk(server);
+  auto [it, fresh] = shared_.try_emplace({resource, server});
+  Shared& r = it->second;
+  if (fresh) r.units = resource == Resource::disk ? 1 : elastic().server_cores;
+  advance(r);
+  r.active.push_back({seconds, std::move(done)});
+  schedule(resource, server);
 }
 
-// Every transfer's remaining exclusive time, less what it received since the last update.
-void SimEnv::advance_disk(Disk& d) {
+// The rate each job of `r` progresses at now: 1 alone, less when more jobs than units run.
+static double rate_of(int units, std::size_t jobs) {
+  const double n = static_cast<double>(jobs);
+  return units <= 0 || n <= units ? 1.0 : static_cast<double>(units) / n;
+}
+
+// Every job's remaining exclusive time, less what it received since the last update.
+void SimEnv::advance(Shared& r) {
   const TimeNs now = engine_.now();
-  if (!d.active.empty() && now > d.updated) {
-    const double share = to_seconds(now - d.updated) / static_cast<double>(d.active.size());
-    for (Disk::Transfer& t : d.active)
-      t.remaining_s -= share;
+  if (!r.active.empty() && now > r.updated) {
+    const double got = to_seconds(now - r.updated) * rate_of(r.units, r.active.size());
+    for (Shared::Job& j : r.active)
+      j.remaining_s -= got;
   }
-  d.updated = now;
+  r.updated = now;
 }
 
-void SimEnv::schedule_disk(int server) {
-  Disk& d = disks_[server];
-  engine_.cancel(d.next);
-  if (d.active.empty()) return;
-  double first = d.active.front().remaining_s;
-  for (const Disk::Transfer& t : d.active)
-    first = std::min(first, t.remaining_s);
-  const double n = static_cast<double>(d.active.size());
-  d.next = engine_.schedule_after(seconds_to_ns_ceil(std::max(0.0, first) * n), [this, server] {
-    Disk& disk = disks_[server];
-    advance_disk(disk);
-    // Done: what has (to the nanosecond's rounding) no exclusive time left.
-    std::vector<runtime::Callback> finished;
-    std::erase_if(disk.active, [&finished](Disk::Transfer& t) {
-      if (t.remaining_s > 1e-9) return false;
-      finished.push_back(std::move(t.done));
-      return true;
-    });
-    schedule_disk(server);
-    for (runtime::Callback& f : finished)
-      f();
-  });
+void SimEnv::schedule(Resource resource, int server) {
+  Shared& r = shared_.at({resource, server});
+  engine_.cancel(r.next);
+  if (r.active.empty()) return;
+  double first = r.active.front().remaining_s;
+  for (const Shared::Job& j : r.active)
+    first = std::min(first, j.remaining_s);
+  const double rate = rate_of(r.units, r.active.size());
+  r.next = engine_.schedule_after(seconds_to_ns_ceil(std::max(0.0, first) / rate),
+                                  [this, resource, server] {
+                                    Shared& self = shared_.at({resource, server});
+                                    advance(self);
+                                    // Done: what has (to the nanosecond's rounding) no exclusive
+                                    // time left.
+                                    std::vector<runtime::Callback> finished;
+                                    std::erase_if(self.active, [&finished](Shared::Job& j) {
+                                      if (j.remaining_s > 1e-9) return false;
+                                      finished.push_back(std::move(j.done));
+                                      return true;
+                                    });
+                                    schedule(resource, server);
+                                    for (runtime::Callback& f : finished)
+                                      f();
+                                  });
 }
 
 }  // namespace adaptsim::simulate

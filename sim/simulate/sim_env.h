@@ -107,7 +107,9 @@ class SimEnv final : public runtime::TrainingEnv {
   // ElasticSpec::store_read_ns (reading the cluster as it is halfway) and writes store_write_ns
   // (visible when they complete). A runner per server acts on a notice one way after it is sent
   // (half the round trip between the two hosts; the notifier waits for the farthest runner's
-  // reply); it starts a process per new worker, which runs process_start_ns later. Resetting
+  // reply); it starts a process per new worker, which runs process_start_ns later (its start-up is
+  // CPU work: with server_cores set, the start-ups in progress on a server share its cores).
+  // Resetting
   // connections takes the longest round trip to the cluster's other hosts (the dials run at once;
   // a TCP handshake is one round trip). A checkpoint is written and read at the spec's disk
   // bandwidths, by one disk per server, shared equally by the transfers in progress on it.
@@ -132,10 +134,13 @@ class SimEnv final : public runtime::TrainingEnv {
   void read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
 
  private:
-  struct Disk;
-  void disk_transfer(int worker, double seconds, runtime::Callback done);
-  void advance_disk(Disk& d);
-  void schedule_disk(int server);
+  // What a server's work shares: its disk (one), its CPU cores (the start-ups).
+  enum class Resource { disk, cpu };
+  struct Shared;
+  // `seconds` of the resource's exclusive work for `worker`'s server, then `done`.
+  void share(Resource resource, int worker, double seconds, runtime::Callback done);
+  void advance(Shared& r);
+  void schedule(Resource resource, int server);
   // `kernel` run `times` times over every gradient tensor.
   TimeNs kernel_ns(const KernelCost& kernel, int times) const;
 
@@ -160,18 +165,21 @@ class SimEnv final : public runtime::TrainingEnv {
   std::set<int> running_;                  // workers whose process runs
   std::map<int, TimeNs> stopped_at_;       // workers whose process stopped, and when
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
-  // Each server's disk: the checkpoint transfers in progress (their remaining time alone on the
-  // disk), when that was last brought up to date, and the next completion's event.
-  struct Disk {
-    struct Transfer {
+  // A server's resource shared by processor sharing among the work in progress on it (each of n
+  // jobs progresses at min(1, units / n) of its exclusive rate): the work's remaining exclusive
+  // time, when that was last brought up to date, and the next completion's event. units 0: every
+  // job its own.
+  struct Shared {
+    struct Job {
       double remaining_s = 0;
       runtime::Callback done;
     };
-    std::vector<Transfer> active;
+    int units = 1;
+    std::vector<Job> active;
     TimeNs updated = 0;
     EventEngine::EventId next;
   };
-  std::map<int, Disk> disks_;
+  std::map<std::pair<Resource, int>, Shared> shared_;
   std::function<void(int, const runtime::RunnerNotice&)> started_;
   void stop_background(std::size_t flow);
 };

@@ -221,6 +221,46 @@ TEST_CASE("live testbed policy: STAR to MULTI_BINARY_TREE_STAR after step 5, as 
   fs::remove_all(dir);
 }
 
+TEST_CASE("live testbed elastic run: etcd in the first server's namespace, resizes as simulated") {
+  // `live: {config_store: etcd}` on the testbed: adaptsim-live starts a private etcd in the first
+  // server's namespace on its address (hw/live/etcd_store.h), the workers in every namespace reach
+  // it over the emulated network, the launcher from the root namespace through setns(2). The
+  // per-step cluster sizes must be the simulated ones, and no etcd, process or namespace is left.
+  const std::string prefix = "sctetcd";
+  const fs::path dir = scratch_dir("testbed_etcd");
+  LiveScenario sc;
+  sc.servers = 3;
+  sc.steps = 8;
+  sc.systems = {"{label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}"};
+  sc.live = "placement: testbed, prefix: " + prefix + ", config_store: etcd";
+  sc.workload_extra =
+      "  elastic: {initial_workers: 1}\n"
+      "  policy: {name: resize-schedule, every: 3, sizes: [1, 3]}\n";
+  write_scenario(dir, sc);
+  SimctlProcess live(run_args(dir), dir);
+  const int code = live.wait(150);
+  INFO("output: " << live.output());
+  REQUIRE(code == 0);
+  SimctlProcess sim(
+      {"run", (dir / "live.yaml").string(), "-o", (dir / "sim").string(), "--no-progress"}, dir);
+  REQUIRE(sim.wait(60) == 0);
+  const auto l = read_csv(dir / "out" / "live-test.steps.csv");
+  const auto s = read_csv(dir / "sim" / "live-test.steps.csv");
+  REQUIRE(l.size() == 9);
+  REQUIRE(s.size() == 9);
+  const std::vector<std::string> expected = {"1", "1", "1", "3", "3", "3", "1", "1", "1"};
+  for (std::size_t k = 0; k < l.size(); ++k) {
+    CAPTURE(k);
+    CHECK(l[k].at("workers") == expected[k]);
+    CHECK(s[k].at("workers") == expected[k]);
+  }
+  CHECK(l[2].at("readings").find("resize.join.process_start_s") != std::string::npos);
+  check_nothing_left(prefix, dir);
+  // The private etcd listened on the testbed's first address (10.*), and is gone with it.
+  CHECK(processes_mentioning("--initial-cluster default=http://10.").empty());
+  fs::remove_all(dir);
+}
+
 int main(int argc, char** argv) {
   std::string why;
   if (!testbed::testbed_supported(&why)) {

@@ -60,7 +60,7 @@ TEST_CASE("etcd store: cluster, compare-and-swap, notices, addresses, leases, un
   server.stop();
   error.clear();
   CHECK_FALSE(store.get(&error).has_value());
-  CHECK(error.find("etcd at " + server.endpoint().str()) != std::string::npos);
+  CHECK(error.find("etcd at " + server.endpoint().address.str()) != std::string::npos);
   CHECK(error.find("unavailable") != std::string::npos);
   CHECK(error.find('\n') == std::string::npos);
   server.start();
