@@ -218,15 +218,29 @@ std::optional<std::string> FileStore::address(int version, int worker) const {
                    (std::string("w") + std::to_string(worker)));
 }
 
-void FileStore::write_checkpoint(const std::string& bytes) const {
-  write_file_atomic(dir_ / "checkpoint.bin", bytes);
+void FileStore::write_checkpoint(const std::vector<std::span<const char>>& tensors) const {
+  std::vector<std::string_view> parts;
+  for (const std::span<const char>& t : tensors)
+    parts.emplace_back(t.data(), t.size());
+  write_file_atomic(dir_ / "checkpoint.bin", parts);
 }
 
-std::string FileStore::read_checkpoint() const {
+void FileStore::read_checkpoint(const std::vector<std::span<char>>& tensors) const {
   const fs::path file = dir_ / "checkpoint.bin";
-  std::optional<std::string> text = read_text(file);
-  if (!text) throw RuntimeFailure(file.string() + ": cannot read the checkpoint");
-  return std::move(*text);
+  std::uint64_t expected = 0;
+  for (const std::span<char>& t : tensors)
+    expected += t.size();
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(file, ec);
+  if (ec) throw RuntimeFailure(file.string() + ": cannot read the checkpoint: " + ec.message());
+  if (size != expected) {
+    throw RuntimeFailure(file.string() + ": the checkpoint holds " + std::to_string(size) +
+                         " bytes, expected " + std::to_string(expected) + " of model state");
+  }
+  std::ifstream in(file, std::ios::binary);
+  for (const std::span<char>& t : tensors)
+    in.read(t.data(), static_cast<std::streamsize>(t.size()));
+  if (!in) throw RuntimeFailure(file.string() + ": cannot read the checkpoint");
 }
 
 void FileStore::write_record(int worker, const runtime::RunRecord& record) const {

@@ -826,31 +826,37 @@ void LiveEnv::state_received(int, int) {
 
 void LiveEnv::write_checkpoint(int, std::uint64_t bytes, runtime::Callback done) {
   submit([this, bytes, done = std::move(done)](ComputeEmulator&) {
-    std::string data;
-    data.reserve(bytes);
-    for (const std::vector<float>& v : state_)
-      data.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-    if (data.size() != bytes) {
-      throw std::logic_error("LiveEnv: the checkpoint holds " + std::to_string(data.size()) +
+    std::vector<std::span<const char>> tensors;
+    std::uint64_t total = 0;
+    for (const std::vector<float>& v : state_) {
+      tensors.emplace_back(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+      total += v.size() * sizeof(float);
+    }
+    if (total != bytes) {
+      throw std::logic_error("LiveEnv: the checkpoint holds " + std::to_string(total) +
                              " bytes of state, the step loop expects " + std::to_string(bytes));
     }
-    store_->write_checkpoint(data);
+    store_->write_checkpoint(tensors);
     post(done);
   });
 }
 
 void LiveEnv::read_checkpoint(int, std::uint64_t bytes, runtime::Callback done) {
   submit([this, bytes, done = std::move(done)](ComputeEmulator&) {
-    const std::string data = store_->read_checkpoint();
-    if (data.size() != bytes) {
-      throw RuntimeFailure("worker " + std::to_string(elastic_->worker) +
-                           ": the checkpoint holds " + std::to_string(data.size()) +
-                           " bytes, expected " + std::to_string(bytes) + " of model state");
-    }
-    std::size_t at = 0;
+    std::vector<std::span<char>> tensors;
+    std::uint64_t total = 0;
     for (std::vector<float>& v : state_) {
-      std::memcpy(v.data(), data.data() + at, v.size() * sizeof(float));
-      at += v.size() * sizeof(float);
+      tensors.emplace_back(reinterpret_cast<char*>(v.data()), v.size() * sizeof(float));
+      total += v.size() * sizeof(float);
+    }
+    if (total != bytes) {
+      throw std::logic_error("LiveEnv: the model state holds " + std::to_string(total) +
+                             " bytes, the step loop expects " + std::to_string(bytes));
+    }
+    try {
+      store_->read_checkpoint(tensors);
+    } catch (const RuntimeFailure& e) {
+      throw RuntimeFailure("worker " + std::to_string(elastic_->worker) + ": " + e.what());
     }
     post([this, done] {
       check_state_ = true;

@@ -13,7 +13,9 @@
 //       temporary one), a process per worker of the first cluster, one more for each worker a
 //       new cluster adds; the result merged from every process's record
 //   adaptsim-live CONFIG.yaml --elastic-store DIR --worker W [--join NOTICE]   one such process
-//   adaptsim-live CONFIG.yaml --measure-start N     a new worker's process start-up, N times
+//   adaptsim-live CONFIG.yaml --measure-start N [--concurrent K]   a new worker's process
+//       start-up, N times (K processes at once)
+//   adaptsim-live CONFIG.yaml --measure-checkpoint N   the checkpoint's write and read, N times
 //
 // Exit codes: 0 success; 1 a run-time failure (a peer died, a timeout, a wrong gradient); 2 bad
 // input (one line on stderr).
@@ -72,6 +74,9 @@ struct ToolOptions {
   int measure_start = 0;
   // --measure-start's processes started at once each time (--concurrent).
   int concurrent = 1;
+  // Elastic runs: time this many checkpoint writes and reads of the model state
+  // (--measure-checkpoint).
+  int measure_checkpoint = 0;
   bool probe_start = false;
   // Test hooks: this rank kills itself (SIGKILL) after this many sent messages.
   int fault_rank = -1;
@@ -313,6 +318,52 @@ int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
   return 0;
 }
 
+// --measure-checkpoint N: the restart baseline's checkpoint of this model's state (parameters x
+// (1 + optimizer slots), float32), written and read back N times through the store's folder as a
+// worker does (hw/live/elastic_store.h: the tensors written whole to a temporary file renamed over
+// the checkpoint, then read into the tensors' memory); each read follows its write, so the file is
+// in the page cache, as a restart's readers on the writer's machine find it.
+int measure_checkpoint(const ToolOptions& o, const live::LiveRunSpec& spec) {
+  const ScratchFolder scratch("adaptsim-checkpoint");
+  const live::FileStore store(scratch.path, 1);
+  const std::uint64_t copies = 1 + static_cast<std::uint64_t>(spec.live.elastic->optimizer_slots);
+  std::vector<std::vector<float>> state, back;
+  std::uint64_t bytes = 0;
+  for (const train::Tensor& t : spec.model.backward_order) {
+    state.emplace_back(t.elements * copies, 1.0f);
+    back.emplace_back(t.elements * copies, 0.0f);
+    bytes += t.elements * copies * sizeof(float);
+  }
+  std::vector<std::span<const char>> out;
+  std::vector<std::span<char>> in;
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    out.emplace_back(reinterpret_cast<const char*>(state[i].data()), state[i].size() * 4);
+    in.emplace_back(reinterpret_cast<char*>(back[i].data()), back[i].size() * 4);
+  }
+  std::vector<double> write_ms, read_ms;
+  for (int i = 0; i < o.measure_checkpoint; ++i) {
+    const TimeNs t0 = tcp::EventLoop::now_ns();
+    store.write_checkpoint(out);
+    const TimeNs t1 = tcp::EventLoop::now_ns();
+    store.read_checkpoint(in);
+    const TimeNs t2 = tcp::EventLoop::now_ns();
+    if (back != state) throw RuntimeFailure("the checkpoint read back differs from the state");
+    write_ms.push_back(static_cast<double>(t1 - t0) / 1e6);
+    read_ms.push_back(static_cast<double>(t2 - t1) / 1e6);
+  }
+  std::sort(write_ms.begin(), write_ms.end());
+  std::sort(read_ms.begin(), read_ms.end());
+  const double mb = static_cast<double>(bytes) / 1e6;
+  auto median = [](const std::vector<double>& v) { return v[v.size() / 2]; };
+  std::printf(
+      "# %s: the checkpoint of %.1f MB, %d times: write median %.1f ms (min %.1f, max %.1f; "
+      "%.0f MB/s), read back median %.1f ms (min %.1f, max %.1f; %.0f MB/s)\n",
+      spec.model.name.c_str(), mb, o.measure_checkpoint, median(write_ms), write_ms.front(),
+      write_ms.back(), mb / median(write_ms) * 1e3, median(read_ms), read_ms.front(),
+      read_ms.back(), mb / median(read_ms) * 1e3);
+  return 0;
+}
+
 // The launcher and runner of an elastic run on this machine (see the top).
 int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double start_s) {
   const live::LiveConfig& c = spec.live;
@@ -525,6 +576,10 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
   app.add_option("--concurrent", o.concurrent,
                  "With --measure-start: start K new workers' processes at once each time")
       ->check(CLI::PositiveNumber);
+  app.add_option("--measure-checkpoint", o.measure_checkpoint,
+                 "Elastic runs: time N checkpoint writes and reads of the model state and print "
+                 "them")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--probe-start", o.probe_start,
                "Elastic runs, with --worker and --join: set up as a new worker, then end");
   app.add_option("--etcd", o.etcd,
@@ -548,6 +603,7 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
     }
     if (!o.join.empty()) throw InputError("--join needs --worker");
     if (o.measure_start > 0) return measure_start(o, spec);
+    if (o.measure_checkpoint > 0) return measure_checkpoint(o, spec);
     return launch_elastic(o, spec, start_s);
   }
   if (o.worker >= 0 || !o.join.empty() || !o.elastic_store.empty() || !o.etcd.empty()) {

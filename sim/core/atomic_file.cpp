@@ -25,38 +25,39 @@ std::filesystem::path temporary_for(const std::filesystem::path& path, std::size
 }
 
 void write_whole(const std::filesystem::path& tmp, const std::filesystem::path& path,
-                 std::string_view content) {
+                 const std::vector<std::string_view>& parts) {
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) throw RuntimeFailure(path.string() + ": cannot write (" + std::strerror(errno) + ")");
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  for (std::string_view part : parts)
+    out.write(part.data(), static_cast<std::streamsize>(part.size()));
   out.flush();
   if (!out) throw RuntimeFailure(path.string() + ": write failed (" + std::strerror(errno) + ")");
 }
 
-}  // namespace
-
-void write_files_atomic(const std::vector<OutputFile>& files) {
+// The group's files, each as its parts, written and renamed all or none (see the header).
+void write_all(const std::vector<std::filesystem::path>& paths,
+               const std::vector<std::vector<std::string_view>>& contents) {
   std::vector<std::filesystem::path> temporaries;
   std::size_t renamed = 0;
   const auto clean_up = [&] {
     std::error_code ec;
     for (std::size_t i = 0; i < temporaries.size(); ++i)
-      std::filesystem::remove(i < renamed ? files[i].path : temporaries[i], ec);
+      std::filesystem::remove(i < renamed ? paths[i] : temporaries[i], ec);
   };
   try {
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      const OutputFile& f = files[i];
-      if (f.path.filename().empty() || f.path.filename() == "." || f.path.filename() == "..") {
-        throw RuntimeFailure(f.path.string() + ": not a file name");
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const std::filesystem::path& path = paths[i];
+      if (path.filename().empty() || path.filename() == "." || path.filename() == "..") {
+        throw RuntimeFailure(path.string() + ": not a file name");
       }
-      temporaries.push_back(temporary_for(f.path, i));
-      write_whole(temporaries.back(), f.path, f.content);
+      temporaries.push_back(temporary_for(path, i));
+      write_whole(temporaries.back(), path, contents[i]);
     }
-    for (; renamed < files.size(); ++renamed) {
+    for (; renamed < paths.size(); ++renamed) {
       std::error_code ec;
-      std::filesystem::rename(temporaries[renamed], files[renamed].path, ec);
+      std::filesystem::rename(temporaries[renamed], paths[renamed], ec);
       if (ec) {
-        throw RuntimeFailure(files[renamed].path.string() +
+        throw RuntimeFailure(paths[renamed].string() +
                              ": cannot rename the temporary file: " + ec.message());
       }
     }
@@ -66,8 +67,25 @@ void write_files_atomic(const std::vector<OutputFile>& files) {
   }
 }
 
+}  // namespace
+
+void write_files_atomic(const std::vector<OutputFile>& files) {
+  std::vector<std::filesystem::path> paths;
+  std::vector<std::vector<std::string_view>> contents;
+  for (const OutputFile& f : files) {
+    paths.push_back(f.path);
+    contents.push_back({f.content});
+  }
+  write_all(paths, contents);
+}
+
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
-  write_files_atomic({{path, std::string(content)}});
+  write_all({path}, {{content}});
+}
+
+void write_file_atomic(const std::filesystem::path& path,
+                       const std::vector<std::string_view>& parts) {
+  write_all({path}, {parts});
 }
 
 }  // namespace adaptsim

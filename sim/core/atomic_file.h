@@ -26,5 +26,9 @@ void write_files_atomic(const std::vector<OutputFile>& files);
 
 // One file: atomically replaces `path` with `content`.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+// One file whose content is `parts` one after another, written without joining them first (a
+// checkpoint's tensors: no copy of the whole in memory).
+void write_file_atomic(const std::filesystem::path& path,
+                       const std::vector<std::string_view>& parts);
 
 }  // namespace adaptsim

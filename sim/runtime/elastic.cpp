@@ -41,6 +41,8 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity) {
   e.store_write_ns = r.duration_ns_or("store_write", e.store_write_ns);
   e.disk_write_Bps = r.bandwidth_Bps_or("disk_write", e.disk_write_Bps);
   e.disk_read_Bps = r.bandwidth_Bps_or("disk_read", e.disk_read_Bps);
+  e.cache_write_Bps = r.bandwidth_Bps_or("cache_write", e.cache_write_Bps);
+  e.cache_read_Bps = r.bandwidth_Bps_or("cache_read", e.cache_read_Bps);
   for (auto [key, t] :
        {std::pair{"framework_init", e.framework_init_ns},
         std::pair{"process_start", e.process_start_ns}, std::pair{"store_read", e.store_read_ns},
@@ -49,6 +51,11 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity) {
   }
   if (!(e.disk_write_Bps > 0)) r.fail("disk_write", "expected a bandwidth > 0");
   if (!(e.disk_read_Bps > 0)) r.fail("disk_read", "expected a bandwidth > 0");
+  if (!(e.cache_write_Bps >= 0)) r.fail("cache_write", "expected a bandwidth >= 0 (0: no cache)");
+  if (!(e.cache_read_Bps >= 0)) r.fail("cache_read", "expected a bandwidth >= 0 (0: no cache)");
+  if ((e.cache_write_Bps > 0) != (e.cache_read_Bps > 0))
+    r.fail(e.cache_write_Bps > 0 ? "cache_read" : "cache_write",
+           "expected with the other: the page cache's write and read rates are set together");
   r.finish();
   return e;
 }

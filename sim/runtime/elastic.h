@@ -85,15 +85,24 @@ struct ElasticSpec {
   // 2-core development machine: median 22.8 ms (min 21.0) from the call to the exit.
   TimeNs process_start_ns = 23 * kNsPerMs;
   // The CPU cores of a server that its new processes' start-ups share (0: each start-up has a core
-  // of its own). A start-up is CPU work: [M] `adaptsim-live r50.yaml --measure-start 6` on the
-  // 2-core development machine, a ResNet-50 worker's start-up took 261.5 ms of wall time and
-  // 260.8 ms of its process's CPU time (medians); two at once each took 202.5 ms (on a core each),
-  // three at once 311.8 ms (three on two cores: processor sharing gives 3 x 198 / 2 = 297 ms).
+  // of its own). A start-up is CPU work: [M] `adaptsim-live r50.yaml --measure-start 10
+  // --concurrent K` (docs/figures.md, Figure 7) on the 2-core development machine: one ResNet-50
+  // worker's start-up took 192.1 ms of wall time and 191.2 ms of its process's CPU time (medians);
+  // two at once each 194.9 ms (a core each); three at once 315.9 ms (min 204.7, max 427.7; three on
+  // two cores by processor sharing: 3 x 192 / 2 = 288 ms).
   int server_cores = 0;
   // Checkpoint writes and reads (the restart baseline): a local SSD's sequential throughput. [U]
   // Samsung 860 EVO's datasheet: 520 MB/s read, 500 MB/s write (SATA 6 Gbit/s).
   double disk_write_Bps = 500e6;
   double disk_read_Bps = 520e6;
+  // The page cache (0: none, every checkpoint transfer at the disk's rates): a checkpoint is
+  // written into memory at cache_write_Bps (the kernel writes it back to the disk behind the
+  // writer, as it does while the dirty data stays under vm.dirty_ratio) and read on the server
+  // that wrote it at cache_read_Bps; both are memory copies, CPU work that shares the server's
+  // cores (server_cores). Readers on other servers read their disk. A scenario states its source
+  // (`adaptsim-live CONFIG --measure-checkpoint N` measures both on a machine).
+  double cache_write_Bps = 0;
+  double cache_read_Bps = 0;
   bool operator==(const ElasticSpec&) const = default;
 };
 

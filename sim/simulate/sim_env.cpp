@@ -314,13 +314,22 @@ void SimEnv::reset_connections(int worker, const runtime::ClusterConfig& cluster
 }
 
 void SimEnv::write_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
-  share(Resource::disk, worker, static_cast<double>(bytes) / elastic().disk_write_Bps,
-        std::move(done));
+  const runtime::ElasticSpec& e = elastic();
+  checkpoint_server_ = host_of_.at(static_cast<std::size_t>(worker));
+  if (e.cache_write_Bps > 0) {
+    share(Resource::cpu, worker, static_cast<double>(bytes) / e.cache_write_Bps, std::move(done));
+  } else {
+    share(Resource::disk, worker, static_cast<double>(bytes) / e.disk_write_Bps, std::move(done));
+  }
 }
 
 void SimEnv::read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) {
-  share(Resource::disk, worker, static_cast<double>(bytes) / elastic().disk_read_Bps,
-        std::move(done));
+  const runtime::ElasticSpec& e = elastic();
+  if (e.cache_read_Bps > 0 && checkpoint_server_ == host_of_.at(static_cast<std::size_t>(worker))) {
+    share(Resource::cpu, worker, static_cast<double>(bytes) / e.cache_read_Bps, std::move(done));
+  } else {
+    share(Resource::disk, worker, static_cast<double>(bytes) / e.disk_read_Bps, std::move(done));
+  }
 }
 
 // A server's disk and CPU, each shared equally by the work in progress on it (as the kernel's I/O

@@ -112,7 +112,9 @@ class SimEnv final : public runtime::TrainingEnv {
   // Resetting
   // connections takes the longest round trip to the cluster's other hosts (the dials run at once;
   // a TCP handshake is one round trip). A checkpoint is written and read at the spec's disk
-  // bandwidths, by one disk per server, shared equally by the transfers in progress on it.
+  // bandwidths, by one disk per server, shared equally by the transfers in progress on it; with a
+  // page cache (ElasticSpec::cache_write_Bps), written into memory and read from it on the server
+  // that wrote it, as CPU work on its cores.
   void store_get(int worker, std::function<void(const runtime::ClusterConfig&)> done) override;
   void store_put(int worker, const runtime::ClusterConfig& cluster,
                  runtime::Callback done) override;
@@ -180,6 +182,7 @@ class SimEnv final : public runtime::TrainingEnv {
     EventEngine::EventId next;
   };
   std::map<std::pair<Resource, int>, Shared> shared_;
+  int checkpoint_server_ = -1;  // the server that wrote the checkpoint last (its page cache)
   std::function<void(int, const runtime::RunnerNotice&)> started_;
   void stop_background(std::size_t flow);
 };

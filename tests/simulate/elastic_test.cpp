@@ -159,6 +159,45 @@ TEST_CASE("restart 1 -> 4 on one 4-GPU server: the four processes share the serv
   CHECK(r.reading(1, "resize.join.restore_s") == doctest::Approx(4 * 4e6 / 520e6).epsilon(1e-6));
 }
 
+TEST_CASE("restart with a page cache: written into memory, read back on the writer's server") {
+  // Processor sharing of the server's 2 cores: the one write alone at the cache's rate; the
+  // four new processes' start-ups, then their four reads, at half of a core each.
+  ElasticSpec e;
+  e.mechanism = ResizeMechanism::kRestart;
+  e.initial_workers = 1;
+  e.server_cores = 2;
+  e.cache_write_Bps = 1e9;
+  e.cache_read_Bps = 4e9;
+  const Run r = run(1, "{name: resize, step: 1, workers: 4}", e, 4, 1'000'000, 1e9, {}, 4);
+  CHECK(r.result.steps[2].workers == 4);
+  CHECK(r.reading(1, "resize.checkpoint_s") == doctest::Approx(4e6 / 1e9).epsilon(1e-6));
+  CHECK(r.reading(1, "resize.join.process_start_s") ==
+        doctest::Approx(4 * to_seconds(e.process_start_ns) / 2).epsilon(1e-6));
+  CHECK(r.reading(1, "resize.join.restore_s") == doctest::Approx(4 * 4e6 / 4e9 / 2).epsilon(1e-6));
+  // On 1-GPU servers the reader on another server than the writer's reads its disk; the writer's
+  // own server (worker 0's, restarted) reads the cache: the slowest is the disk's.
+  const Run spread = run(2, "{name: resize, step: 1, workers: 2}", e, 4);
+  CHECK(spread.reading(1, "resize.join.restore_s") == doctest::Approx(4e6 / 520e6).epsilon(1e-6));
+}
+
+TEST_CASE("elastic: a page cache needs both rates, and cores are a whole number") {
+  auto fails = [](const std::string& text) {
+    const io::Document doc = io::Document::parse_string(text, "e.yaml");
+    io::MapReader r(doc, doc.root(), "elastic");
+    try {
+      read_elastic(r, 4);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(fails("cache_write: 1GB/s\n").find("key 'elastic.cache_read': expected with the other") !=
+        std::string::npos);
+  CHECK(fails("server_cores: 1.5\n").find("key 'elastic.server_cores': expected a whole number") !=
+        std::string::npos);
+  CHECK(fails("server_cores: 2\ncache_write: 1GB/s\ncache_read: 2GB/s\n") == "accepted");
+}
+
 TEST_CASE("elastic runs are deterministic") {
   ElasticSpec e;
   e.initial_workers = 2;

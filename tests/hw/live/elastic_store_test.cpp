@@ -133,3 +133,34 @@ TEST_CASE("file store: a version's first notice wins, and addresses and records 
   CHECK_THROWS_AS(runtime::merge_records(all, record(4, 5)), std::invalid_argument);
   fs::remove_all(dir);
 }
+
+TEST_CASE("file store: the checkpoint round-trips tensor by tensor, and a wrong size is refused") {
+  const fs::path dir = fresh_dir("checkpoint");
+  fs::create_directories(dir);
+  const FileStore store(dir, 2);
+  std::vector<float> a = {1.5f, -2.0f, 3.25f}, b = {4.0f, 5.0f};
+  auto bytes = [](std::vector<float>& v) {
+    return std::span<char>(reinterpret_cast<char*>(v.data()), v.size() * sizeof(float));
+  };
+  store.write_checkpoint({bytes(a), bytes(b)});
+  CHECK(fs::file_size(dir / "checkpoint.bin") == 5 * sizeof(float));
+  std::vector<float> a2(3), b2(2);
+  store.read_checkpoint({bytes(a2), bytes(b2)});
+  CHECK(a2 == a);
+  CHECK(b2 == b);
+  // A checkpoint of another model's size: one line naming the file and both sizes.
+  std::vector<float> c(4);
+  try {
+    store.read_checkpoint({bytes(c)});
+    FAIL("a checkpoint of 20 bytes was read as 16");
+  } catch (const RuntimeFailure& e) {
+    CHECK(std::string(e.what()) ==
+          (dir / "checkpoint.bin").string() +
+              ": the checkpoint holds 20 bytes, expected 16 of model state");
+  }
+  fs::remove(dir / "checkpoint.bin");
+  CHECK_THROWS_WITH_AS(store.read_checkpoint({bytes(c)}),
+                       doctest::Contains("checkpoint.bin: cannot read the checkpoint"),
+                       RuntimeFailure);
+  fs::remove_all(dir);
+}
