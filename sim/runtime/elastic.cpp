@@ -51,8 +51,6 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity) {
   }
   if (!(e.disk_write_Bps > 0)) r.fail("disk_write", "expected a bandwidth > 0");
   if (!(e.disk_read_Bps > 0)) r.fail("disk_read", "expected a bandwidth > 0");
-  if (!(e.cache_write_Bps >= 0)) r.fail("cache_write", "expected a bandwidth >= 0 (0: no cache)");
-  if (!(e.cache_read_Bps >= 0)) r.fail("cache_read", "expected a bandwidth >= 0 (0: no cache)");
   if ((e.cache_write_Bps > 0) != (e.cache_read_Bps > 0))
     r.fail(e.cache_write_Bps > 0 ? "cache_read" : "cache_write",
            "expected with the other: the page cache's write and read rates are set together");

@@ -95,7 +95,7 @@ struct ElasticSpec {
   // Samsung 860 EVO's datasheet: 520 MB/s read, 500 MB/s write (SATA 6 Gbit/s).
   double disk_write_Bps = 500e6;
   double disk_read_Bps = 520e6;
-  // The page cache (0: none, every checkpoint transfer at the disk's rates): a checkpoint is
+  // The page cache (unset, 0: none, every checkpoint transfer at the disk's rates): a checkpoint is
   // written into memory at cache_write_Bps (the kernel writes it back to the disk behind the
   // writer, as it does while the dirty data stays under vm.dirty_ratio) and read on the server
   // that wrote it at cache_read_Bps; both are memory copies, CPU work that shares the server's
