@@ -4,15 +4,19 @@
 
 #include <yaml-cpp/yaml.h>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "hw/testbed/command.h"
 #include "hw/testbed/signal_teardown.h"
 #include "hw/testbed/testbed.h"
+#include "hw/testbed/traffic.h"
 #include "sim/core/error.h"
 #include "sim/core/install_paths.h"
 #include "sim/core/units.h"
@@ -83,9 +87,14 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
       std::string(out.c_str()) + "\nsystem: " + runtime::system_yaml(task.system) + "\n";
   if (!task.seam.policy_yaml.empty()) text += "policy: " + task.seam.policy_yaml + "\n";
   if (!task.seam.monitors_yaml.empty()) text += "monitors: " + task.seam.monitors_yaml + "\n";
-  if (!task.stragglers.empty()) {
+  // The compute stragglers (the ranks' step loop stretches their compute); NIC stragglers are the
+  // testbed's caps, changed by this backend (NicStragglers).
+  std::vector<runtime::Straggler> compute;
+  for (const runtime::Straggler& s : task.stragglers)
+    if (s.compute_factor != 1) compute.push_back(s);
+  if (!compute.empty()) {
     text += "stragglers:\n";
-    for (const runtime::Straggler& s : task.stragglers) {
+    for (const runtime::Straggler& s : compute) {
       text += "  - {worker: " + std::to_string(s.worker) +
               ", from_step: " + std::to_string(s.from_step) +
               ", compute: " + io::fmt_fixed(s.compute_factor, 9) + "}\n";
@@ -221,6 +230,59 @@ std::vector<TrafficPair> start_background(const runtime::LiveTrainingTask& task,
 
 // Stops the sources, then the sinks; the first source that had failed on its own, if any, as one
 // line (a stopped source exits 0).
+// The NIC stragglers of a testbed run: a thread follows rank 0's progress file and, once rank 0
+// has started a straggler's step, sets its server's NIC caps (both directions) to the straggler's
+// rate, as the simulation changes the links' capacity when rank 0 starts that step (sim_env.h).
+class NicStragglers {
+ public:
+  NicStragglers(const testbed::Testbed& bed, const runtime::LiveTrainingTask& task,
+                fs::path progress)
+      : bed_(bed), progress_(std::move(progress)) {
+    for (const runtime::Straggler& s : task.stragglers)
+      if (s.nic_bandwidth_Bps) pending_.push_back(s);
+    std::sort(pending_.begin(), pending_.end(),
+              [](const auto& a, const auto& b) { return a.from_step < b.from_step; });
+    gpus_ = task.nominal.server.gpus;
+    if (!pending_.empty()) thread_ = std::thread([this] { follow(); });
+  }
+  ~NicStragglers() { stop(); }
+  NicStragglers(const NicStragglers&) = delete;
+  NicStragglers& operator=(const NicStragglers&) = delete;
+  // Ends the thread; what failed, or empty.
+  std::string stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return failure_;
+  }
+
+ private:
+  void follow() {
+    std::size_t next = 0;
+    while (!stop_ && next < pending_.size()) {
+      const std::optional<int> step = testbed::read_progress_step(progress_);
+      for (; step && next < pending_.size() && pending_[next].from_step <= *step; ++next) {
+        const runtime::Straggler& s = pending_[next];
+        try {
+          bed_.set_host_rate(s.worker / gpus_, *s.nic_bandwidth_Bps);
+        } catch (const std::exception& e) {
+          failure_ = "straggler worker " + std::to_string(s.worker) + " from step " +
+                     std::to_string(s.from_step) + ": " + e.what();
+          return;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+  const testbed::Testbed& bed_;
+  fs::path progress_;
+  std::vector<runtime::Straggler> pending_;
+  int gpus_ = 1;
+  std::atomic<bool> stop_{false};
+  std::string failure_;
+  std::thread thread_;
+};
+
 std::string stop_background(std::vector<TrafficPair>& pairs) {
   std::string failure;
   for (TrafficPair& p : pairs) {
@@ -277,7 +339,11 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   ScratchDir dir;
   const fs::path config = dir.path / "config.yaml";
   const fs::path result = dir.path / "result.json";
-  const fs::path progress = task.background.empty() ? fs::path() : dir.path / "progress";
+  const bool nic_stragglers =
+      std::any_of(task.stragglers.begin(), task.stragglers.end(),
+                  [](const runtime::Straggler& s) { return s.nic_bandwidth_Bps.has_value(); });
+  const fs::path progress =
+      task.background.empty() && !nic_stragglers ? fs::path() : dir.path / "progress";
   const int gpus = task.nominal.server.gpus;
   const int ranks = task.nominal.servers * gpus;
   // The ranks' timelines (one file each, merged below). The scratch folder is on this machine:
@@ -354,15 +420,23 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     if (!bed) throw RuntimeFailure("background traffic needs live.placement: testbed");
     traffic = start_background(task, *bed, dir.path, progress);
   }
+  if (nic_stragglers && !bed) throw RuntimeFailure("a NIC straggler needs live.placement: testbed");
+  std::optional<NicStragglers> stragglers;
+  if (nic_stragglers) stragglers.emplace(*bed, task, progress);
   testbed::CommandOptions options;
   // The tool's own timeouts end a stuck run; this one only guards against the tool itself.
   options.timeout_ns = task.live.timeout_ns * 2 + 30 * kNsPerSecond;
   const testbed::CommandResult run = testbed::run_command(argv, options);
+  const std::string straggler_failure = stragglers ? stragglers->stop() : std::string();
   const std::string traffic_failure = stop_background(traffic);
   if (bed) bed->teardown();
   if (!run.ok()) {
     throw RuntimeFailure("live run of " + task.model + " / " + task.system.label + " failed (" +
                          run.status() + "): " + failure_cause(run.err.empty() ? run.out : run.err));
+  }
+  if (!straggler_failure.empty()) {
+    throw RuntimeFailure("live run of " + task.model + " / " + task.system.label + ": " +
+                         straggler_failure);
   }
   if (!traffic_failure.empty()) {
     throw RuntimeFailure("live run of " + task.model + " / " + task.system.label +

@@ -279,6 +279,19 @@ bool Testbed::active() const {
   return impl_ && impl_->active;
 }
 
+void Testbed::set_host_rate(int host, double rate_Bps) const {
+  const PlannedHost& h = impl_->plan.hosts.at(static_cast<std::size_t>(host));
+  const Shaping shaping = make_shaping(rate_Bps, impl_->plan.queue_delay_ns);
+  for (const auto& [netns, device] :
+       {std::pair<std::string, std::string>{h.ns, "eth0"}, {"", h.bridge_port}}) {
+    for (const std::vector<std::string>& argv :
+         tc_change_shaping_commands(netns, device, shaping)) {
+      const CommandResult r = run_command(argv, {impl_->options.command_timeout_ns});
+      if (!r.ok()) throw RuntimeFailure(describe_failure(argv, r));
+    }
+  }
+}
+
 std::vector<std::string> Testbed::exec_prefix(int host) const {
   if (host < 0 || host >= static_cast<int>(impl_->hosts.size())) {
     throw std::out_of_range("testbed: no host " + std::to_string(host));

@@ -75,6 +75,11 @@ class Testbed {
   // Prepended to a command to run it on `host`: {"ip", "netns", "exec", ns}.
   std::vector<std::string> exec_prefix(int host) const;
 
+  // Changes `host`'s NIC caps, both directions, to `rate_Bps` while the testbed runs (a straggling
+  // link from a step on), with the queue behind each cap sized as at the build. Throws
+  // RuntimeFailure naming the failed command.
+  void set_host_rate(int host, double rate_Bps) const;
+
   // Removes every object (processes left in the namespaces are killed first) and the state
   // file, and restores raised sysctls if no other testbed is up. Idempotent. Throws
   // RuntimeFailure listing what could not be removed.

@@ -78,6 +78,16 @@ std::vector<std::vector<std::string>> tc_shaping_commands(const std::string& net
   };
 }
 
+std::vector<std::vector<std::string>> tc_change_shaping_commands(const std::string& netns,
+                                                                 const std::string& device,
+                                                                 const Shaping& s) {
+  std::vector<std::vector<std::string>> argvs = tc_shaping_commands(netns, device, s);
+  argvs.erase(argvs.begin());  // the root qdisc stays
+  for (std::vector<std::string>& argv : argvs)
+    *std::find(argv.begin(), argv.end(), "add") = "change";
+  return argvs;
+}
+
 std::vector<std::vector<std::string>> tc_fair_shaping_commands(
     const std::string& netns, const std::string& device, const Shaping& s,
     const std::vector<std::string>& host_ips, bool match_source) {

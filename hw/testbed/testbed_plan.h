@@ -62,6 +62,12 @@ std::vector<std::vector<std::string>> tc_shaping_commands(const std::string& net
                                                           const std::string& device,
                                                           const Shaping& shaping);
 
+// The tc commands that change a device's shaping (tc_shaping_commands') to `shaping` in place:
+// the class's rate and burst, the FIFO's depth. Packets in flight stay queued.
+std::vector<std::vector<std::string>> tc_change_shaping_commands(const std::string& netns,
+                                                                 const std::string& device,
+                                                                 const Shaping& shaping);
+
 // Shaping shared fairly among the hosts behind a link (the fat tree's leaf uplinks): under the
 // capped class 1:1, one htb class per host (rate cap/n, ceil cap, equal quanta) fed by a u32
 // match on the host's address (source when the host sends through the link, destination when it

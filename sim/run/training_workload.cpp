@@ -494,12 +494,12 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   options.stragglers = runtime::read_stragglers(w, capacity);
-  if (ctx.mode == Mode::kLive) {
+  if (ctx.mode == Mode::kLive && ctx.live.placement != "testbed") {
     for (const runtime::Straggler& s : options.stragglers) {
       if (s.nic_bandwidth_Bps) {
         w.fail("stragglers",
-               "a straggler's nic_bandwidth is simulated only for now (a live "
-               "straggler may set `compute`)");
+               "a straggler's nic_bandwidth is a testbed server's NIC cap live: expected "
+               "live.placement: testbed (a straggler on local processes may set `compute`)");
       }
     }
   }

@@ -1,7 +1,9 @@
 #pragma once
 // Stragglers (issue 15): from a given step on, one worker computes slower (both modes: the step
 // loop stretches its compute deadlines, trainer.h) or its server's NIC runs at another rate (the
-// simulated network changes the links' capacity when rank 0 starts that step, sim_env.h).
+// simulated network changes the links' capacity when rank 0 starts that step, sim_env.h; live on
+// the testbed, simctl's live backend changes the server namespace's tc caps at the same point,
+// following rank 0's progress file).
 //
 //   stragglers:
 //     - {worker: 2, from_step: 10, compute: 2.0}         # worker 2's compute takes 2x as long

@@ -153,10 +153,11 @@ TEST_CASE("live section errors are bad input: exit 2, one line at the key, nothi
   CHECK(r.output.find("key 'workload.background': a live run's background traffic runs between "
                       "the testbed's hosts; expected live.placement: testbed") !=
         std::string::npos);
-  // NIC stragglers are simulated only for now: refused live at their key.
+  // NIC stragglers live are a testbed server's cap: refused on local processes at their key.
   const std::vector<Case> simulated_only = {
       {"  stragglers: [{worker: 1, from_step: 2, nic_bandwidth: 1Gbps}]\n",
-       "key 'workload.stragglers': a straggler's nic_bandwidth is simulated only for now"},
+       "key 'workload.stragglers': a straggler's nic_bandwidth is a testbed server's NIC cap "
+       "live: expected live.placement: testbed"},
   };
   for (const Case& c : simulated_only) {
     LiveScenario one;

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -217,6 +218,57 @@ TEST_CASE("live testbed policy: STAR to MULTI_BINARY_TREE_STAR after step 5, as 
     CHECK(l[k].at("decision") == s[k].at("decision"));
     CHECK(l[k].at("strategy") == (k <= 5 ? "STAR" : "MULTI_BINARY_TREE_STAR"));
   }
+  check_nothing_left(prefix, dir);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("live testbed NIC straggler: a server's caps lowered at a step slow the steps after it") {
+  // Worker 1's server's NIC at 200 Mbit/s from step 5 (runtime/straggler.h): simulated, its links'
+  // capacity changes when rank 0 starts step 5; live, simctl follows rank 0's progress file and
+  // changes the namespace's caps (both directions) with tc at the same point. KungFu's STAR: every
+  // step's gradients cross worker 1's NIC, so the steps after must be slower by about as much in
+  // both modes (the medians' ratio after / before), and nothing may be left.
+  const std::string prefix = "sctnic";
+  const fs::path dir = scratch_dir("testbed_nic_straggler");
+  const std::string scenario = (fs::path(ADAPTSIM_SOURCE_DIR) / "scenarios/policy-switch.yaml");
+  auto slowdown = [&](bool live) {
+    std::vector<std::string> a = {"run",
+                                  scenario,
+                                  "-o",
+                                  (dir / (live ? "live" : "sim")).string(),
+                                  "--no-progress",
+                                  "--set",
+                                  "workload.policy={name: none}",
+                                  "--set",
+                                  "workload.stragglers=[{worker: 1, from_step: 5, nic_bandwidth: "
+                                  "200Mbps}]",
+                                  "--set",
+                                  "live.placement=testbed",
+                                  "--set",
+                                  "live.prefix=" + prefix};
+    if (live) a.insert(a.begin() + 1, "--live");
+    SimctlProcess p(a, dir);
+    const int code = p.wait(150);
+    INFO("output: " << p.output());
+    REQUIRE(code == 0);
+    const auto rows = read_csv(dir / (live ? "live" : "sim") / "policy-switch.steps.csv");
+    REQUIRE(rows.size() == 10);
+    auto median = [&](int from, int to) {
+      std::vector<double> v;
+      for (int k = from; k <= to; ++k)
+        v.push_back(std::stod(rows[static_cast<std::size_t>(k)].at("step_time_ms")));
+      std::sort(v.begin(), v.end());
+      return (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    };
+    return median(6, 9) / median(1, 4);
+  };
+  const double sim = slowdown(false), live = slowdown(true);
+  CAPTURE(sim);
+  CAPTURE(live);
+  CHECK(sim > 1.4);
+  CHECK(live > 1.25);
+  CHECK(live / sim > 0.7);
+  CHECK(live / sim < 1.4);
   check_nothing_left(prefix, dir);
   fs::remove_all(dir);
 }
