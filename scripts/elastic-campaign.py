@@ -2,7 +2,7 @@
 """Random live resizes and kills, each checked against its simulation (issue 15's campaign).
 
 Usage: elastic-campaign.py SIMCTL RUNS SEED [--placement local|testbed] [--work DIR]
-                           [--kill-share P]
+                           [--kill-share P] [--config-store file|etcd]
 
 Each run draws a small elastic scenario from SEED: 3 or 4 one-GPU servers (1 Gbit/s NICs),
 MobileNetV2's gradients with the half-K80's compute scaled down, a resize-schedule of 2 or 3 sizes
@@ -13,8 +13,9 @@ simulated and live (`simctl run --live`, bounded by the scenario's live.timeout 
 limit), then checks that:
   - both runs succeed, and every step's cluster size (the steps CSV's `workers`) is the same live
     as simulated (or, where the kill took the cluster's last worker, both fail saying so);
-  - no process of the run is left (no command line mentions its folder) and, on the testbed, no
-    namespace of its prefix.
+  - no process of the run is left (no command line mentions its folder: its processes' and, with
+    `--config-store etcd`, the private etcd's, whose data lives in the run's temporary folder),
+    no etcd data folder, and, on the testbed, no namespace of its prefix.
 It prints one line per run and a total of resizes and kills; exit 1 on the first failed check.
 Standard library only (runs with any python3).
 """
@@ -31,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL_DEAD = "every worker of the cluster failed"
 
 
-def scenario(rng, placement, prefix, kill_share):
+def scenario(rng, placement, prefix, kill_share, store):
     servers = rng.choice([3, 4])
     every = rng.choice([2, 3])
     sizes = [rng.randint(1, servers) for _ in range(rng.choice([2, 3]))]
@@ -68,7 +69,8 @@ def scenario(rng, placement, prefix, kill_share):
     if kill:
         mode = rng.choice(["kill", "silent"])
         lines.append(f"  failures: [{{worker: {kill[0]}, step: {kill[1]}, mode: {mode}}}]")
-    lines.append(f"live: {{placement: {placement}, prefix: {prefix}, timeout: 60s}}")
+    lines.append(f"live: {{placement: {placement}, prefix: {prefix}, timeout: 60s, "
+                 f"config_store: {store}}}")
     return "\n".join(lines) + "\n", kill is not None
 
 
@@ -80,6 +82,7 @@ def workers(csv_path):
 def leftovers(folder, prefix, placement):
     out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
     procs = [line for line in out.splitlines() if folder in line and "ps -eo" not in line]
+    procs += [os.path.join(d, "etcd") for d, subdirs, _ in os.walk(folder) if "etcd" in subdirs]
     spaces = []
     if placement == "testbed":
         ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
@@ -96,13 +99,15 @@ def main():
     ap.add_argument("--work", default="")
     ap.add_argument("--kill-share", type=float, default=None,
                     help="share of runs with a worker killed (default: a third of KungFu's)")
+    ap.add_argument("--config-store", default="file", choices=["file", "etcd"],
+                    help="the live runs' config store (etcd: a private one per run)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = a.work or tempfile.mkdtemp(prefix="adaptsim-campaign-")
     prefix = f"ec{os.getpid() % 100000}"
     resizes = kills = 0
     for i in range(a.runs):
-        text, killed = scenario(rng, a.placement, prefix, a.kill_share)
+        text, killed = scenario(rng, a.placement, prefix, a.kill_share, a.config_store)
         folder = os.path.join(work, f"run{i}")
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
