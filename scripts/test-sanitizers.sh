@@ -41,7 +41,7 @@ case $mode in
   *) usage ;;
 esac
 build=$root/build-$mode
-reports=$root/$build/sanitizer-reports
+reports=$build/sanitizer-reports
 
 # -O1 -g: readable stacks at a fraction of -O0's run time. CUDA off: nvcc's code and the CUDA
 # runtime are not instrumented, and the GPU tests skip without a device anyway.
