@@ -1,5 +1,6 @@
 #include "hw/live/learner.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -61,24 +62,79 @@ Learner::Learner(const train::Model& model, const train::LearnSpec& spec,
       spec.base_batch > 0 ? spec.base_batch : static_cast<std::int64_t>(global_batch());
   rule_.warmup_steps = spec.warmup_steps;
   learn::validate(rule_);
-  // EpochShards checks the batch against the training set (InputError for an empty epoch).
-  shards_.emplace(data_->train.size(), static_cast<std::size_t>(batch_), workers_, seed_, 0);
-  steps_per_epoch_ = shards_->steps();
+  for (const train::Tensor& t : model.backward_order)
+    elements_.push_back(t.elements);
+  set_members(rank, workers);
+  order_ = learn::epoch_permutation(data_->train.size(), seed_, 0);
   mean_.resize(mlp_.parameter_count());
+}
+
+void Learner::set_members(int rank, int workers) {
+  if (workers < 1 || rank < 0 || rank >= workers)
+    throw std::invalid_argument("Learner::set_members: rank out of the cluster");
+  rank_ = rank;
+  workers_ = workers;
+  const std::size_t n = data_->train.size();
+  if (global_batch() > n) {
+    throw InputError("the global batch (" + std::to_string(batch_) + " x " +
+                     std::to_string(workers) + " workers) exceeds the " + std::to_string(n) +
+                     " training samples");
+  }
+}
+
+std::pair<std::uint64_t, std::uint64_t> Learner::data_position() const {
+  return {epoch_ * data_->train.size() + next_, samples_};
+}
+
+void Learner::set_data_position(std::uint64_t cursor, std::uint64_t samples) {
+  epoch_ = cursor / data_->train.size();
+  next_ = cursor % data_->train.size();
+  samples_ = samples;
+}
+
+std::size_t Learner::batch_start() {
+  if (next_ + global_batch() > data_->train.size()) {
+    ++epoch_;  // the rest of this epoch is the dropped partial batch
+    next_ = 0;
+  }
+  if (order_epoch_ != epoch_) {
+    order_ = learn::epoch_permutation(data_->train.size(), seed_, epoch_);
+    order_epoch_ = epoch_;
+  }
+  return next_;
 }
 
 double Learner::compute_gradient(int step, std::span<float> gradient,
                                  const std::function<void(std::size_t)>& layer_done) {
-  const auto k = static_cast<std::uint64_t>(step);
-  const std::uint64_t epoch = k / steps_per_epoch_;
-  if (epoch != epoch_) {
-    shards_.emplace(data_->train.size(), static_cast<std::size_t>(batch_), workers_, seed_, epoch);
-    epoch_ = epoch;
-  }
-  const std::span<const std::uint32_t> shard = shards_->shard(k % steps_per_epoch_, rank_);
+  (void)step;  // the cursor says which samples
+  const std::size_t start = batch_start() + static_cast<std::size_t>(rank_) * batch_;
+  const std::span<const std::uint32_t> shard =
+      std::span<const std::uint32_t>(order_).subspan(start, static_cast<std::size_t>(batch_));
   return mlp_.loss_and_gradient(data_->train, shard, gradient, [&](std::size_t l) {
     if (layer_done) layer_done(zoo_layer_of_[l]);
   });
+}
+
+void Learner::read_state(std::size_t tensor, int copies, std::span<float> out) const {
+  const std::size_t n = elements_.at(tensor), at = offsets_.at(tensor);
+  if (out.size() != n * static_cast<std::size_t>(copies) || copies < 1 || copies > 2)
+    throw std::invalid_argument("Learner::read_state: the tensor's state is params x copies");
+  std::copy_n(mlp_.params().begin() + static_cast<std::ptrdiff_t>(at), n, out.begin());
+  if (copies == 2) {
+    std::copy_n(sgd_.velocity().begin() + static_cast<std::ptrdiff_t>(at), n,
+                out.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+}
+
+void Learner::write_state(std::size_t tensor, int copies, std::span<const float> in) {
+  const std::size_t n = elements_.at(tensor), at = offsets_.at(tensor);
+  if (in.size() != n * static_cast<std::size_t>(copies) || copies < 1 || copies > 2)
+    throw std::invalid_argument("Learner::write_state: the tensor's state is params x copies");
+  std::copy_n(in.begin(), n, mlp_.params().begin() + static_cast<std::ptrdiff_t>(at));
+  if (copies == 2) {
+    std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(n), n,
+                sgd_.velocity().begin() + static_cast<std::ptrdiff_t>(at));
+  }
 }
 
 double Learner::learning_rate(int step) const {
@@ -94,6 +150,8 @@ void Learner::apply(int step, std::span<const float> reduced_sum) {
   for (std::size_t i = 0; i < mean_.size(); ++i)
     mean_[i] = reduced_sum[i] / n;
   sgd_.step(mlp_.params(), mean_, learning_rate(step));
+  next_ = batch_start() + global_batch();
+  samples_ += global_batch();
 }
 
 std::uint64_t Learner::params_hash() const {

@@ -12,11 +12,17 @@
 //   - evaluate, params_hash: the test set, and a hash of the parameters' bytes that every rank
 //     compares after each step (LiveEnv::between_steps).
 //
-// Data: step k of a run with B samples per worker and N workers is global batch k mod S of epoch
-// k div S, S = floor(n / (B N)) (sim/learn/dataset.h's EpochShards with the run's seed; the
-// partial batch of each epoch dropped): the same samples for any N at the same global batch, so
-// N ranks follow the single-process run of batch B N up to float rounding in the sum. The batch is
-// fixed for the run (a policy that changes it is refused: LiveConfig's validation).
+// Data: a cursor walks epoch after epoch of the training set, each visited in the order of
+// sim/learn/dataset.h's epoch_permutation with the run's seed; a step takes the next global batch
+// of G = B N samples (B per worker, N workers), worker r its r-th slice of B, and when fewer than G
+// samples are left in the epoch they are dropped and the next epoch begins. With N fixed, step k
+// is global batch k mod S of epoch k div S, S = floor(n / G) (EpochShards' batches), so N ranks
+// follow the single-process run of batch B N up to float rounding in the sum. In an elastic run
+// N and r change between steps (set_members), and a new worker takes the cursor and the count of
+// samples trained from the running workers (data_position: the offset KungFu's ElasticHook agrees
+// on by all_reduce(trained_samples, max)) and their parameters and momentum (state_tensor). The
+// batch per worker is fixed for the run (a policy that changes it is refused: LiveConfig's
+// validation).
 //
 // The model's tensors (the zoo's fashion-mlp, backward order: fc3.bias, fc3.weight, ...) map onto
 // the MLP's flat parameter layout by layer and name: zoo layer b is MLP layer L-1-b, named
@@ -47,17 +53,31 @@ class Learner {
           int workers, std::uint64_t seed);
 
   std::size_t parameter_count() const { return mlp_.parameter_count(); }
+  // This worker's slice and the cluster's size from the next step on (an elastic run's resize).
+  void set_members(int rank, int workers);
+  // The data cursor (epoch x n + the next sample's index in the epoch) and the samples trained so
+  // far; the larger of each over the workers is the running workers' (a new one has 0, 0).
+  std::pair<std::uint64_t, std::uint64_t> data_position() const;
+  void set_data_position(std::uint64_t cursor, std::uint64_t samples);
+  std::uint64_t samples_trained() const { return samples_; }
+  // Zoo tensor t's parameters followed, with `copies` 2, by its momentum (the state an elastic
+  // run broadcasts: parameters x copies floats), copied out of or into the learner.
+  void read_state(std::size_t tensor, int copies, std::span<float> out) const;
+  void write_state(std::size_t tensor, int copies, std::span<const float> in);
   // Zoo tensor t's offset in the flat layout (for GradientBuffers).
   const std::vector<std::size_t>& tensor_offsets() const { return offsets_; }
   std::size_t global_batch() const { return static_cast<std::size_t>(batch_) * workers_; }
-  std::size_t steps_per_epoch() const { return steps_per_epoch_; }
+  // Whole global batches in an epoch at the current cluster size.
+  std::size_t steps_per_epoch() const { return data_->train.size() / global_batch(); }
 
-  // Step `step`'s forward and backward on this rank's shard, the gradient into `gradient`
+  // Step `step`'s forward and backward on this rank's shard of the next global batch, the
+  // gradient into `gradient`
   // (parameter_count() floats); layer_done(b) once zoo layer b's tensors are written, b = 0, 1,
   // ... (backward order). Returns the shard's mean loss.
   double compute_gradient(int step, std::span<float> gradient,
                           const std::function<void(std::size_t zoo_layer)>& layer_done);
-  // The update of step `step` from the SUM over workers of their gradients.
+  // The update of step `step` from the SUM over workers of their gradients; the cursor moves past
+  // the step's global batch.
   void apply(int step, std::span<const float> reduced_sum);
   // The learning rate of step `step` (the linear scaling rule at the global batch).
   double learning_rate(int step) const;
@@ -78,10 +98,17 @@ class Learner {
   int workers_;
   std::uint64_t seed_;
   std::vector<std::size_t> offsets_;
+  std::vector<std::uint64_t> elements_;    // by zoo tensor
   std::vector<std::size_t> zoo_layer_of_;  // by MLP layer
-  std::size_t steps_per_epoch_ = 0;
-  std::optional<learn::EpochShards> shards_;  // the current epoch's
+  // The cursor: the epoch and the next sample's index in its order; the samples trained.
   std::uint64_t epoch_ = 0;
+  std::size_t next_ = 0;
+  std::uint64_t samples_ = 0;
+  std::vector<std::uint32_t> order_;  // epoch order_epoch_'s permutation
+  std::uint64_t order_epoch_ = 0;
+  // The epoch and index where the next global batch starts (the cursor, or the next epoch's
+  // start when the rest is too short), that epoch's order made current.
+  std::size_t batch_start();
   std::vector<float> mean_;  // the averaged gradient, scratch of apply()
 };
 

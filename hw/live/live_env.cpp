@@ -253,6 +253,7 @@ void LiveEnv::set_learner(Learner* learner, int total_steps, int eval_every) {
   learner_ = learner;
   total_steps_ = total_steps;
   eval_every_ = eval_every;
+  learn_rank_ = runtime_.rank();
   if (learner_) check_ = coll::make_allreduce(coll::StrategyKind::kStar, runtime_.host_of_rank());
 }
 
@@ -426,7 +427,7 @@ void LiveEnv::between_steps(int, int step, runtime::Callback done) {
     // the same on all; it also holds the others while rank 0 evaluates), and after every step with
     // `verify`. Rank 0 evaluates.
     const bool point = evaluation_point(step);
-    const bool eval = point && runtime_.rank() == 0;
+    const bool eval = point && learn_rank_ == 0;
     if (!point && !verify_) {
       done();
       return;
@@ -493,11 +494,12 @@ void LiveEnv::check_parameters(int step, std::uint64_t hash, runtime::Callback d
   w.op = coll::ReduceOp::kMax;
   w.send = {reinterpret_cast<const std::byte*>(check_in_.data()), w.count * sizeof(double)};
   w.recv = {reinterpret_cast<std::byte*>(check_out_.data()), w.count * sizeof(double)};
-  check_->run(*transport_, w, [this, step, hi, lo, alive = alive_, done = std::move(done)] {
+  coll::Transport& over = check_transport_ ? *check_transport_ : *transport_;
+  check_->run(over, w, [this, step, hi, lo, alive = alive_, done = std::move(done)] {
     if (!*alive) return;
     const std::vector<double>& m = check_out_;
     if (m[0] != hi || m[1] != lo || -m[2] != hi || -m[3] != lo) {
-      runtime_.fail_from_loop("rank " + std::to_string(runtime_.rank()) + ": step " +
+      runtime_.fail_from_loop("rank " + std::to_string(learn_rank_) + ": step " +
                               std::to_string(step) +
                               ": the ranks' parameters differ after the update (their hashes "
                               "are not all equal)");
@@ -510,8 +512,7 @@ void LiveEnv::check_parameters(int step, std::uint64_t hash, runtime::Callback d
 
 void LiveEnv::readings(int, int step, std::map<std::string, double>& out) {
   if (learner_ == nullptr) return;
-  out["learn.samples"] =
-      static_cast<double>(step + 1) * static_cast<double>(learner_->global_batch());
+  out["learn.samples"] = static_cast<double>(learner_->samples_trained());
   out["learn.wall_s"] = wall_s_.at(step);
   out["learn.lr"] = learner_->learning_rate(step);
   if (auto it = evals_.find(step); it != evals_.end()) {
@@ -538,6 +539,7 @@ void LiveEnv::set_elastic(ElasticProcess process, const std::vector<std::uint64_
   local_ = {elastic_->worker};
   worker_transport_ = std::make_unique<WorkerTransport>(elastic_->worker, elastic_->host_of_worker);
   last_read_ = first;
+  state_copies_ = static_cast<int>(copies);
   // The state a worker of the first cluster holds, or a new process's NaN until the broadcast.
   const bool holds = !elastic_->join;
   state_.resize(model_elements.size());
@@ -547,7 +549,7 @@ void LiveEnv::set_elastic(ElasticProcess process, const std::vector<std::uint64_
     for (std::size_t i = 0; i < v.size(); ++i)
       v[i] = holds ? state_value(t, i) : std::numeric_limits<float>::quiet_NaN();
   }
-  if (buffers_ != nullptr) buffers_->set_members(first.workers);
+  set_members(first);
   // The lease, from now on while the process runs.
   runtime_.loop().post([this, alive = alive_] {
     if (*alive) renew_lease();
@@ -700,7 +702,7 @@ void LiveEnv::reset_connections(int, const runtime::ClusterConfig& cluster,
   });
   transports_.push_back(std::move(t));
   worker_transport_->begin_switch(raw, cluster.workers);
-  if (buffers_ != nullptr) buffers_->set_members(cluster.workers);
+  set_members(cluster);
   // The mesh comes up in the background; the version's first collective waits for it.
   await_addresses(cluster, raw, std::move(listener), now() + transport_options_.connect_timeout_ns,
                   false);
@@ -802,6 +804,37 @@ void LiveEnv::close_connections(TimeNs timeout_ns) {
                       [&] { return signal->closed; });
 }
 
+// The cluster's members from now on: the gradient buffers' check, and a learner's slice, rank
+// (rank 0 evaluates) and the parameters' check among the members (a STAR over the version's
+// connections). On the loop thread between steps, while the compute thread has nothing to run.
+void LiveEnv::set_members(const runtime::ClusterConfig& cluster) {
+  const std::vector<int>& workers = cluster.workers;
+  if (buffers_ != nullptr) buffers_->set_members(workers);
+  const auto at = std::find(workers.begin(), workers.end(), elastic_->worker);
+  if (learner_ == nullptr || at == workers.end()) return;
+  learn_rank_ = static_cast<int>(at - workers.begin());
+  learner_->set_members(learn_rank_, static_cast<int>(workers.size()));
+  std::vector<int> hosts;
+  for (int w : workers)
+    hosts.push_back(elastic_->host_of_worker.at(static_cast<std::size_t>(w)));
+  check_transport_ = std::make_unique<coll::SubsetTransport>(
+      *worker_transport_, workers, "v" + std::to_string(cluster.version) + ":");
+  check_ = coll::make_allreduce(coll::StrategyKind::kStar, hosts);
+}
+
+std::vector<double> LiveEnv::data_position(int) const {
+  if (learner_ == nullptr) return {};
+  const auto [cursor, samples] = learner_->data_position();
+  return {static_cast<double>(cursor), static_cast<double>(samples)};
+}
+
+void LiveEnv::set_data_position(int, const std::vector<double>& position) {
+  if (learner_ == nullptr || position.size() != 2)
+    throw std::logic_error("LiveEnv: a data position is a learner's cursor and samples");
+  learner_->set_data_position(static_cast<std::uint64_t>(position[0]),
+                              static_cast<std::uint64_t>(position[1]));
+}
+
 coll::Workspace LiveEnv::model_state(int worker, std::size_t tensor, std::uint64_t elements,
                                      const std::string& name) {
   if (!elastic_) return TrainingEnv::model_state(worker, tensor, elements, name);
@@ -811,6 +844,9 @@ coll::Workspace LiveEnv::model_state(int worker, std::size_t tensor, std::uint64
                            std::to_string(v.size()) + " elements, asked for " +
                            std::to_string(elements));
   }
+  // Learning: the state is the learner's parameters and momentum (the root's go out, the others'
+  // are overwritten and taken in by state_received).
+  if (learner_ != nullptr) learner_->read_state(tensor, state_copies_, v);
   coll::Workspace ws;
   ws.name = name;
   ws.count = elements;
@@ -821,7 +857,13 @@ coll::Workspace LiveEnv::model_state(int worker, std::size_t tensor, std::uint64
 }
 
 void LiveEnv::state_received(int, int) {
-  check_state_ = true;
+  if (learner_ == nullptr) {
+    check_state_ = true;  // the pattern, checked before the next step
+    return;
+  }
+  // The parameters every worker now holds are compared by hash at the evaluation points.
+  for (std::size_t t = 0; t < state_.size(); ++t)
+    learner_->write_state(t, state_copies_, state_[t]);
 }
 
 void LiveEnv::write_checkpoint(int, std::uint64_t bytes, runtime::Callback done) {

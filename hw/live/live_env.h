@@ -195,6 +195,9 @@ class LiveEnv final : public runtime::TrainingEnv {
   coll::Workspace model_state(int worker, std::size_t tensor, std::uint64_t elements,
                               const std::string& name) override;
   void state_received(int worker, int version) override;
+  // Learning: the learner's data cursor and samples trained (learner.h).
+  std::vector<double> data_position(int worker) const override;
+  void set_data_position(int worker, const std::vector<double>& position) override;
 
  private:
   std::filesystem::path progress_file_;
@@ -226,8 +229,12 @@ class LiveEnv final : public runtime::TrainingEnv {
   std::unique_ptr<WorkerTransport> worker_transport_;
   std::optional<runtime::ClusterConfig> last_read_;
   std::vector<std::vector<float>> state_;  // per backward-order tensor
-  bool check_state_ = false;               // the next between_steps checks the state
-  bool said_ = false;                      // a store problem was reported
+  int state_copies_ = 1;                   // parameters x (1 + optimizer slots)
+  void set_members(const runtime::ClusterConfig& cluster);
+  int learn_rank_ = 0;  // a learner's rank: in its cluster, or the runtime's
+  std::unique_ptr<coll::Transport> check_transport_;  // elastic: the check's, over the cluster
+  bool check_state_ = false;                          // the next between_steps checks the state
+  bool said_ = false;                                 // a store problem was reported
   std::function<void()> before_kill_;
   bool hung_ = false;  // a silent failure: the lease is no longer renewed
 

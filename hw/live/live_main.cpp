@@ -529,6 +529,16 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   r.n_ranks = static_cast<int>(hosts.size());
   r.gradient_bytes = spec.model.totals().bytes(c.gradient_element_bytes);
   r.compute_device = "sleep";
+  if (c.learn && !r.training.steps.empty()) {
+    // A run that learns: the samples trained and the last evaluation (after the last step, an
+    // evaluation point) as the workers' step readings have them.
+    const std::map<std::string, double>& last = r.training.steps.back().readings;
+    if (auto it = last.find("learn.samples"); it != last.end())
+      r.samples = static_cast<std::uint64_t>(it->second);
+    const auto loss = last.find("learn.test_loss"), accuracy = last.find("learn.test_accuracy");
+    if (loss != last.end() && accuracy != last.end())
+      r.evaluation = learn::Evaluation{.mean_loss = loss->second, .accuracy = accuracy->second};
+  }
   if (!o.output.empty()) {
     const std::filesystem::path out(o.output);
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());

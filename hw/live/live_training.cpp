@@ -91,7 +91,17 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
     if (!communicates(c.system.kind)) {
       throw InputError("elastic: needs a system that communicates (kungfu, horovod), not ideal");
     }
-    if (c.learn) throw InputError("elastic: a live run that learns cannot resize yet");
+    if (c.learn && c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
+      throw InputError(
+          "elastic: a live run that learns resizes by mechanism kungfu (the restart's checkpoint "
+          "holds the parameters, not the data cursor)");
+    }
+    if (c.learn && c.elastic->optimizer_slots != (c.learn->momentum > 0 ? 1 : 0)) {
+      throw InputError(
+          "elastic.optimizer_slots: a live run that learns broadcasts its parameters " +
+          std::string(c.learn->momentum > 0 ? "and their momentum: expected 1"
+                                            : "(no momentum): expected 0"));
+    }
     if (!c.failures.empty() && c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
       throw InputError(
           "failures: need elastic mechanism kungfu (the survivors shrink the cluster)");

@@ -51,6 +51,8 @@ class Sgd {
   void step(std::span<float> params, std::span<const float> gradient, double lr);
 
   std::span<const float> velocity() const { return velocity_; }
+  // The velocity to overwrite (an elastic run's new worker takes the running workers').
+  std::span<float> velocity() { return velocity_; }
   const SgdOptions& options() const { return options_; }
 
  private:

@@ -173,6 +173,19 @@ class TrainingEnv {
     (void)worker;
     (void)version;
   }
+  // Where `worker`'s data stands (a live run that learns: its data cursor and the samples trained;
+  // numbers that only grow, exact in a double), which KungFu's protocol agrees on with the
+  // step (ElasticHook: all_reduce(trained_samples, max)): a new worker has zeros, and every worker
+  // then takes the largest of each (set_data_position). Default: none (a simulation draws no
+  // data), and nothing is added to the agreement.
+  virtual std::vector<double> data_position(int worker) const {
+    (void)worker;
+    return {};
+  }
+  virtual void set_data_position(int worker, const std::vector<double>& position) {
+    (void)worker;
+    (void)position;
+  }
 
   // `worker` starts `step` now (its compute begins). Rank 0's step starts are the clock of the
   // scenario's background traffic (background.h): the simulator starts and stops its flows

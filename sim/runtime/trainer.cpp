@@ -354,7 +354,8 @@ void Trainer::span(int w, std::string_view name, const char* category, TimeNs be
 void Trainer::after_step(int w, int step) {
   Worker& s = state_[w];
   s.checked_at = env_.now();
-  env(w).readings(w, step, step_readings_[static_cast<std::size_t>(step)]);
+  // The environment's own readings, by its worker id (not a cluster view's rank).
+  env_.readings(w, step, step_readings_[static_cast<std::size_t>(step)]);
   ++s.step;
   if (!seam_.empty() || options_.elastic) {
     agree(w, step);

@@ -401,15 +401,20 @@ void Trainer::join_cluster(int w) {
       resized(w);
       return;
     }
-    // ElasticHook: all_reduce(trained_samples, max); the batch comes along (a new worker has 0).
+    // ElasticHook: all_reduce(trained_samples, max); the batch comes along (a new worker has 0),
+    // and where the environment's data stands (live learning: its cursor and samples trained).
     const TimeNs sync = env_.now();
     s2.agree_in = {static_cast<double>(s2.step), static_cast<double>(s2.batch)};
+    for (double x : env_.data_position(w))
+      s2.agree_in.push_back(x);
     control(
         w, prefix + ":sync",
         [this, w, step, sync] {
           Worker& s3 = state_[static_cast<std::size_t>(w)];
           s3.step = static_cast<int>(s3.agree_out[0]);
           s3.batch = static_cast<int>(s3.agree_out[1]);
+          if (s3.agree_out.size() > 2)
+            env_.set_data_position(w, {s3.agree_out.begin() + 2, s3.agree_out.end()});
           s3.profile = &profile_for(s3.batch);
           phase(w, step, "resize.sync", sync);
           const TimeNs broadcast = env_.now();

@@ -558,3 +558,56 @@ TEST_CASE(
     fs::remove_all(dir);
   }
 }
+
+TEST_CASE("a live run that learns resizes 1 -> 3 -> 2 and goes on learning from the agreed data") {
+  // scenarios/fig4-live.yaml's fashion-mlp trained for real while KungFu's protocol resizes it:
+  // the new processes receive the parameters and their momentum (elastic.optimizer_slots 1),
+  // every worker agrees on the data cursor and the samples trained (ElasticHook's
+  // all_reduce(trained_samples, max)), each takes its slice of the next global batch at the new
+  // size, and the parameters' hashes are compared among the cluster's workers after every step
+  // (a worker that missed the state fails the run). The samples trained add up the global
+  // batches of every step's cluster, the learning rate follows the global batch (linear
+  // scaling), and the model learns.
+  const fs::path root = ADAPTSIM_SOURCE_DIR;
+  const fs::path dir = scratch_dir("learn_elastic");
+  const fs::path scenario = root / "scenarios/fig4-live.yaml";
+  const std::vector<std::string> sets = {
+      "workload.steps=44", "workload.learn.eval_every=15",
+      "workload.elastic={initial_workers: 1, optimizer_slots: 1}",
+      "workload.policy={name: resize-schedule, every: 15, sizes: [1, 3, 2]}"};
+  auto run = [&](bool live) {
+    std::vector<std::string> a = {"run", scenario.string(), "-o",
+                                  (dir / (live ? "live" : "sim")).string(), "--no-progress"};
+    for (const std::string& s : sets)
+      a.insert(a.end(), {"--set", s});
+    if (live) a.insert(a.begin() + 1, "--live");
+    SimctlProcess p(a, dir);
+    REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+    return read_csv(dir / (live ? "live" : "sim") / "fig4-live.steps.csv");
+  };
+  const auto sim = run(false), live = run(true);
+  REQUIRE(live.size() == 45);
+  REQUIRE(sim.size() == 45);
+  // The reading `key` of row `k`, or -1.
+  auto reading = [&](std::size_t k, const std::string& key) {
+    const std::string& r = live[k].at("readings");
+    const std::size_t at = r.find(key + "=");
+    return at == std::string::npos ? -1.0 : std::stod(r.substr(at + key.size() + 1));
+  };
+  double samples = 0;
+  for (std::size_t k = 0; k < live.size(); ++k) {
+    CAPTURE(k);
+    const int workers = std::stoi(live[k].at("workers"));
+    CHECK(live[k].at("workers") == sim[k].at("workers"));
+    CHECK(workers == (k < 15 ? 1 : k < 30 ? 3 : 2));
+    samples += 64.0 * workers;
+    CHECK(reading(k, "learn.samples") == samples);
+    CHECK(reading(k, "learn.lr") == doctest::Approx(0.05 * workers));  // base_batch 64
+  }
+  // Evaluations after steps 14, 29 and 44, the last on the cluster of 2: it learned.
+  for (std::size_t k : {14u, 29u, 44u})
+    CHECK(reading(k, "learn.test_accuracy") > 0);
+  CHECK(reading(44, "learn.test_accuracy") > 0.6);
+  CHECK(processes_mentioning(dir.string()).empty());
+  fs::remove_all(dir);
+}
