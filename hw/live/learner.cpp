@@ -82,6 +82,13 @@ void Learner::set_members(int rank, int workers) {
   }
 }
 
+void Learner::set_batch(int batch_per_worker) {
+  if (batch_per_worker < 1) throw std::invalid_argument("Learner::set_batch: batch < 1");
+  if (batch_per_worker == batch_) return;
+  batch_ = batch_per_worker;
+  set_members(rank_, workers_);  // checks the global batch against the training set
+}
+
 std::pair<std::uint64_t, std::uint64_t> Learner::data_position() const {
   return {epoch_ * data_->train.size() + next_, samples_};
 }

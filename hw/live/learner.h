@@ -20,9 +20,10 @@
 // follow the single-process run of batch B N up to float rounding in the sum. In an elastic run
 // N and r change between steps (set_members), and a new worker takes the cursor and the count of
 // samples trained from the running workers (data_position: the offset KungFu's ElasticHook agrees
-// on by all_reduce(trained_samples, max)) and their parameters and momentum (state_tensor). The
-// batch per worker is fixed for the run (a policy that changes it is refused: LiveConfig's
-// validation).
+// on by all_reduce(trained_samples, max)) and their parameters and momentum (read_state,
+// write_state). A policy may change the batch per worker between steps (set_batch): the cursor
+// takes global batches of the new size from where it stands, and the learning rate follows the
+// global batch (the linear scaling rule).
 //
 // The model's tensors (the zoo's fashion-mlp, backward order: fc3.bias, fc3.weight, ...) map onto
 // the MLP's flat parameter layout by layer and name: zoo layer b is MLP layer L-1-b, named
@@ -55,6 +56,9 @@ class Learner {
   std::size_t parameter_count() const { return mlp_.parameter_count(); }
   // This worker's slice and the cluster's size from the next step on (an elastic run's resize).
   void set_members(int rank, int workers);
+  // The batch per worker from the next step on (an adaptive-batch policy's change); InputError
+  // when the global batch would exceed the training set.
+  void set_batch(int batch_per_worker);
   // The data cursor (epoch x n + the next sample's index in the epoch) and the samples trained so
   // far; the larger of each over the workers is the running workers' (a new one has 0, 0).
   std::pair<std::uint64_t, std::uint64_t> data_position() const;

@@ -267,7 +267,9 @@ void LiveEnv::compute(int, const runtime::ComputeSchedule& schedule,
   if (learner_ != nullptr) {
     // Real compute: the deadlines are not used; each reported phase (backward layer b is phase
     // b + 1) goes to the loop as soon as the layer's gradient is written.
-    submit([this, reported = schedule.reported, done, step = step_](ComputeEmulator&) {
+    submit([this, reported = schedule.reported, batch = schedule.batch_per_gpu, done,
+            step = step_](ComputeEmulator&) {
+      if (batch > 0) learner_->set_batch(batch);  // a policy may have changed it
       std::size_t next = 0;
       auto report_through = [&](std::size_t phase) {
         for (; next < reported.size() && reported[next] <= phase; ++next)

@@ -120,9 +120,6 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
           "learn: needs a system that all-reduces the gradients (kungfu, horovod), "
           "not ideal");
     }
-    if (c.seam.changes.batch) {
-      throw InputError("learn: the batch is fixed for a run that learns (the policy changes it)");
-    }
     if (!c.learn_data) throw InputError("learn: the data set is not loaded");
   }
 }

@@ -41,6 +41,9 @@ struct ComputeSchedule {
   // The phases whose end the runtime wants to hear of (their gradients go to the system), in
   // increasing order; the environment reports each one once it has completed.
   std::vector<std::size_t> reported;
+  // The step's batch per worker (a policy may change it between steps): what an environment that
+  // computes for real takes from its data (live learning); the deadlines above already hold it.
+  int batch_per_gpu = 0;
 };
 
 // A GPU collective communicator (NCCL) over a group of workers: collectives block until every

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 
 #include "sim/core/error.h"
 #include "sim/runtime/noise_scale.h"
@@ -184,6 +185,70 @@ std::unique_ptr<Policy> parse_adaptive_strategy(io::MapReader& r) {
   }
   r.finish();
   return std::make_unique<AdaptiveStrategyPolicy>(check_from, window, threshold, to);
+}
+
+// KungFu's adaptive batch-size policy of Figure 4 (KUNGFU.md 3.3: KungfuChangeBatchSizeHook in
+// the luomai/models fork's kungfu_experiment/kungfu_policy.py, which train-cifar10-adaptive.sh
+// enables). After every step, ratio = |GNS| / batch per GPU (GNS: the gradient-noise-scale
+// monitor's B_simple), smoothed by an EMA with alpha 0.9 whose every new sample is first clipped to
+// [ema / 2, ema x 2] (EMA(0.9, scale_cap=2)). At the end of each training cycle (the hook's end(),
+// one `classifier.train` call, one epoch in the fork's run loop: here once the cycle's steps have
+// trained `epoch_samples` samples, batch per GPU x workers per step), the batch per GPU becomes
+// min(`max_batch`, int(batch x scale)) with scale = the EMA at the cycle's last step over the EMA
+// at its first, clamped to [1, 2]: it only grows, at most 2x per epoch, while the ratio rises.
+// Steps without a finite GNS (simulated runs hold no gradient values; a worker alone has one
+// batch size) leave the EMA as it is; a cycle with fewer than two EMA values keeps the batch.
+class AdaptiveBatchPolicy final : public Policy {
+ public:
+  AdaptiveBatchPolicy(std::int64_t epoch_samples, int max_batch)
+      : epoch_samples_(epoch_samples), max_batch_(max_batch) {}
+  std::string_view name() const override { return "adaptive-batch"; }
+  PolicyChanges changes() const override { return {.batch = true}; }
+  Decision decide(const std::vector<StepObservation>& history) const override {
+    // Replayed from the start: the EMA and the cycles are functions of the whole history.
+    double ema = 0;
+    bool have = false;
+    std::int64_t cycle_samples = 0;
+    std::optional<double> first, latest;
+    Decision d;
+    for (const StepObservation& o : history) {
+      const auto it = o.readings.find("gradient-noise-scale.b_simple");
+      const double gns =
+          it == o.readings.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+      if (std::isfinite(gns) && o.batch_per_gpu > 0) {
+        double x = std::abs(gns) / o.batch_per_gpu;
+        if (have) x = std::clamp(x, ema / 2, ema * 2);
+        ema = have ? 0.9 * ema + 0.1 * x : x;
+        have = true;
+        if (!first) first = ema;
+        latest = ema;
+      }
+      cycle_samples += static_cast<std::int64_t>(o.batch_per_gpu) * o.workers;
+      if (cycle_samples < epoch_samples_) continue;
+      // The cycle's end: the decision after this step (only the latest step's is returned).
+      d = {};
+      if (first && latest && *first > 0 && latest != first) {
+        const double scale = std::clamp(*latest / *first, 1.0, 2.0);
+        const int batch = std::min(max_batch_, static_cast<int>(o.batch_per_gpu * scale));
+        if (batch > o.batch_per_gpu && &o == &history.back()) d.batch_per_gpu = batch;
+      }
+      cycle_samples = 0;
+      first.reset();
+      latest.reset();
+    }
+    return d;
+  }
+
+ private:
+  std::int64_t epoch_samples_;
+  int max_batch_;
+};
+
+std::unique_ptr<Policy> parse_adaptive_batch(io::MapReader& r) {
+  const std::int64_t epoch = r.integer("epoch_samples", 1, std::int64_t{1} << 40);
+  const int max_batch = static_cast<int>(r.integer_or("max_batch", 1024, 1, 1 << 20));
+  r.finish();
+  return std::make_unique<AdaptiveBatchPolicy>(epoch, max_batch);
 }
 
 // After step `step`, resize the cluster to `workers` workers (elastic runs: the workload's
@@ -447,6 +512,11 @@ const std::vector<PolicyKind>& policy_kinds() {
        parse_scale_batch},
       {"resize", "after step `step`, resize the cluster to `workers` workers (elastic runs)",
        parse_resize},
+      {"adaptive-batch",
+       "KungFu's Figure 4 policy: after each epoch of `epoch_samples` samples, the batch per GPU "
+       "grows by the rise of the EMA of |GNS| / batch over the epoch (x1 to x2), up to "
+       "`max_batch` (1024); needs the gradient-noise-scale monitor",
+       parse_adaptive_batch},
       {"resize-schedule",
        "Figure 7's schedule: after every `every` steps the next of `sizes`, cycling (elastic "
        "runs; the cluster starts at elastic.initial_workers)",
@@ -560,6 +630,14 @@ Parsed parse_seam(io::MapReader& r) {
     }
   } else {
     r.accept("monitors");
+  }
+  // A policy that reads a monitor's readings has it.
+  if (p.seam.policy && p.seam.policy->name() == "adaptive-batch" &&
+      std::none_of(p.seam.monitors.begin(), p.seam.monitors.end(),
+                   [](const auto& m) { return m->name() == "gradient-noise-scale"; })) {
+    r.fail("policy",
+           "adaptive-batch reads the gradient noise scale: expected a monitor {name: "
+           "gradient-noise-scale} in monitors");
   }
   return p;
 }

@@ -155,6 +155,7 @@ void Trainer::start_step(int w) {
   const train::ComputeProfile& p = *s.profile;
   ComputeSchedule schedule;
   schedule.start_ns = now;
+  schedule.batch_per_gpu = s.batch;
   TimeNs t = now + seconds_to_ns_ceil(p.forward_s * s.jitter);
   schedule.phase_end_ns.push_back(t);
   for (std::size_t l = 0; l < model_.layers.size(); ++l) {

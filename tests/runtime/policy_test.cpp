@@ -306,3 +306,48 @@ TEST_CASE("bad provision input: every < 2, alpha < 0, max_workers < 1 or missing
         std::string::npos);
   CHECK(error_of("policy: {name: provision, max_workers: 4, alpha: 0}\n") == "(no error)");
 }
+
+TEST_CASE("adaptive-batch: at an epoch's end the batch grows by the rise of EMA(|GNS| / batch)") {
+  // KungFu's KungfuChangeBatchSizeHook (KUNGFU.md 3.3). Epochs of 256 samples: 2 workers x 32
+  // per step, 4 steps each. The EMA (alpha 0.9, each sample clipped to [ema/2, 2 ema]) of
+  // |GNS| / 32 over the first epoch: GNS 32, 32, 64, 64 -> ratios 1, 1, 2, 2 -> EMA 1, 1, 1.1,
+  // 1.19; the batch becomes int(32 x 1.19) = 38 after step 3, and only then.
+  const Seam seam =
+      make_seam(read("policy: {name: adaptive-batch, epoch_samples: 256, max_batch: 40}\n"
+                     "monitors: [{name: gradient-noise-scale}]\n"));
+  std::vector<StepObservation> h;
+  auto step = [&](int batch, double gns) {
+    StepObservation o = at_step(static_cast<int>(h.size()), batch);
+    o.workers = 2;
+    o.readings["gradient-noise-scale.b_simple"] = gns;
+    h.push_back(o);
+    return seam.policy->decide(h);
+  };
+  CHECK(step(32, 32).empty());
+  CHECK(step(32, -32).empty());  // |GNS|
+  CHECK(step(32, 64).empty());
+  CHECK(step(32, 64).batch_per_gpu == 38);
+  // The next epoch at 38 (3 steps of 76 make 228 < 256, the 4th ends it): the EMA at its first
+  // step is 0.9 x 1.19 + 0.1 x clip(512 / 38 = 13.5, to 2.38) = 1.309, then it rises under the
+  // clip: 2 x scale is more than 2, so the batch doubles, capped at max_batch 40.
+  CHECK(step(38, 512).empty());
+  CHECK(step(38, 512).empty());
+  CHECK(step(38, 512).empty());
+  CHECK(step(38, 512).batch_per_gpu == 40);
+  // A falling ratio never shrinks it; nor does an epoch without a finite GNS (simulated).
+  for (int i = 0; i < 3; ++i)
+    CHECK(step(40, 1).empty());
+  CHECK(step(40, 1).empty());
+  for (int i = 0; i < 4; ++i)
+    CHECK(step(40, std::nan("")).empty());
+}
+
+TEST_CASE("adaptive-batch: reads the gradient noise scale, so it needs its monitor") {
+  CHECK(error_of("policy: {name: adaptive-batch, epoch_samples: 256}\n")
+            .starts_with("s.yaml:1: key 'policy': adaptive-batch reads the gradient noise scale"));
+  CHECK(error_of("policy: {name: adaptive-batch}\nmonitors: [{name: gradient-noise-scale}]\n")
+            .starts_with("s.yaml:1: key 'policy.epoch_samples'"));
+  CHECK(error_of("policy: {name: adaptive-batch, epoch_samples: 256, max_batch: 0}\n"
+                 "monitors: [{name: gradient-noise-scale}]\n")
+            .starts_with("s.yaml:1: key 'policy.max_batch'"));
+}

@@ -611,3 +611,61 @@ TEST_CASE("a live run that learns resizes 1 -> 3 -> 2 and goes on learning from 
   CHECK(processes_mentioning(dir.string()).empty());
   fs::remove_all(dir);
 }
+
+TEST_CASE("a live run that learns grows its batch by the adaptive-batch policy on its real GNS") {
+  // scenarios/fig4-live.yaml (4 processes x 64, fashion-mlp) with KungFu's Figure 4 policy
+  // (policies.cpp, adaptive-batch) over "epochs" of 12800 samples and the gradient noise scale
+  // monitor on the real gradients: at each epoch's end the batch per GPU may grow (x1 to x2, never
+  // shrink), the learner takes global batches of the new size from its data cursor, and the
+  // samples trained add up each step's global batch. Simulated, the gradients hold no values, the
+  // GNS is NaN, and the batch stays.
+  const fs::path root = ADAPTSIM_SOURCE_DIR;
+  const fs::path dir = scratch_dir("learn_adaptive_batch");
+  const std::vector<std::string> sets = {
+      "workload.steps=149", "workload.learn.eval_every=50",
+      "workload.policy={name: adaptive-batch, epoch_samples: 12800, max_batch: 1024}",
+      "workload.monitors=[{name: gradient-noise-scale}]"};
+  auto run = [&](bool live) {
+    std::vector<std::string> a = {"run", (root / "scenarios/fig4-live.yaml").string(), "-o",
+                                  (dir / (live ? "live" : "sim")).string(), "--no-progress"};
+    for (const std::string& s : sets)
+      a.insert(a.end(), {"--set", s});
+    if (live) a.insert(a.begin() + 1, "--live");
+    SimctlProcess p(a, dir);
+    REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+    return read_csv(dir / (live ? "live" : "sim") / "fig4-live.steps.csv");
+  };
+  const auto sim = run(false), live = run(true);
+  REQUIRE(live.size() == 150);
+  REQUIRE(sim.size() == 150);
+  auto reading = [&](std::size_t k, const std::string& key) {
+    const std::string& r = live[k].at("readings");
+    const std::size_t at = r.find(key + "=");
+    return at == std::string::npos ? std::nan("") : std::stod(r.substr(at + key.size() + 1));
+  };
+  double samples = 0, epoch = 0;
+  int changes = 0;
+  for (std::size_t k = 0; k < live.size(); ++k) {
+    CAPTURE(k);
+    CHECK(sim[k].at("batch_per_gpu") == "64");
+    const int batch = std::stoi(live[k].at("batch_per_gpu"));
+    samples += 4.0 * batch;
+    epoch += 4.0 * batch;
+    CHECK(reading(k, "learn.samples") == samples);
+    CHECK(std::isfinite(reading(k, "gradient-noise-scale.b_simple")));
+    if (k > 0) {
+      const int before = std::stoi(live[k - 1].at("batch_per_gpu"));
+      CHECK(batch >= before);
+      CHECK(batch <= 2 * before);
+      // A change follows the decision of an epoch's last step.
+      CHECK((batch != before) == !live[k - 1].at("decision").empty());
+      changes += batch != before ? 1 : 0;
+    }
+    if (!live[k].at("decision").empty()) CHECK(epoch >= 12800);
+    if (epoch >= 12800) epoch = 0;
+  }
+  CHECK(changes >= 1);
+  CHECK(reading(49, "learn.test_accuracy") > 0.6);
+  CHECK(processes_mentioning(dir.string()).empty());
+  fs::remove_all(dir);
+}
