@@ -559,6 +559,33 @@ TEST_CASE(
   }
 }
 
+namespace {
+
+// The steps CSV of scenarios/fig4-live.yaml (fashion-mlp learning for real) with `sets`, run
+// simulated or live into dir/sim or dir/live.
+std::vector<std::map<std::string, std::string>> fig4_steps(const fs::path& dir,
+                                                           const std::vector<std::string>& sets,
+                                                           bool live) {
+  const fs::path scenario = fs::path(ADAPTSIM_SOURCE_DIR) / "scenarios/fig4-live.yaml";
+  std::vector<std::string> a = {"run", scenario.string(), "-o",
+                                (dir / (live ? "live" : "sim")).string(), "--no-progress"};
+  for (const std::string& s : sets)
+    a.insert(a.end(), {"--set", s});
+  if (live) a.insert(a.begin() + 1, "--live");
+  SimctlProcess p(a, dir);
+  REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
+  return read_csv(dir / (live ? "live" : "sim") / "fig4-live.steps.csv");
+}
+
+// The reading `key` of a steps CSV row ("k1=v1;k2=v2"), or NaN.
+double reading_of(const std::map<std::string, std::string>& row, const std::string& key) {
+  const std::string& r = row.at("readings");
+  const std::size_t at = r.find(key + "=");
+  return at == std::string::npos ? std::nan("") : std::stod(r.substr(at + key.size() + 1));
+}
+
+}  // namespace
+
 TEST_CASE("a live run that learns resizes 1 -> 3 -> 2 and goes on learning from the agreed data") {
   // scenarios/fig4-live.yaml's fashion-mlp trained for real while KungFu's protocol resizes it:
   // the new processes receive the parameters and their momentum (elastic.optimizer_slots 1),
@@ -568,32 +595,15 @@ TEST_CASE("a live run that learns resizes 1 -> 3 -> 2 and goes on learning from 
   // (a worker that missed the state fails the run). The samples trained add up the global
   // batches of every step's cluster, the learning rate follows the global batch (linear
   // scaling), and the model learns.
-  const fs::path root = ADAPTSIM_SOURCE_DIR;
   const fs::path dir = scratch_dir("learn_elastic");
-  const fs::path scenario = root / "scenarios/fig4-live.yaml";
   const std::vector<std::string> sets = {
       "workload.steps=44", "workload.learn.eval_every=15",
       "workload.elastic={initial_workers: 1, optimizer_slots: 1}",
       "workload.policy={name: resize-schedule, every: 15, sizes: [1, 3, 2]}"};
-  auto run = [&](bool live) {
-    std::vector<std::string> a = {"run", scenario.string(), "-o",
-                                  (dir / (live ? "live" : "sim")).string(), "--no-progress"};
-    for (const std::string& s : sets)
-      a.insert(a.end(), {"--set", s});
-    if (live) a.insert(a.begin() + 1, "--live");
-    SimctlProcess p(a, dir);
-    REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
-    return read_csv(dir / (live ? "live" : "sim") / "fig4-live.steps.csv");
-  };
-  const auto sim = run(false), live = run(true);
+  const auto sim = fig4_steps(dir, sets, false), live = fig4_steps(dir, sets, true);
   REQUIRE(live.size() == 45);
   REQUIRE(sim.size() == 45);
-  // The reading `key` of row `k`, or -1.
-  auto reading = [&](std::size_t k, const std::string& key) {
-    const std::string& r = live[k].at("readings");
-    const std::size_t at = r.find(key + "=");
-    return at == std::string::npos ? -1.0 : std::stod(r.substr(at + key.size() + 1));
-  };
+  auto reading = [&](std::size_t k, const std::string& key) { return reading_of(live[k], key); };
   double samples = 0;
   for (std::size_t k = 0; k < live.size(); ++k) {
     CAPTURE(k);
@@ -619,30 +629,15 @@ TEST_CASE("a live run that learns grows its batch by the adaptive-batch policy o
   // shrink), the learner takes global batches of the new size from its data cursor, and the
   // samples trained add up each step's global batch. Simulated, the gradients hold no values, the
   // GNS is NaN, and the batch stays.
-  const fs::path root = ADAPTSIM_SOURCE_DIR;
   const fs::path dir = scratch_dir("learn_adaptive_batch");
   const std::vector<std::string> sets = {
       "workload.steps=149", "workload.learn.eval_every=50",
       "workload.policy={name: adaptive-batch, epoch_samples: 12800, max_batch: 1024}",
       "workload.monitors=[{name: gradient-noise-scale}]"};
-  auto run = [&](bool live) {
-    std::vector<std::string> a = {"run", (root / "scenarios/fig4-live.yaml").string(), "-o",
-                                  (dir / (live ? "live" : "sim")).string(), "--no-progress"};
-    for (const std::string& s : sets)
-      a.insert(a.end(), {"--set", s});
-    if (live) a.insert(a.begin() + 1, "--live");
-    SimctlProcess p(a, dir);
-    REQUIRE_MESSAGE(p.wait(live ? 120 : 60) == 0, p.output());
-    return read_csv(dir / (live ? "live" : "sim") / "fig4-live.steps.csv");
-  };
-  const auto sim = run(false), live = run(true);
+  const auto sim = fig4_steps(dir, sets, false), live = fig4_steps(dir, sets, true);
   REQUIRE(live.size() == 150);
   REQUIRE(sim.size() == 150);
-  auto reading = [&](std::size_t k, const std::string& key) {
-    const std::string& r = live[k].at("readings");
-    const std::size_t at = r.find(key + "=");
-    return at == std::string::npos ? std::nan("") : std::stod(r.substr(at + key.size() + 1));
-  };
+  auto reading = [&](std::size_t k, const std::string& key) { return reading_of(live[k], key); };
   double samples = 0, epoch = 0;
   int changes = 0;
   for (std::size_t k = 0; k < live.size(); ++k) {
