@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""Figure 4: adaptive batch size, test accuracy against wall-clock time and epochs, and the batch.
+
+Reads the steps CSV of scenarios/fig4-batch-live.yaml (a live run that learns for real: the
+readings learn.test_accuracy at the evaluation points, learn.wall_s, learn.samples): one series
+per sweep point of batch per GPU x policy: a fixed batch (policy none) or the adaptive-batch
+policy; an adaptive run that starts at its cap (it cannot grow) is left out. Top: test accuracy
+against training wall time (evaluations excluded); middle: against epochs (samples trained /
+--epoch-samples); bottom: the batch per GPU over wall time.
+Usage: /usr/bin/python3 plots/fig4.py [out/fig4-batch-live/fig4-batch-live.steps.csv] [-o out.png]
+"""
+import re
+
+from common import parse_args_many, plt, read_csv, save
+
+
+def extra(p):
+    p.add_argument("--epoch-samples", type=int, default=60000,
+                   help="samples in an epoch (default 60000, Fashion-MNIST's training set)")
+
+
+def reading(text, key):
+    m = re.search(re.escape(key) + r"=([-+0-9.eE]+|nan)", str(text))
+    return float(m.group(1)) if m else float("nan")
+
+
+args = parse_args_many(__doc__.splitlines()[0], "out/fig4-batch-live/fig4-batch-live.steps.csv",
+                       "scenarios/fig4-batch-live.yaml", extra)
+df = read_csv(args.csv[0], ["batch_per_gpu", "policy", "step", "readings"])
+# The sweep's batch_per_gpu column comes first; the step's own batch is pandas' second one.
+step_batch = "batch_per_gpu.1" if "batch_per_gpu.1" in df.columns else "batch_per_gpu"
+for key in ["learn.test_accuracy", "learn.wall_s", "learn.samples"]:
+    df[key] = df["readings"].map(lambda s, k=key: reading(s, k))
+
+fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7.5, 8.5),
+                                          gridspec_kw={"height_ratios": [2, 2, 1]})
+for (batch, policy), d in df.groupby(["batch_per_gpu", "policy"], sort=True):
+    d = d.sort_values("step")
+    adaptive = "adaptive" in str(policy)
+    if adaptive and d[step_batch].nunique() == 1:
+        continue  # started at its cap: a fixed run
+    label = f"adaptive from {int(batch)} per GPU" if adaptive else f"fixed {int(batch)} per GPU"
+    ev = d[d["learn.test_accuracy"].notna()]
+    line, = top.plot(ev["learn.wall_s"], ev["learn.test_accuracy"], "o-", ms=3, label=label)
+    middle.plot(ev["learn.samples"] / args.epoch_samples, ev["learn.test_accuracy"], "o-", ms=3,
+                color=line.get_color(), label=label)
+    bottom.step(d["learn.wall_s"], d[step_batch], where="post", color=line.get_color(),
+                label=label)
+
+title = f"{df['model'].iloc[0]}, {df['n_gpus'].iloc[0]} workers, {df['system'].iloc[0]}"
+if "mode" in df.columns:
+    title += f" ({df['mode'].iloc[0]})"
+top.set_title(title, fontsize=10)
+top.set_xlabel("training wall time (s, evaluations excluded)")
+top.set_ylabel("test accuracy")
+middle.set_xlabel("epochs")
+middle.set_ylabel("test accuracy")
+bottom.set_xlabel("training wall time (s)")
+bottom.set_ylabel("batch per GPU")
+bottom.set_ylim(bottom=0)
+for ax in (top, middle, bottom):
+    ax.grid(alpha=0.3)
+top.legend(fontsize=8, loc="lower right")
+save(fig, args.output)
