@@ -242,7 +242,7 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
                         "horovod");
   }
   c.seam = runtime::read_seam(r);
-  runtime::check_seam(r, c.seam, {c.system});
+  runtime::check_seam(r, c.seam, {c.system}, c.batch_per_gpu);
   // Worker ids are checked against the topology by the scenario; here any rank may be named.
   c.stragglers = runtime::read_stragglers(r, 1 << 20);
   if (auto er = r.optional_map("elastic")) {

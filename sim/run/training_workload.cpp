@@ -473,7 +473,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   options.seam = runtime::read_seam(w);
-  runtime::check_seam(w, options.seam, systems);
+  runtime::check_seam(w, options.seam, systems, options.compute.batch_per_gpu);
   const int capacity = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
   if (auto e = w.optional_map("elastic")) {
     options.elastic = runtime::read_elastic(*e, capacity);

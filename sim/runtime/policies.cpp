@@ -204,6 +204,7 @@ class AdaptiveBatchPolicy final : public Policy {
       : epoch_samples_(epoch_samples), max_batch_(max_batch) {}
   std::string_view name() const override { return "adaptive-batch"; }
   PolicyChanges changes() const override { return {.batch = true}; }
+  int batch_cap() const override { return max_batch_; }
   Decision decide(const std::vector<StepObservation>& history) const override {
     // Replayed from the start: the EMA and the cycles are functions of the whole history.
     double ema = 0;
@@ -664,7 +665,13 @@ std::optional<SeamProblem> seam_problem(const SeamSpec& seam, const SystemConfig
   return std::nullopt;
 }
 
-void check_seam(io::MapReader& r, const SeamSpec& seam, const std::vector<SystemConfig>& systems) {
+void check_seam(io::MapReader& r, const SeamSpec& seam, const std::vector<SystemConfig>& systems,
+                int batch_per_gpu) {
+  if (seam.batch_cap > 0 && batch_per_gpu > seam.batch_cap) {
+    r.fail("policy", "the policy grows the batch per GPU up to max_batch " +
+                         std::to_string(seam.batch_cap) + ", below the batch the run starts at (" +
+                         std::to_string(batch_per_gpu) + ")");
+  }
   for (const SystemConfig& s : systems) {
     if (const auto p = seam_problem(seam, s)) r.fail(p->key, p->message);
   }
@@ -675,6 +682,7 @@ SeamSpec read_seam(io::MapReader& r) {
   SeamSpec spec;
   spec.changes = p.changes;
   spec.squares_allreduce = p.seam.needs_gradient_variance(0);
+  if (p.seam.policy) spec.batch_cap = p.seam.policy->batch_cap();
   if (r.has("policy")) spec.policy_yaml = flow_yaml(r.node()["policy"]);
   if (r.has("monitors")) spec.monitors_yaml = flow_yaml(r.node()["monitors"]);
   return spec;

@@ -105,6 +105,8 @@ class Policy {
     (void)own;
     return 0;
   }
+  // The largest batch per GPU the policy grows to (0: none); a run must start at or under it.
+  virtual int batch_cap() const { return 0; }
 };
 
 // A monitor turns the agreed observations into readings (written into the latest observation's
@@ -156,6 +158,7 @@ struct SeamSpec {
   std::string monitors_yaml;
   PolicyChanges changes;
   bool squares_allreduce = false;  // a monitor runs the second all-reduce (the system must have it)
+  int batch_cap = 0;               // the policy's Policy::batch_cap()
   bool empty() const { return policy_yaml.empty() && monitors_yaml.empty(); }
 };
 struct Seam {
@@ -180,7 +183,8 @@ struct SeamProblem {
   std::string message;
 };
 std::optional<SeamProblem> seam_problem(const SeamSpec& seam, const SystemConfig& system);
-void check_seam(io::MapReader& r, const SeamSpec& seam, const std::vector<SystemConfig>& systems);
+void check_seam(io::MapReader& r, const SeamSpec& seam, const std::vector<SystemConfig>& systems,
+                int batch_per_gpu);
 // Instantiates a spec (its YAML parses, since read_seam accepted it).
 Seam make_seam(const SeamSpec& spec);
 

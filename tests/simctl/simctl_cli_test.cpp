@@ -392,6 +392,13 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
        "bad.yaml:14: key 'workload.policy.factor': expected a number"},
       {"  policy: {name: switch-strategy, step: 1, strategy: SPIRAL}\n",
        "bad.yaml:14: key 'workload.policy.strategy': unknown strategy \"SPIRAL\""},
+      // Figure 4's policy: a cap below the batch the run starts at; no GNS monitor to read.
+      {"  policy: {name: adaptive-batch, epoch_samples: 60000, max_batch: 16}\n  monitors: "
+       "[{name: gradient-noise-scale}]\n",
+       "bad.yaml:14: key 'workload.policy': the policy grows the batch per GPU up to max_batch 16, "
+       "below the batch the run starts at (32)"},
+      {"  policy: {name: adaptive-batch, epoch_samples: 60000}\n",
+       "bad.yaml:14: key 'workload.policy': adaptive-batch reads the gradient noise scale"},
       {"  policy: {name: resize, step: 1, workers: 2}\n",
        "bad.yaml:14: key 'workload.policy': a policy that changes the worker set needs the "
        "workload's `elastic:` map"},
