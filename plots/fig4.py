@@ -26,15 +26,14 @@ def reading(text, key):
 
 args = parse_args_many(__doc__.splitlines()[0], "out/fig4-batch-live/fig4-batch-live.steps.csv",
                        "scenarios/fig4-batch-live.yaml", extra)
-df = read_csv(args.csv[0], ["batch_per_gpu", "policy", "step", "readings"])
-# The sweep's batch_per_gpu column comes first; the step's own batch is pandas' second one.
-step_batch = "batch_per_gpu.1" if "batch_per_gpu.1" in df.columns else "batch_per_gpu"
+df = read_csv(args.csv[0], ["sweep.batch_per_gpu", "batch_per_gpu", "policy", "step", "readings"])
+step_batch = "batch_per_gpu"  # the step's own; the sweep's starting batch is sweep.batch_per_gpu
 for key in ["learn.test_accuracy", "learn.wall_s", "learn.samples"]:
     df[key] = df["readings"].map(lambda s, k=key: reading(s, k))
 
 fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7.5, 8.5),
                                           gridspec_kw={"height_ratios": [2, 2, 1]})
-for (batch, policy), d in df.groupby(["batch_per_gpu", "policy"], sort=True):
+for (batch, policy), d in df.groupby(["sweep.batch_per_gpu", "policy"], sort=True):
     d = d.sort_values("step")
     adaptive = "adaptive" in str(policy)
     if adaptive and d[step_batch].nunique() == 1:

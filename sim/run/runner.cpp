@@ -254,17 +254,19 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
       items.push_back({&scenario.points[i], &t});
   }
 
-  std::vector<std::string> columns = scenario.sweep_columns;
-  const std::vector<std::string> workload_columns = scenario.points.front().workload->columns();
-  columns.insert(columns.end(), workload_columns.begin(), workload_columns.end());
-  io::CsvTable table(columns);
+  // The sweep's columns first; one named like a column of the workload's own (a sweep over
+  // workload.batch_per_gpu beside the steps' batch_per_gpu) is "sweep.<name>" in that table.
+  auto with_sweep = [&](const std::vector<std::string>& own) {
+    std::vector<std::string> c;
+    for (const std::string& name : scenario.sweep_columns)
+      c.push_back(std::find(own.begin(), own.end(), name) == own.end() ? name : "sweep." + name);
+    c.insert(c.end(), own.begin(), own.end());
+    return c;
+  };
+  io::CsvTable table(with_sweep(scenario.points.front().workload->columns()));
   std::optional<io::CsvTable> steps;
   const std::vector<std::string> step_columns = scenario.points.front().workload->step_columns();
-  if (!step_columns.empty()) {
-    std::vector<std::string> c = scenario.sweep_columns;
-    c.insert(c.end(), step_columns.begin(), step_columns.end());
-    steps.emplace(c);
-  }
+  if (!step_columns.empty()) steps.emplace(with_sweep(step_columns));
 
   SweepGroup* const group = options.group;
   std::vector<std::size_t> mine;  // the tasks this process runs: all, or its rank's share
