@@ -218,18 +218,18 @@ std::optional<std::string> FileStore::address(int version, int worker) const {
                    (std::string("w") + std::to_string(worker)));
 }
 
-void FileStore::write_checkpoint(const std::vector<std::span<const char>>& tensors) const {
+void FileStore::write_checkpoint(const std::vector<std::vector<float>>& tensors) const {
   std::vector<std::string_view> parts;
-  for (const std::span<const char>& t : tensors)
-    parts.emplace_back(t.data(), t.size());
+  for (const std::vector<float>& t : tensors)
+    parts.emplace_back(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
   write_file_atomic(dir_ / "checkpoint.bin", parts);
 }
 
-void FileStore::read_checkpoint(const std::vector<std::span<char>>& tensors) const {
+void FileStore::read_checkpoint(std::vector<std::vector<float>>& tensors) const {
   const fs::path file = dir_ / "checkpoint.bin";
   std::uint64_t expected = 0;
-  for (const std::span<char>& t : tensors)
-    expected += t.size();
+  for (const std::vector<float>& t : tensors)
+    expected += t.size() * sizeof(float);
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(file, ec);
   if (ec) throw RuntimeFailure(file.string() + ": cannot read the checkpoint: " + ec.message());
@@ -238,8 +238,9 @@ void FileStore::read_checkpoint(const std::vector<std::span<char>>& tensors) con
                          " bytes, expected " + std::to_string(expected) + " of model state");
   }
   std::ifstream in(file, std::ios::binary);
-  for (const std::span<char>& t : tensors)
-    in.read(t.data(), static_cast<std::streamsize>(t.size()));
+  for (std::vector<float>& t : tensors)
+    in.read(reinterpret_cast<char*>(t.data()),
+            static_cast<std::streamsize>(t.size() * sizeof(float)));
   if (!in) throw RuntimeFailure(file.string() + ": cannot read the checkpoint");
 }
 

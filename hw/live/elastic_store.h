@@ -19,7 +19,6 @@
 
 #include <filesystem>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -67,12 +66,12 @@ class FileStore {
   virtual void publish_address(int version, int worker, const std::string& address) const;
   virtual std::optional<std::string> address(int version, int worker) const;
 
-  // The restart baseline's checkpoint of the model state, replaced whole: `tensors`' bytes one
-  // after another, written from and read into the tensors' own memory (no copy of the whole).
-  // Reading throws RuntimeFailure naming the file when it is missing, unreadable or not exactly
-  // the tensors' size.
-  void write_checkpoint(const std::vector<std::span<const char>>& tensors) const;
-  void read_checkpoint(const std::vector<std::span<char>>& tensors) const;
+  // The restart baseline's checkpoint of the model state, replaced whole: `tensors`' float32
+  // values one after another, written from and read into the tensors' own memory (no copy of the
+  // whole). Reading throws RuntimeFailure naming the file when it is missing, unreadable or not
+  // exactly the tensors' size.
+  void write_checkpoint(const std::vector<std::vector<float>>& tensors) const;
+  void read_checkpoint(std::vector<std::vector<float>>& tensors) const;
 
   // What one process measured; the launcher reads them all.
   void write_record(int worker, const runtime::RunRecord& record) const;

@@ -122,10 +122,18 @@ double Learner::compute_gradient(int step, std::span<float> gradient,
   });
 }
 
+// Zoo tensor `tensor`'s element count and offset in the flat layout, once `size` is checked to be
+// its state's (parameters x `copies`, 1 or 2).
+std::pair<std::size_t, std::size_t> Learner::state_slot(std::size_t tensor, int copies,
+                                                        std::size_t size) const {
+  const std::size_t n = elements_.at(tensor);
+  if (size != n * static_cast<std::size_t>(copies) || copies < 1 || copies > 2)
+    throw std::invalid_argument("Learner: a tensor's state is its parameters x copies (1 or 2)");
+  return {n, offsets_.at(tensor)};
+}
+
 void Learner::read_state(std::size_t tensor, int copies, std::span<float> out) const {
-  const std::size_t n = elements_.at(tensor), at = offsets_.at(tensor);
-  if (out.size() != n * static_cast<std::size_t>(copies) || copies < 1 || copies > 2)
-    throw std::invalid_argument("Learner::read_state: the tensor's state is params x copies");
+  const auto [n, at] = state_slot(tensor, copies, out.size());
   std::copy_n(mlp_.params().begin() + static_cast<std::ptrdiff_t>(at), n, out.begin());
   if (copies == 2) {
     std::copy_n(sgd_.velocity().begin() + static_cast<std::ptrdiff_t>(at), n,
@@ -134,9 +142,7 @@ void Learner::read_state(std::size_t tensor, int copies, std::span<float> out) c
 }
 
 void Learner::write_state(std::size_t tensor, int copies, std::span<const float> in) {
-  const std::size_t n = elements_.at(tensor), at = offsets_.at(tensor);
-  if (in.size() != n * static_cast<std::size_t>(copies) || copies < 1 || copies > 2)
-    throw std::invalid_argument("Learner::write_state: the tensor's state is params x copies");
+  const auto [n, at] = state_slot(tensor, copies, in.size());
   std::copy_n(in.begin(), n, mlp_.params().begin() + static_cast<std::ptrdiff_t>(at));
   if (copies == 2) {
     std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(n), n,

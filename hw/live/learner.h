@@ -113,6 +113,8 @@ class Learner {
   // The epoch and index where the next global batch starts (the cursor, or the next epoch's
   // start when the rest is too short), that epoch's order made current.
   std::size_t batch_start();
+  std::pair<std::size_t, std::size_t> state_slot(std::size_t tensor, int copies,
+                                                 std::size_t size) const;
   std::vector<float> mean_;  // the averaged gradient, scratch of apply()
 };
 

@@ -868,37 +868,30 @@ void LiveEnv::state_received(int, int) {
     learner_->write_state(t, state_copies_, state_[t]);
 }
 
+// The model state's bytes must be what the step loop counts (an invariant of set_elastic).
+void LiveEnv::check_state_bytes(std::uint64_t bytes) const {
+  std::uint64_t total = 0;
+  for (const std::vector<float>& v : state_)
+    total += v.size() * sizeof(float);
+  if (total != bytes) {
+    throw std::logic_error("LiveEnv: the model state holds " + std::to_string(total) +
+                           " bytes, the step loop expects " + std::to_string(bytes));
+  }
+}
+
 void LiveEnv::write_checkpoint(int, std::uint64_t bytes, runtime::Callback done) {
   submit([this, bytes, done = std::move(done)](ComputeEmulator&) {
-    std::vector<std::span<const char>> tensors;
-    std::uint64_t total = 0;
-    for (const std::vector<float>& v : state_) {
-      tensors.emplace_back(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-      total += v.size() * sizeof(float);
-    }
-    if (total != bytes) {
-      throw std::logic_error("LiveEnv: the checkpoint holds " + std::to_string(total) +
-                             " bytes of state, the step loop expects " + std::to_string(bytes));
-    }
-    store_->write_checkpoint(tensors);
+    check_state_bytes(bytes);
+    store_->write_checkpoint(state_);
     post(done);
   });
 }
 
 void LiveEnv::read_checkpoint(int, std::uint64_t bytes, runtime::Callback done) {
   submit([this, bytes, done = std::move(done)](ComputeEmulator&) {
-    std::vector<std::span<char>> tensors;
-    std::uint64_t total = 0;
-    for (std::vector<float>& v : state_) {
-      tensors.emplace_back(reinterpret_cast<char*>(v.data()), v.size() * sizeof(float));
-      total += v.size() * sizeof(float);
-    }
-    if (total != bytes) {
-      throw std::logic_error("LiveEnv: the model state holds " + std::to_string(total) +
-                             " bytes, the step loop expects " + std::to_string(bytes));
-    }
+    check_state_bytes(bytes);
     try {
-      store_->read_checkpoint(tensors);
+      store_->read_checkpoint(state_);
     } catch (const RuntimeFailure& e) {
       throw RuntimeFailure("worker " + std::to_string(elastic_->worker) + ": " + e.what());
     }

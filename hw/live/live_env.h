@@ -231,6 +231,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   std::vector<std::vector<float>> state_;  // per backward-order tensor
   int state_copies_ = 1;                   // parameters x (1 + optimizer slots)
   void set_members(const runtime::ClusterConfig& cluster);
+  void check_state_bytes(std::uint64_t bytes) const;
   int learn_rank_ = 0;  // a learner's rank: in its cluster, or the runtime's
   std::unique_ptr<coll::Transport> check_transport_;  // elastic: the check's, over the cluster
   bool check_state_ = false;                          // the next between_steps checks the state

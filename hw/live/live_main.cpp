@@ -253,6 +253,15 @@ struct ScratchFolder {
   ScratchFolder& operator=(const ScratchFolder&) = delete;
 };
 
+// "median M ms, min A, max B" of `ms`, which it sorts.
+std::string spread_ms(std::vector<double>& ms) {
+  std::sort(ms.begin(), ms.end());
+  char text[96];
+  std::snprintf(text, sizeof text, "median %.1f ms, min %.1f, max %.1f", ms[ms.size() / 2],
+                ms.front(), ms.back());
+  return text;
+}
+
 // --measure-start N: the start-up of a new worker's process, as the runner starts one for a
 // resize (fork, exec, configuration, model, gradient buffers and state filled, the step loop
 // built), until it would connect; N times one after another, each time K processes at once
@@ -306,15 +315,11 @@ int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
       cpu_ms.push_back(static_cast<double>(cpu) / 1e6);
     }
   }
-  std::sort(wall_ms.begin(), wall_ms.end());
-  std::sort(cpu_ms.begin(), cpu_ms.end());
   std::printf(
       "# %s: a new worker's process start (notice to set-up done: %s), %d runs of %d at once: "
-      "median %.1f ms, min %.1f, max %.1f; CPU time per process: median %.1f ms, min %.1f, max "
-      "%.1f\n",
+      "%s; CPU time per process: %s\n",
       spec.model.name.c_str(), "exec, configuration, model, buffers and state, step loop",
-      o.measure_start, k, wall_ms[wall_ms.size() / 2], wall_ms.front(), wall_ms.back(),
-      cpu_ms[cpu_ms.size() / 2], cpu_ms.front(), cpu_ms.back());
+      o.measure_start, k, spread_ms(wall_ms).c_str(), spread_ms(cpu_ms).c_str());
   return 0;
 }
 
@@ -334,33 +339,25 @@ int measure_checkpoint(const ToolOptions& o, const live::LiveRunSpec& spec) {
     back.emplace_back(t.elements * copies, 0.0f);
     bytes += t.elements * copies * sizeof(float);
   }
-  std::vector<std::span<const char>> out;
-  std::vector<std::span<char>> in;
-  for (std::size_t i = 0; i < state.size(); ++i) {
-    out.emplace_back(reinterpret_cast<const char*>(state[i].data()), state[i].size() * 4);
-    in.emplace_back(reinterpret_cast<char*>(back[i].data()), back[i].size() * 4);
-  }
   std::vector<double> write_ms, read_ms;
   for (int i = 0; i < o.measure_checkpoint; ++i) {
     const TimeNs t0 = tcp::EventLoop::now_ns();
-    store.write_checkpoint(out);
+    store.write_checkpoint(state);
     const TimeNs t1 = tcp::EventLoop::now_ns();
-    store.read_checkpoint(in);
+    store.read_checkpoint(back);
     const TimeNs t2 = tcp::EventLoop::now_ns();
     if (back != state) throw RuntimeFailure("the checkpoint read back differs from the state");
     write_ms.push_back(static_cast<double>(t1 - t0) / 1e6);
     read_ms.push_back(static_cast<double>(t2 - t1) / 1e6);
   }
-  std::sort(write_ms.begin(), write_ms.end());
-  std::sort(read_ms.begin(), read_ms.end());
   const double mb = static_cast<double>(bytes) / 1e6;
-  auto median = [](const std::vector<double>& v) { return v[v.size() / 2]; };
+  const std::string write = spread_ms(write_ms), read = spread_ms(read_ms);
   std::printf(
-      "# %s: the checkpoint of %.1f MB, %d times: write median %.1f ms (min %.1f, max %.1f; "
-      "%.0f MB/s), read back median %.1f ms (min %.1f, max %.1f; %.0f MB/s)\n",
-      spec.model.name.c_str(), mb, o.measure_checkpoint, median(write_ms), write_ms.front(),
-      write_ms.back(), mb / median(write_ms) * 1e3, median(read_ms), read_ms.front(),
-      read_ms.back(), mb / median(read_ms) * 1e3);
+      "# %s: the checkpoint of %.1f MB, %d times: write %s (%.0f MB/s), read back %s "
+      "(%.0f MB/s)\n",
+      spec.model.name.c_str(), mb, o.measure_checkpoint, write.c_str(),
+      mb / write_ms[write_ms.size() / 2] * 1e3, read.c_str(),
+      mb / read_ms[read_ms.size() / 2] * 1e3);
   return 0;
 }
 

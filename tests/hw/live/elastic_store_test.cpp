@@ -138,20 +138,17 @@ TEST_CASE("file store: the checkpoint round-trips tensor by tensor, and a wrong 
   const fs::path dir = fresh_dir("checkpoint");
   fs::create_directories(dir);
   const FileStore store(dir, 2);
-  std::vector<float> a = {1.5f, -2.0f, 3.25f}, b = {4.0f, 5.0f};
-  auto bytes = [](std::vector<float>& v) {
-    return std::span<char>(reinterpret_cast<char*>(v.data()), v.size() * sizeof(float));
-  };
-  store.write_checkpoint({bytes(a), bytes(b)});
+  const std::vector<float> a = {1.5f, -2.0f, 3.25f}, b = {4.0f, 5.0f};
+  store.write_checkpoint({a, b});
   CHECK(fs::file_size(dir / "checkpoint.bin") == 5 * sizeof(float));
-  std::vector<float> a2(3), b2(2);
-  store.read_checkpoint({bytes(a2), bytes(b2)});
-  CHECK(a2 == a);
-  CHECK(b2 == b);
+  std::vector<std::vector<float>> back = {std::vector<float>(3), std::vector<float>(2)};
+  store.read_checkpoint(back);
+  CHECK(back[0] == a);
+  CHECK(back[1] == b);
   // A checkpoint of another model's size: one line naming the file and both sizes.
-  std::vector<float> c(4);
+  std::vector<std::vector<float>> c = {std::vector<float>(4)};
   try {
-    store.read_checkpoint({bytes(c)});
+    store.read_checkpoint(c);
     FAIL("a checkpoint of 20 bytes was read as 16");
   } catch (const RuntimeFailure& e) {
     CHECK(std::string(e.what()) ==
@@ -159,7 +156,7 @@ TEST_CASE("file store: the checkpoint round-trips tensor by tensor, and a wrong 
               ": the checkpoint holds 20 bytes, expected 16 of model state");
   }
   fs::remove(dir / "checkpoint.bin");
-  CHECK_THROWS_WITH_AS(store.read_checkpoint({bytes(c)}),
+  CHECK_THROWS_WITH_AS(store.read_checkpoint(c),
                        doctest::Contains("checkpoint.bin: cannot read the checkpoint"),
                        RuntimeFailure);
   fs::remove_all(dir);
