@@ -228,8 +228,6 @@ std::vector<TrafficPair> start_background(const runtime::LiveTrainingTask& task,
   return pairs;
 }
 
-// Stops the sources, then the sinks; the first source that had failed on its own, if any, as one
-// line (a stopped source exits 0).
 // The NIC stragglers of a testbed run: a thread follows rank 0's progress file and, once rank 0
 // has started a straggler's step, sets its server's NIC caps (both directions) to the straggler's
 // rate, as the simulation changes the links' capacity when rank 0 starts that step (sim_env.h).
@@ -283,6 +281,8 @@ class NicStragglers {
   std::thread thread_;
 };
 
+// Stops the sources, then the sinks; the first source that had failed on its own, if any, as one
+// line (a stopped source exits 0).
 std::string stop_background(std::vector<TrafficPair>& pairs) {
   std::string failure;
   for (TrafficPair& p : pairs) {
