@@ -72,6 +72,7 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
   out << YAML::Key << "seed" << YAML::Value << task.seed;
   out << YAML::Key << "timeout" << YAML::Value << std::to_string(task.live.timeout_ns) + "ns";
   out << YAML::Key << "compute_mode" << YAML::Value << task.live.compute;
+  out << YAML::Key << "verify" << YAML::Value << task.live.verify;
   if (!task.live.congestion_control.empty()) {
     out << YAML::Key << "congestion_control" << YAML::Value << task.live.congestion_control;
   }

@@ -105,6 +105,7 @@ runtime::LiveOptions read_live(io::MapReader& top) {
     o.placement = live->choice_or("placement", {"local", "testbed", "hosts"}, o.placement);
     o.timeout_ns = live->duration_ns_or("timeout", o.timeout_ns);
     o.congestion_control = live->string_or("congestion_control", o.congestion_control);
+    o.verify = live->boolean_or("verify", o.verify);
     o.prefix = live->string_or("prefix", o.prefix);
     o.compute = live->choice_or("compute", {"auto", "sleep", "spin", "gpu"}, o.compute);
     if (!valid_testbed_prefix(o.prefix)) {

@@ -10,6 +10,8 @@
 //     warmup_steps: 1
 //     steps: 4                                  # measured steps
 //     compute_scale: 1.0                        # multiplies compute (short live validations)
+//     compute_cores: 0                          # a server's cores its workers' compute shares
+//                                               # (CPU devices; 0: a device each; simulated only)
 //     connection: serialized                    # host transport, as in the allreduce workload
 //     per_message_overhead: 0us
 //     socket_buffer: 0B                         # serialized only: sender's kernel socket buffer
@@ -52,6 +54,7 @@
 #include "sim/runtime/straggler.h"
 #include "sim/runtime/system_config.h"
 #include "sim/simulate/simulate_training.h"
+#include "sim/train/dynamics.h"
 #include "sim/train/learn_spec.h"
 
 namespace adaptsim::run {
@@ -360,6 +363,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   options.warmup_steps = static_cast<int>(w.integer_or("warmup_steps", 1, 0, 1000));
   options.compute.compute_scale = w.number_or("compute_scale", 1.0);
   if (!(options.compute.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
+  options.compute_cores = static_cast<int>(w.integer_or("compute_cores", 0, 0, 4096));
   options.measured_steps = static_cast<int>(w.integer_or("steps", 4, 1, 100000));
   read_connection(w, options.host_transport);
   options.sharing = read_sharing(w);
@@ -472,6 +476,32 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
                            learn->data.string() + "): " + e.what());
     }
   }
+  if (learn && !learn->dynamics.empty() && ctx.mode != Mode::kLive) {
+    // Simulated learning: the dynamics fitted on live runs of the same settings.
+    io::MapReader l = w.map("learn");
+    std::shared_ptr<const train::TrainingDynamics> d;
+    try {
+      d = std::make_shared<const train::TrainingDynamics>(
+          train::load_training_dynamics(learn->dynamics));
+    } catch (const InputError& e) {
+      l.fail("dynamics", e.what());
+    }
+    if (d->model != train::kLearnModel) {
+      l.fail("dynamics", d->file + " describes model '" + d->model + "'; expected '" +
+                             std::string(train::kLearnModel) + "'");
+    }
+    if (d->fitted_lr != learn->lr || d->fitted_base_batch != learn->base_batch ||
+        d->fitted_momentum != learn->momentum) {
+      l.fail("dynamics", d->file + " was fitted on runs with lr " + io::fmt_general(d->fitted_lr) +
+                             ", base_batch " + std::to_string(d->fitted_base_batch) +
+                             ", momentum " + io::fmt_general(d->fitted_momentum) +
+                             "; this learn: has lr " + io::fmt_general(learn->lr) +
+                             ", base_batch " + std::to_string(learn->base_batch) + ", momentum " +
+                             io::fmt_general(learn->momentum));
+    }
+    options.learning =
+        simulate::SimLearning{d, learn->eval_every, options.warmup_steps + options.measured_steps};
+  }
   options.seam = runtime::read_seam(w);
   runtime::check_seam(w, options.seam, systems, options.compute.batch_per_gpu);
   const int capacity = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
@@ -493,6 +523,13 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
       }
     }
   }
+  if (options.elastic && options.compute_cores > 0 && options.elastic->server_cores > 0 &&
+      options.elastic->server_cores != options.compute_cores) {
+    w.fail("compute_cores", "is " + std::to_string(options.compute_cores) +
+                                " and elastic.server_cores " +
+                                std::to_string(options.elastic->server_cores) +
+                                ": a server's cores are one number (give one, or both equal)");
+  }
   options.stragglers = runtime::read_stragglers(w, capacity);
   if (ctx.mode == Mode::kLive && ctx.live.placement != "testbed") {
     for (const runtime::Straggler& s : options.stragglers) {
@@ -504,6 +541,11 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     }
   }
   options.failures = runtime::read_failures(w, capacity);
+  if (options.learning && !options.failures.empty()) {
+    w.fail("failures",
+           "a simulated run that learns (learn.dynamics) cannot lose workers: a failed step's "
+           "retry would count its samples twice");
+  }
   if (!options.failures.empty() &&
       (!options.elastic || options.elastic->mechanism != runtime::ResizeMechanism::kKungFu)) {
     w.fail("failures",

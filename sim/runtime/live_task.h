@@ -50,6 +50,10 @@ struct LiveOptions {
   // (host:port; empty: a private one started for the run).
   std::string config_store = "file";
   std::string etcd;
+  // Every rank checks the reduced gradients (a run that learns: the parameters' hashes) after
+  // every step: the tool's own check, not the modelled system's work; false: only where the run
+  // needs it (a learning run's evaluations, an elastic run's state), for timings.
+  bool verify = true;
   int fault_kill_rank = -1;
   std::uint64_t fault_after_sends = 0;
 };

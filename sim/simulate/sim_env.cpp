@@ -53,6 +53,10 @@ SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
     host_of_.push_back(topology.rank_server(r));
     all_.push_back(r);
   }
+  if (options.learning) {
+    step_of_.assign(all_.size(), 0);
+    batch_of_.assign(all_.size(), 0);
+  }
   if (options.elastic) {
     // The store holds the first cluster, whose processes run.
     const int initial = options.elastic->initial_workers > 0 ? options.elastic->initial_workers
@@ -65,6 +69,11 @@ SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
 SimEnv::~SimEnv() = default;
 
 void SimEnv::step_started(int worker, int step) {
+  if (options_.learning) {
+    if (learn_start_ < 0) learn_start_ = engine_.now();
+    step_of_.at(static_cast<std::size_t>(worker)) = step;
+    learn_step(step).workers.insert(worker);
+  }
   if (worker != 0) return;
   for (const runtime::Straggler& s : options_.stragglers) {
     if (!s.nic_bandwidth_Bps || s.from_step != step) continue;
@@ -129,11 +138,41 @@ void SimEnv::at(TimeNs when, runtime::Callback task) {
   engine_.schedule_at(when, std::move(task));
 }
 
-void SimEnv::compute(int, const runtime::ComputeSchedule& s,
+struct SimEnv::SharedCompute {
+  int worker;
+  runtime::ComputeSchedule schedule;
+  std::function<void(std::size_t)> phase_done;
+  std::size_t next_reported = 0;  // index into schedule.reported
+};
+
+void SimEnv::compute(int worker, const runtime::ComputeSchedule& s,
                      std::function<void(std::size_t)> phase_done) {
+  if (options_.learning) batch_of_.at(static_cast<std::size_t>(worker)) = s.batch_per_gpu;
+  if (options_.compute_cores > 0) {
+    auto c = std::make_shared<SharedCompute>(SharedCompute{worker, s, std::move(phase_done)});
+    compute_phase(c, 0);
+    return;
+  }
   auto shared = std::make_shared<std::function<void(std::size_t)>>(std::move(phase_done));
   for (std::size_t i : s.reported)
     engine_.schedule_at(s.phase_end_ns[i], [shared, i] { (*shared)(i); });
+}
+
+void SimEnv::compute_phase(const std::shared_ptr<SharedCompute>& c, std::size_t phase) {
+  const runtime::ComputeSchedule& s = c->schedule;
+  if (phase >= s.phase_end_ns.size()) return;
+  const TimeNs begin = phase == 0 ? s.start_ns : s.phase_end_ns[phase - 1];
+  const double seconds = to_seconds(std::max<TimeNs>(0, s.phase_end_ns[phase] - begin));
+  share(Resource::cpu, c->worker, seconds, [this, c, phase] {
+    const std::vector<std::size_t>& reported = c->schedule.reported;
+    // The next phase starts before this one is reported: the runtime's reaction (sending the
+    // gradients) does not hold the compute up, as on a device.
+    compute_phase(c, phase + 1);
+    if (c->next_reported < reported.size() && reported[c->next_reported] == phase) {
+      ++c->next_reported;
+      c->phase_done(phase);
+    }
+  });
 }
 
 void SimEnv::compute_until(int, TimeNs end_ns, runtime::Callback done) {
@@ -179,11 +218,58 @@ TimeNs SimEnv::kernel_ns(const KernelCost& kernel, int times) const {
   return seconds_to_ns_ceil(times * one * options_.kernels.time_sharing * 1e-9);
 }
 
-void SimEnv::gradient_norms(int, std::function<void(double, double)> done) {
-  // The local and the reduced gradients' norms; the values are unknown.
-  engine_.schedule_after(kernel_ns(options_.kernels.sq_norm, 2), [done = std::move(done)] {
-    done(std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
-  });
+void SimEnv::gradient_norms(int worker, std::function<void(double, double)> done) {
+  // The local and the reduced gradients' norms: unknown, unless the learning is simulated.
+  double local_sq = std::numeric_limits<double>::quiet_NaN(), reduced_sq = local_sq;
+  if (options_.learning) {
+    // Their expectations (McCandlish et al. 2018, eq. A.1; KUNGFU.md 3.1): a mean over b samples
+    // has E|g_b|^2 = |G|^2 + tr(Sigma) / b. The local gradient is a mean over the worker's batch,
+    // the reduced one the sum of n such means (n^2 times the mean over the global batch). Only
+    // tr(Sigma) / |G|^2 = B_simple matters to the monitor: |G|^2 = 1.
+    const std::size_t w = static_cast<std::size_t>(worker);
+    const int step = step_of_.at(w);
+    const double b = batch_of_.at(w);
+    const double n = static_cast<double>(learn_step(step).workers.size());
+    const double trace = options_.learning->dynamics->b_simple(progress_before(step));
+    local_sq = 1 + trace / b;
+    reduced_sq = n * n * (1 + trace / (b * n));
+  }
+  engine_.schedule_after(
+      kernel_ns(options_.kernels.sq_norm, 2),
+      [done = std::move(done), local_sq, reduced_sq] { done(local_sq, reduced_sq); });
+}
+
+SimEnv::LearnStep& SimEnv::learn_step(int step) {
+  const std::size_t k = static_cast<std::size_t>(step);
+  if (learn_steps_.size() <= k) learn_steps_.resize(k + 1);
+  return learn_steps_[k];
+}
+
+double SimEnv::progress_before(int step) {
+  return step > 0 ? learn_step(step - 1).progress : 0.0;
+}
+
+void SimEnv::readings(int worker, int step, std::map<std::string, double>& out) {
+  if (!options_.learning) return;
+  const SimLearning& l = *options_.learning;
+  if (!learn_step(step).done) {
+    // The step's update: the global batch is every worker's of this step.
+    const double samples_before = step > 0 ? learn_step(step - 1).samples : 0.0;
+    const double before = progress_before(step);
+    LearnStep& st = learn_step(step);
+    const double batch = static_cast<double>(batch_of_.at(static_cast<std::size_t>(worker))) *
+                         static_cast<double>(st.workers.size());
+    st.progress = l.dynamics->advance(before, batch);
+    st.samples = samples_before + batch;
+    st.done = true;
+  }
+  const LearnStep& st = learn_step(step);
+  out["learn.samples"] = st.samples;
+  out["learn.progress"] = st.progress;
+  out["learn.wall_s"] = to_seconds(engine_.now() - learn_start_);
+  if (step + 1 == l.total_steps || (l.eval_every > 0 && (step + 1) % l.eval_every == 0)) {
+    out["learn.test_accuracy"] = l.dynamics->accuracy(st.progress);
+  }
 }
 
 void SimEnv::square_gradients(int, runtime::Callback done) {
@@ -340,10 +426,15 @@ void SimEnv::share(Resource resource, int worker, double seconds, runtime::Callb
   const int server = host_of_.at(static_cast<std::size_t>(worker));
   auto [it, fresh] = shared_.try_emplace({resource, server});
   Shared& r = it->second;
-  if (fresh) r.units = resource == Resource::disk ? 1 : elastic().server_cores;
+  if (fresh) r.units = units(resource);
   advance(r);
   r.active.push_back({seconds, std::move(done)});
   schedule(resource, server);
+}
+
+int SimEnv::units(Resource resource) const {
+  if (resource == Resource::disk) return 1;
+  return options_.compute_cores > 0 ? options_.compute_cores : elastic().server_cores;
 }
 
 // The rate each job of `r` progresses at now: 1 alone, less when more jobs than units run.

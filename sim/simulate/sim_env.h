@@ -21,6 +21,7 @@
 #include "sim/runtime/env.h"
 #include "sim/runtime/straggler.h"
 #include "sim/topo/topology.h"
+#include "sim/train/dynamics.h"
 #include "sim/train/model_zoo.h"
 
 namespace adaptsim::simulate {
@@ -45,6 +46,16 @@ struct MonitorKernels {
   static MonitorKernels memory_bound(double memory_Bps, std::size_t element_bytes);
 };
 
+// A model that learns for real in live runs, simulated (issue 16): its training dynamics
+// (sim/train/dynamics.h) give the gradients' squared norms the monitors read, as their
+// expectations, and the readings a live learner writes (samples, progress, wall time, test
+// accuracy at the evaluation points, which are the live run's).
+struct SimLearning {
+  std::shared_ptr<const train::TrainingDynamics> dynamics;
+  int eval_every = 0;   // train::LearnSpec::eval_every: an evaluation every N steps; 0: last only
+  int total_steps = 0;  // warm-up and measured: the last step is an evaluation point
+};
+
 struct SimEnvOptions {
   fabric::SimTransportOptions host_transport;  // endpoint is forced to kHost
   net::Sharing sharing = net::Sharing::kMaxMin;
@@ -67,6 +78,15 @@ struct SimEnvOptions {
   // Stragglers whose server's NIC changes rate when rank 0 starts their step (their compute is
   // the step loop's).
   std::vector<runtime::Straggler> stragglers;
+  // Simulated learning (the model that learns live); unset: gradients are sizes only, their
+  // norms NaN, and no learn.* readings.
+  std::optional<SimLearning> learning;  // The CPU cores of a server that its workers' compute
+                                        // shares (0: each worker computes on a
+  // device of its own, a GPU). Set for CPU devices with more worker processes than cores (live
+  // runs on local processes): each compute phase is its exclusive time of CPU work, and the work
+  // in progress on a server shares its cores by processor sharing (SimEnv::share), with the
+  // elastic start-ups (ElasticSpec::server_cores must then be the same number or 0).
+  int compute_cores = 0;
 };
 
 class SimEnv final : public runtime::TrainingEnv {
@@ -83,6 +103,8 @@ class SimEnv final : public runtime::TrainingEnv {
   int workers() const override { return topology_.rank_count(); }
   const std::vector<int>& host_of_worker() const override { return host_of_; }
   const std::vector<int>& local_workers() const override { return all_; }
+  // With compute_cores set, the phases' exclusive times are run one after the other as CPU work
+  // shared with the server's other work; otherwise each phase ends at its deadline.
   void compute(int worker, const runtime::ComputeSchedule& schedule,
                std::function<void(std::size_t)> phase_done) override;
   void compute_until(int worker, TimeNs end_ns, runtime::Callback done) override;
@@ -102,6 +124,9 @@ class SimEnv final : public runtime::TrainingEnv {
   void gradient_variance(int worker, std::function<void(double)> done) override;
   void between_steps(int, int, runtime::Callback done) override { done(); }
   void step_started(int worker, int step) override;
+  // With SimEnvOptions::learning: learn.samples, learn.progress, learn.wall_s and, at the
+  // evaluation points, learn.test_accuracy (the dynamics' accuracy at the progress made).
+  void readings(int worker, int step, std::map<std::string, double>& out) override;
 
   // Elastic: the config store is an object beside rank 0's host whose reads take
   // ElasticSpec::store_read_ns (reading the cluster as it is halfway) and writes store_write_ns
@@ -141,6 +166,11 @@ class SimEnv final : public runtime::TrainingEnv {
   struct Shared;
   // `seconds` of the resource's exclusive work for `worker`'s server, then `done`.
   void share(Resource resource, int worker, double seconds, runtime::Callback done);
+  // The units a server's resource has: one disk; compute_cores or the elastic start-ups' cores.
+  int units(Resource resource) const;
+  // Phase `phase` and the ones after it of a compute on shared cores (compute_cores).
+  struct SharedCompute;
+  void compute_phase(const std::shared_ptr<SharedCompute>& c, std::size_t phase);
   void advance(Shared& r);
   void schedule(Resource resource, int server);
   // `kernel` run `times` times over every gradient tensor.
@@ -185,6 +215,21 @@ class SimEnv final : public runtime::TrainingEnv {
   int checkpoint_server_ = -1;  // the server that wrote the checkpoint last (its page cache)
   std::function<void(int, const runtime::RunnerNotice&)> started_;
   void stop_background(std::size_t flow);
+
+  // Simulated learning (SimEnvOptions::learning). Each worker's step and batch (from
+  // step_started and compute); per step, the workers that started it and, once the first worker
+  // has its readings, the progress and the samples after it. Every worker reads a step before any
+  // reads the next (the step's all-reduce joins them), so the step before is always done.
+  struct LearnStep {
+    std::set<int> workers;
+    double progress = 0, samples = 0;  // after the step
+    bool done = false;
+  };
+  std::vector<LearnStep> learn_steps_;
+  std::vector<int> step_of_, batch_of_;
+  TimeNs learn_start_ = -1;
+  LearnStep& learn_step(int step);
+  double progress_before(int step);
 };
 
 }  // namespace adaptsim::simulate

@@ -27,6 +27,8 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   env_options.background = options.background;
   env_options.elastic = options.elastic;
   env_options.stragglers = options.stragglers;
+  env_options.learning = options.learning;
+  env_options.compute_cores = options.compute_cores;
   SimEnv env(topology, model, env_options);
   std::optional<net::LinkRecorder> recorder;
   if (options.link_stats_bin_ns > 0 || options.record_timeline) {

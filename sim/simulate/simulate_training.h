@@ -45,6 +45,11 @@ struct TrainingOptions {
   std::optional<MonitorKernels> monitor_kernels;
   // Background traffic beside the job (the topology must hold the extra hosts it names).
   io::BackgroundSpec background;
+  // The model that learns live, its learning simulated by a training-dynamics model (SimEnv).
+  std::optional<SimLearning> learning;
+  // The cores a server's workers compute on together (SimEnvOptions::compute_cores); 0: a
+  // device each.
+  int compute_cores = 0;
   // Record every worker's phases (SimulatedTraining::timeline).
   bool record_timeline = false;
   // Record what every link carried, in bins of this width (SimulatedTraining::links; the host

@@ -30,6 +30,7 @@ LearnSpec read_learn_spec(io::MapReader& r, const std::filesystem::path& base_di
   }
   s.eval_every = static_cast<int>(r.integer_or("eval_every", s.eval_every, 0, 1 << 30));
   if (r.has("params_dir")) s.params_dir = path_of("params_dir");
+  if (r.has("dynamics")) s.dynamics = path_of("dynamics");
   r.finish();
   if (data != nullptr) {
     try {
@@ -59,6 +60,9 @@ std::string learn_spec_yaml(const LearnSpec& s) {
   if (!s.params_dir.empty()) {
     out << YAML::Key << "params_dir" << YAML::Value
         << std::filesystem::absolute(s.params_dir).string();
+  }
+  if (!s.dynamics.empty()) {
+    out << YAML::Key << "dynamics" << YAML::Value << std::filesystem::absolute(s.dynamics).string();
   }
   out << YAML::EndMap;
   return out.c_str();

@@ -15,6 +15,9 @@
 //     weight_decay: 0       # >= 0
 //     eval_every: 100       # test-set evaluation every N steps (and after the last); 0: last only
 //     params_dir: /tmp/p    # optional: each rank writes its final parameters there (tests)
+//     dynamics: f.yaml      # optional: simulated runs' training dynamics (sim/train/dynamics.h;
+//                           # relative: to the file), fitted on live runs with the same lr,
+//                           # base_batch and momentum; without it a simulated run does not learn
 //
 // Bad input is an InputError at the file, line and key ("learn.lr: must be > 0"); with the data
 // loaded, a missing or truncated IDX file is one too, at learn.data.
@@ -38,6 +41,7 @@ struct LearnSpec {
   double weight_decay = 0;
   int eval_every = 100;  // steps; 0: only after the last step
   std::filesystem::path params_dir;
+  std::filesystem::path dynamics;  // empty: none
 };
 
 // The model that learns for real; a LearnSpec goes with it only.

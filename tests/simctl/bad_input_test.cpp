@@ -444,6 +444,28 @@ TEST_CASE("bad input: no run writes nonsense or rows no one can tell apart (item
                "  learn: {lr: 0}\n",
            {},
            "s.yaml:14: key 'workload.learn.lr': must be a finite value > 0"},
+          {"learn.dynamics missing",
+           "{dir}/s.yaml",
+           with(with(kTraining, "mobilenetv2", "fashion-mlp"), "k80-half", "cpu-core") +
+               "  learn: {lr: 0.05, dynamics: nowhere.yaml}\n",
+           {},
+           "s.yaml:14: key 'workload.learn.dynamics': "},
+          {"learn.dynamics fitted with another learning rate",
+           "{dir}/s.yaml",
+           with(with(kTraining, "mobilenetv2", "fashion-mlp"), "k80-half", "cpu-core") +
+               "  learn: {lr: 0.1, base_batch: 128, dynamics: "
+               "{root}/traces/dynamics/fashion-mlp.yaml}\n",
+           {},
+           "fashion-mlp.yaml was fitted on runs with lr 0.05, base_batch 128, momentum 0.9; this "
+           "learn: has lr 0.1, base_batch 128, momentum 0.9"},
+          {"compute_cores beside other elastic.server_cores",
+           "{dir}/s.yaml",
+           with(kTraining, "{kind: ideal}", "{kind: kungfu}") +
+               "  compute_cores: 2\n  elastic: {mechanism: kungfu, server_cores: 4}\n",
+           {},
+           "key 'workload.compute_cores': is 2 and elastic.server_cores 4: a server's cores are "
+           "one "
+           "number"},
           {"learn beside a model that does not learn",
            "{dir}/s.yaml",
            kTraining + "  learn: {lr: 0.05}\n",
