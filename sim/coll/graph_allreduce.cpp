@@ -3,8 +3,9 @@
 // down the broadcast graph. Messages are matched by (peer, name), so chunks and tensors run
 // concurrently in any order.
 
-#include <deque>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "sim/coll/allreduce.h"
 #include "sim/coll/partition.h"
@@ -46,10 +47,12 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
         return;
       }
       reduced_in_graph_ = 0;
-      for (int p : prevs) {
+      arrived_.assign(prevs.size(), std::nullopt);
+      next_in_order_ = 0;
+      for (std::size_t i = 0; i < prevs.size(); ++i) {
         Bytes buf = acquire_scratch_for(t_, w_, w_.bytes());
-        t_.recv(p, message_name(), buf, [self, buf] {
-          self->pending_reductions_.push_back(buf);
+        t_.recv(prevs[i], message_name(), buf, [self, buf, i] {
+          self->arrived_[i] = buf;
           self->pump_reductions();
         });
       }
@@ -69,12 +72,28 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
     }
   }
 
-  // Reductions of one workspace are serialised, as under KungFu's per-workspace lock.
+  // Reductions of one workspace are serialised, as under KungFu's per-workspace lock. KungFu folds
+  // the children's data in as it arrives; so does this where the workspace is sizes only (the
+  // simulated gradients: the order changes no value). Intentional deviation where it holds
+  // values: they are folded in the graph's order of children, a child that arrives early waiting
+  // for the ones before it, so the float sums, and with them a run that learns, are the same in
+  // every run for a seed and a process count (issue 16; floating-point addition is not
+  // associative).
   void pump_reductions() {
-    if (reducing_ || pending_reductions_.empty()) return;
+    if (reducing_) return;
+    std::size_t next = 0;
+    if (w_.recv.data != nullptr) {
+      next = next_in_order_;
+      if (next == arrived_.size() || !arrived_[next]) return;  // the next child's is to come
+      ++next_in_order_;
+    } else {
+      while (next < arrived_.size() && !arrived_[next])
+        ++next;
+      if (next == arrived_.size()) return;
+    }
     reducing_ = true;
-    Bytes msg = pending_reductions_.front();
-    pending_reductions_.pop_front();
+    Bytes msg = *arrived_[next];
+    arrived_[next].reset();
     auto self = shared_from_this();
     t_.reduce(w_.recv, effective(), msg, w_.dtype, w_.op, [self, msg] {
       release_scratch_for(self->t_, msg);
@@ -119,15 +138,16 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
   std::size_t reduced_in_graph_ = 0;
   std::size_t sends_pending_ = 0;
   bool reducing_ = false;
-  std::deque<Bytes> pending_reductions_;
+  // Per child of this graph: its data, arrived and not yet folded in; with values, the children
+  // before next_in_order_ are folded.
+  std::vector<std::optional<Bytes>> arrived_;
+  std::size_t next_in_order_ = 0;
 };
 
 class GraphAllReduce final : public AllReduce {
  public:
   GraphAllReduce(StrategyKind kind, const std::vector<int>& hosts, AllReduceOptions options)
-      : kind_(kind),
-        pairs_(make_graph_pairs(kind, hosts, options.star_root)),
-        options_(options) {}
+      : kind_(kind), pairs_(make_graph_pairs(kind, hosts, options.star_root)), options_(options) {}
 
   StrategyKind kind() const override { return kind_; }
 
