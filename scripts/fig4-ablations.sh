@@ -12,7 +12,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 simctl="${1:-$root/build}/sim/simctl/simctl"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-live=("$root/docs/data/fig4-live-run3.steps.csv.gz" "$root/docs/data/fig4-live-run4.steps.csv.gz")
+live=("$root/docs/data/fig4-live-1.steps.csv.gz" "$root/docs/data/fig4-live-2.steps.csv.gz")
 sed 's/^noise_factor: .*/noise_factor: 1e12/' "$root/traces/dynamics/fashion-mlp.yaml" > "$out/flat.yaml"
 run() {  # run NAME SETS...
   local name=$1
