@@ -218,16 +218,19 @@ std::optional<std::string> FileStore::address(int version, int worker) const {
                    (std::string("w") + std::to_string(worker)));
 }
 
-void FileStore::write_checkpoint(const std::vector<std::vector<float>>& tensors) const {
+void FileStore::write_checkpoint(const std::vector<std::vector<float>>& tensors,
+                                 std::span<const std::uint64_t> words) const {
   std::vector<std::string_view> parts;
   for (const std::vector<float>& t : tensors)
     parts.emplace_back(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
+  parts.emplace_back(reinterpret_cast<const char*>(words.data()), words.size_bytes());
   write_file_atomic(dir_ / "checkpoint.bin", parts);
 }
 
-void FileStore::read_checkpoint(std::vector<std::vector<float>>& tensors) const {
+void FileStore::read_checkpoint(std::vector<std::vector<float>>& tensors,
+                                std::span<std::uint64_t> words) const {
   const fs::path file = dir_ / "checkpoint.bin";
-  std::uint64_t expected = 0;
+  std::uint64_t expected = words.size_bytes();
   for (const std::vector<float>& t : tensors)
     expected += t.size() * sizeof(float);
   std::error_code ec;
@@ -241,6 +244,7 @@ void FileStore::read_checkpoint(std::vector<std::vector<float>>& tensors) const 
   for (std::vector<float>& t : tensors)
     in.read(reinterpret_cast<char*>(t.data()),
             static_cast<std::streamsize>(t.size() * sizeof(float)));
+  in.read(reinterpret_cast<char*>(words.data()), static_cast<std::streamsize>(words.size_bytes()));
   if (!in) throw RuntimeFailure(file.string() + ": cannot read the checkpoint");
 }
 

@@ -19,6 +19,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,11 +68,14 @@ class FileStore {
   virtual std::optional<std::string> address(int version, int worker) const;
 
   // The restart baseline's checkpoint of the model state, replaced whole: `tensors`' float32
-  // values one after another, written from and read into the tensors' own memory (no copy of the
-  // whole). Reading throws RuntimeFailure naming the file when it is missing, unreadable or not
-  // exactly the tensors' size.
-  void write_checkpoint(const std::vector<std::vector<float>>& tensors) const;
-  void read_checkpoint(std::vector<std::vector<float>>& tensors) const;
+  // values one after another, then the `words` (a learner's data cursor and samples trained),
+  // written from and read into their own memory (no copy of the whole). Reading throws
+  // RuntimeFailure naming the file when it is missing, unreadable or not exactly the tensors' and
+  // words' size.
+  void write_checkpoint(const std::vector<std::vector<float>>& tensors,
+                        std::span<const std::uint64_t> words = {}) const;
+  void read_checkpoint(std::vector<std::vector<float>>& tensors,
+                       std::span<std::uint64_t> words = {}) const;
 
   // What one process measured; the launcher reads them all.
   void write_record(int worker, const runtime::RunRecord& record) const;

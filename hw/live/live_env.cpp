@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -879,10 +880,22 @@ void LiveEnv::check_state_bytes(std::uint64_t bytes) const {
   }
 }
 
+// A run that learns checkpoints the learner's parameters and momentum (the state a KungFu resize
+// broadcasts) and where its data stands (cursor, samples trained: what a resize agrees on), so
+// the restarted processes go on from exactly there.
 void LiveEnv::write_checkpoint(int, std::uint64_t bytes, runtime::Callback done) {
   submit([this, bytes, done = std::move(done)](ComputeEmulator&) {
     check_state_bytes(bytes);
-    store_->write_checkpoint(state_);
+    std::array<std::uint64_t, 2> position{};
+    std::span<const std::uint64_t> words;
+    if (learner_ != nullptr) {
+      for (std::size_t t = 0; t < state_.size(); ++t)
+        learner_->read_state(t, state_copies_, state_[t]);
+      const auto [cursor, samples] = learner_->data_position();
+      position = {cursor, samples};
+      words = position;
+    }
+    store_->write_checkpoint(state_, words);
     post(done);
   });
 }
@@ -890,13 +903,20 @@ void LiveEnv::write_checkpoint(int, std::uint64_t bytes, runtime::Callback done)
 void LiveEnv::read_checkpoint(int, std::uint64_t bytes, runtime::Callback done) {
   submit([this, bytes, done = std::move(done)](ComputeEmulator&) {
     check_state_bytes(bytes);
+    std::array<std::uint64_t, 2> position{};
     try {
-      store_->read_checkpoint(state_);
+      store_->read_checkpoint(state_, learner_ != nullptr ? std::span<std::uint64_t>(position)
+                                                          : std::span<std::uint64_t>());
     } catch (const RuntimeFailure& e) {
       throw RuntimeFailure("worker " + std::to_string(elastic_->worker) + ": " + e.what());
     }
+    if (learner_ != nullptr) {
+      for (std::size_t t = 0; t < state_.size(); ++t)
+        learner_->write_state(t, state_copies_, state_[t]);
+      learner_->set_data_position(position[0], position[1]);
+    }
     post([this, done] {
-      check_state_ = true;
+      check_state_ = learner_ == nullptr;  // the pattern; a learner's state is checked by hash
       done();
     });
   });

@@ -91,11 +91,6 @@ void validate_live_config(const train::Model& model, const LiveConfig& c) {
     if (!communicates(c.system.kind)) {
       throw InputError("elastic: needs a system that communicates (kungfu, horovod), not ideal");
     }
-    if (c.learn && c.elastic->mechanism != runtime::ResizeMechanism::kKungFu) {
-      throw InputError(
-          "elastic: a live run that learns resizes by mechanism kungfu (the restart's checkpoint "
-          "holds the parameters, not the data cursor)");
-    }
     if (c.learn && c.elastic->optimizer_slots != (c.learn->momentum > 0 ? 1 : 0)) {
       throw InputError(
           "elastic.optimizer_slots: a live run that learns broadcasts its parameters " +

@@ -622,6 +622,47 @@ TEST_CASE("a live run that learns resizes 1 -> 3 -> 2 and goes on learning from 
   fs::remove_all(dir);
 }
 
+TEST_CASE("a live run that learns restarts 1 -> 3 -> 2 from its checkpoint as KungFu resizes it") {
+  // The stop-checkpoint-restart baseline with real learning: rank 0 writes the learner's
+  // parameters, momentum and data position (cursor, samples trained) to the checkpoint, every
+  // process stops, the new cluster's processes read it and go on. The checkpoint and KungFu's
+  // broadcast carry the same state and the all-reduces fold in a fixed order, so both runs learn
+  // the same: equal readings (samples, learning rate, test accuracy) at every step.
+  const fs::path dir = scratch_dir("learn_restart");
+  fs::create_directories(dir / "restart");
+  fs::create_directories(dir / "kungfu");
+  const std::vector<std::string> resize = {
+      "workload.steps=44", "workload.learn.eval_every=15",
+      "workload.policy={name: resize-schedule, every: 15, sizes: [1, 3, 2]}"};
+  std::vector<std::string> kungfu = resize, restart = resize;
+  kungfu.push_back("workload.elastic={initial_workers: 1, optimizer_slots: 1}");
+  restart.push_back(
+      "workload.elastic={mechanism: restart, initial_workers: 1, optimizer_slots: 1}");
+  const auto by_restart = fig4_steps(dir / "restart", restart, true);
+  const auto sim = fig4_steps(dir / "restart", restart, false);
+  const auto by_kungfu = fig4_steps(dir / "kungfu", kungfu, true);
+  REQUIRE(by_restart.size() == 45);
+  REQUIRE(by_kungfu.size() == 45);
+  REQUIRE(sim.size() == 45);
+  for (std::size_t k = 0; k < by_restart.size(); ++k) {
+    CAPTURE(k);
+    CHECK(by_restart[k].at("workers") == sim[k].at("workers"));
+    CHECK(by_restart[k].at("workers") == by_kungfu[k].at("workers"));
+    for (const std::string key : {"learn.samples", "learn.lr", "learn.test_accuracy"}) {
+      CAPTURE(key);
+      const double a = reading_of(by_restart[k], key), b = reading_of(by_kungfu[k], key);
+      CHECK(std::isnan(a) == std::isnan(b));
+      if (!std::isnan(a)) CHECK(a == b);
+    }
+  }
+  CHECK(std::any_of(by_restart.begin(), by_restart.end(), [](const auto& row) {
+    return row.at("readings").find("resize.join.restore_s") != std::string::npos;
+  }));
+  CHECK(reading_of(by_restart[44], "learn.test_accuracy") > 0.6);
+  CHECK(processes_mentioning(dir.string()).empty());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a live run that learns grows its batch by the adaptive-batch policy on its real GNS") {
   // scenarios/fig4-live.yaml (4 processes x 64, fashion-mlp) with KungFu's Figure 4 policy
   // (policies.cpp, adaptive-batch) over "epochs" of 12800 samples and the gradient noise scale

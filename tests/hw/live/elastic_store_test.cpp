@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include <filesystem>
 #include <fstream>
 
@@ -155,6 +157,19 @@ TEST_CASE("file store: the checkpoint round-trips tensor by tensor, and a wrong 
           (dir / "checkpoint.bin").string() +
               ": the checkpoint holds 20 bytes, expected 16 of model state");
   }
+  // A learner's data position after the tensors: 5 floats and 2 words, 36 bytes.
+  const std::array<std::uint64_t, 2> position = {123456789012345ull, 7ull};
+  store.write_checkpoint({a, b}, position);
+  CHECK(fs::file_size(dir / "checkpoint.bin") == 5 * sizeof(float) + 2 * sizeof(std::uint64_t));
+  std::array<std::uint64_t, 2> words{};
+  store.read_checkpoint(back, words);
+  CHECK(back[0] == a);
+  CHECK(back[1] == b);
+  CHECK(words == position);
+  // Read without the words (a run that does not learn): the sizes differ, refused.
+  CHECK_THROWS_WITH_AS(store.read_checkpoint(back),
+                       doctest::Contains("the checkpoint holds 36 bytes, expected 20"),
+                       RuntimeFailure);
   fs::remove(dir / "checkpoint.bin");
   CHECK_THROWS_WITH_AS(store.read_checkpoint(c),
                        doctest::Contains("checkpoint.bin: cannot read the checkpoint"),
