@@ -19,6 +19,8 @@ std::string format_seconds(TimeNs ns) {
 // How long the caller waits for the loop thread to abandon a timed-out operation. The loop only
 // blocks inside a reduction or a memcpy, which take milliseconds.
 constexpr TimeNs kAbortWaitNs = 10 * kNsPerSecond;
+// How long a failed operation's caller waits for the loop to leave it (it never blocks there).
+constexpr TimeNs kLoopWaitNs = 2 * kNsPerSecond;
 
 // One blocking call in flight: the loop thread marks it done, the caller waits on Runtime::cv_.
 struct PendingOp {
@@ -168,6 +170,11 @@ void Runtime::run_with_progress(const std::string& what, TimeNs timeout_ns, Prog
     if (op->done) return;
     if (!failure_.empty()) {
       lock.unlock();
+      // The failure may have been raised inside the operation, on the loop thread, which is then
+      // still running it: wait until the loop has left it, so the caller's objects (the algorithm,
+      // its graphs, the buffers) outlive every use once we return. Once the transport has failed,
+      // none of the operation's callbacks runs again.
+      wait_for_loop();
       throw_failed(what);
     }
     const TimeNs left = op->last_progress_ns + timeout_ns - EventLoop::now_ns();
@@ -211,6 +218,20 @@ void Runtime::run_with_progress(const std::string& what, TimeNs timeout_ns, Prog
   const std::string desc = abort->answered ? abort->pending : "the event loop did not answer";
   lock.unlock();
   throw RuntimeFailure(prefix() + reason + "; " + desc);
+}
+
+void Runtime::wait_for_loop() {
+  if (std::this_thread::get_id() == thread_.get_id()) return;
+  auto passed = std::make_shared<bool>(false);
+  loop_.post([this, passed] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      *passed = true;
+    }
+    cv_.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::nanoseconds(kLoopWaitNs), [&] { return *passed; });
 }
 
 void Runtime::run_allreduce(const coll::AllReduce& algo, const coll::Workspace& w,

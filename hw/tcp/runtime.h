@@ -104,6 +104,9 @@ class Runtime {
   void start_thread();
   void on_failure(const std::string& reason);
   [[noreturn]] void throw_failed(const std::string& what) const;
+  // Returns once the loop thread has run everything posted before (at most kLoopWaitNs): the
+  // task it is in has ended. A no-op on the loop thread itself.
+  void wait_for_loop();
   std::string prefix() const;
 
   RuntimeOptions options_;
