@@ -80,8 +80,8 @@ struct SimEnvOptions {
   std::vector<runtime::Straggler> stragglers;
   // Simulated learning (the model that learns live); unset: gradients are sizes only, their
   // norms NaN, and no learn.* readings.
-  std::optional<SimLearning> learning;  // The CPU cores of a server that its workers' compute
-                                        // shares (0: each worker computes on a
+  std::optional<SimLearning> learning;
+  // The CPU cores of a server that its workers' compute shares (0: each worker computes on a
   // device of its own, a GPU). Set for CPU devices with more worker processes than cores (live
   // runs on local processes): each compute phase is its exclusive time of CPU work, and the work
   // in progress on a server shares its cores by processor sharing (SimEnv::share), with the
