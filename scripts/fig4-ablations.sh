@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Figure 4 simulated, each mechanism switched off in turn, against the checked-in live runs
 # (docs/figures.md "Figure 4"): the full model; the workers' compute on cores of their own
-# (compute_cores 0); the monitor's norm kernels memory-bound on the device instead of the
+# (compute_cores 0: neither the computes nor the transport threads share the cores); the
+# transport threads unmodelled (transport_threads unlimited: the computes share the cores, the
+# transfers take none of them); the monitor's norm kernels memory-bound on the device instead of the
 # calibration profile's CPU kernels (monitor_kernels device); no statistical efficiency (every
 # sample counts the same at any batch: the dynamics' noise_factor at 1e12). Prints
 # scripts/fig4-targets.py's lines for the simulated adaptive run of each.
@@ -24,5 +26,6 @@ run() {  # run NAME SETS...
 }
 run full
 run no-compute-sharing --set workload.compute_cores=0
+run no-transport-threads --set workload.transport_threads=unlimited
 run device-kernels --set workload.monitor_kernels=device
 run no-efficiency --set "workload.learn.dynamics=$out/flat.yaml"

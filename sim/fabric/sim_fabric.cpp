@@ -139,7 +139,19 @@ SimFabric::SimFabric(net::Network& network, SimTransportOptions options)
     }
     transport_threads_.push_back(network.flows().add_resource(
         host.loopback_bandwidth_Bps, "rank" + std::to_string(r) + ".transport_thread"));
+    if (options_.host_cores > 0 && !host_cpu_.contains(endpoint_of(r))) {
+      const double core_Bps = host.loopback_bandwidth_Bps / 2;
+      host_cpu_[endpoint_of(r)] = {
+          network.flows().add_resource(options_.host_cores * core_Bps, host.name + ".cpu"),
+          core_Bps};
+    }
   }
+}
+
+std::optional<SimFabric::HostCpu> SimFabric::host_cpu(int rank) const {
+  const auto it = host_cpu_.find(endpoint_of(rank));
+  if (it == host_cpu_.end()) return std::nullopt;
+  return it->second;
 }
 
 SimFabric::~SimFabric() = default;
@@ -214,13 +226,18 @@ void SimFabric::pump(Connection& c) {
 void SimFabric::transmit(Message& m, Callback transmitted) {
   const TimeNs start = network_.engine().now();
   Message* msg = &m;
-  std::array<net::ResourceId, 2> threads{};
+  std::array<net::ResourceId, 3> threads{};
   std::span<const net::ResourceId> also;
-  if (!transport_threads_.empty()) {
-    threads = {transport_threads_[m.src], transport_threads_[m.dst]};
-    also = threads;
-  }
   const topo::NodeId src = endpoint_of(m.src), dst = endpoint_of(m.dst);
+  if (!transport_threads_.empty()) {
+    threads = {transport_threads_[m.src], transport_threads_[m.dst], 0};
+    also = std::span<const net::ResourceId>(threads.data(), 2);
+    // Both ends on one host: the two threads' copying is that host's CPU work.
+    if (const auto cpu = host_cpu_.find(src); src == dst && cpu != host_cpu_.end()) {
+      threads[2] = cpu->second.resource;
+      also = threads;
+    }
+  }
   double cap = net::MaxMinSolver::kUncapped;
   if (options_.serialize_per_peer && options_.socket_buffer_bytes > 0 && src != dst) {
     const TimeNs rtt = std::max<TimeNs>(network_.round_trip_ns(src, dst), 1);

@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +55,14 @@ struct SimTransportOptions {
   // stream through one thread on each side. false: a rank's sends and receives are limited by
   // the network alone (KungFu's Go runtime runs each connection on its own goroutine).
   bool one_transport_thread = false;
+  // With one_transport_thread: the CPU cores of each host (0: not modelled). A transfer between
+  // two ranks of one host is then also CPU work on that host: its sender's and its receiver's
+  // transport threads each run a core's worth per loopback_bandwidth of bytes, so the transfer
+  // crosses the host's CPU resource, of capacity host_cores x loopback_bandwidth / 2 (transfer
+  // bytes per second). The environment puts its compute on the same resource (SimFabric::
+  // host_cpu), so the host's cores are shared among compute and transport threads (max-min per
+  // flow: an approximation of the kernel's fair share per thread).
+  int host_cores = 0;
 };
 
 // One message on the network: from its first byte leaving `src` (after the per-message overhead)
@@ -79,6 +88,13 @@ class SimFabric {
   // Messages and payload bytes delivered so far (all ranks).
   std::uint64_t messages_delivered() const { return messages_; }
   double bytes_delivered() const { return bytes_; }
+  // The CPU resource of `rank`'s host (SimTransportOptions::host_cores) and the rate of one of its
+  // cores in the resource's units; unset where the cores are not modelled.
+  struct HostCpu {
+    net::ResourceId resource = 0;
+    double core_Bps = 0;
+  };
+  std::optional<HostCpu> host_cpu(int rank) const;
   // Every message's transmission so far, in the order their last bytes left
   // (SimTransportOptions::record_transmissions; empty otherwise).
   const std::vector<Transmission>& transmissions() const { return transmissions_; }
@@ -141,6 +157,7 @@ class SimFabric {
   double bytes_ = 0;
   std::vector<Transmission> transmissions_;
   std::vector<net::ResourceId> transport_threads_;  // per rank (one_transport_thread)
+  std::map<topo::NodeId, HostCpu> host_cpu_;        // per host node (host_cores)
 };
 
 }  // namespace adaptsim::fabric

@@ -12,6 +12,8 @@ namespace {
 fabric::SimTransportOptions host_options(const SimEnvOptions& o) {
   fabric::SimTransportOptions t = o.host_transport;
   t.endpoint = fabric::Endpoint::kHost;
+  // The cores the compute shares are the transport threads' too, where those are modelled.
+  if (t.one_transport_thread) t.host_cores = o.compute_cores;
   return t;
 }
 
@@ -163,7 +165,7 @@ void SimEnv::compute_phase(const std::shared_ptr<SharedCompute>& c, std::size_t 
   if (phase >= s.phase_end_ns.size()) return;
   const TimeNs begin = phase == 0 ? s.start_ns : s.phase_end_ns[phase - 1];
   const double seconds = to_seconds(std::max<TimeNs>(0, s.phase_end_ns[phase] - begin));
-  share(Resource::cpu, c->worker, seconds, [this, c, phase] {
+  auto finished = [this, c, phase] {
     const std::vector<std::size_t>& reported = c->schedule.reported;
     // The next phase starts before this one is reported: the runtime's reaction (sending the
     // gradients) does not hold the compute up, as on a device.
@@ -172,7 +174,24 @@ void SimEnv::compute_phase(const std::shared_ptr<SharedCompute>& c, std::size_t 
       ++c->next_reported;
       c->phase_done(phase);
     }
-  });
+  };
+  // Where the transport threads' CPU work is modelled, the compute is a flow on the same host CPU
+  // resource (one core's rate at most), so the two share the cores; else processor sharing among
+  // the server's computes and start-ups.
+  if (const auto cpu = fabric_.host_cpu(c->worker)) {
+    if (!(seconds > 0)) {
+      engine_.schedule_after(0, std::move(finished));
+      return;
+    }
+    net::FlowNetwork::FlowSpec spec;
+    spec.resources = {cpu->resource};
+    spec.bytes = seconds * cpu->core_Bps;
+    spec.rate_cap_Bps = cpu->core_Bps;
+    spec.on_complete = std::move(finished);
+    network_.flows().start(std::move(spec));
+    return;
+  }
+  share(Resource::cpu, c->worker, seconds, std::move(finished));
 }
 
 void SimEnv::compute_until(int, TimeNs end_ns, runtime::Callback done) {

@@ -29,9 +29,11 @@ topo::ClusterSpec one_host() {
 
 // Sends kM bytes (sizes only) along each (src, dst) pair at time 0; returns when the last
 // arrived, in ms.
-double finish_ms(bool one_thread, const std::vector<std::pair<int, int>>& pairs) {
+double finish_ms(bool one_thread, const std::vector<std::pair<int, int>>& pairs,
+                 int host_cores = 0) {
   fabric::SimTransportOptions o;
   o.one_transport_thread = one_thread;
+  o.host_cores = host_cores;
   SimCluster c(one_host(), o);
   TimeNs last = 0;
   for (const auto& [src, dst] : pairs) {
@@ -52,6 +54,20 @@ TEST_CASE("one transport thread per rank: an exchange takes twice as long, a fan
   CHECK(finish_ms(true, {{1, 0}, {2, 0}, {3, 0}}) == doctest::Approx(3.0).epsilon(1e-6));
   // Disjoint pairs: each thread carries one stream.
   CHECK(finish_ms(true, {{0, 1}, {2, 3}}) == doctest::Approx(1.0).epsilon(1e-6));
+}
+
+TEST_CASE("the host's cores: a transfer runs its sender's and receiver's threads on them") {
+  // host_cores c: the host's CPU carries c x B / 2 of transfer bytes a second (each byte a
+  // 1/B-second copy on each of two threads). One core: a lone transfer at B / 2 (2 ms); two
+  // disjoint pairs share it (4 ms). Two cores: a lone transfer at B (1 ms), two pairs at B / 2
+  // each (2 ms). Four cores: as without the model.
+  CHECK(finish_ms(true, {{0, 1}}, 1) == doctest::Approx(2.0).epsilon(1e-6));
+  CHECK(finish_ms(true, {{0, 1}, {2, 3}}, 1) == doctest::Approx(4.0).epsilon(1e-6));
+  CHECK(finish_ms(true, {{0, 1}}, 2) == doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(finish_ms(true, {{0, 1}, {2, 3}}, 2) == doctest::Approx(2.0).epsilon(1e-6));
+  CHECK(finish_ms(true, {{0, 1}, {2, 3}}, 4) == doctest::Approx(1.0).epsilon(1e-6));
+  // Without transport threads the cores are not modelled (KungFu's Go runtime).
+  CHECK(finish_ms(false, {{0, 1}, {2, 3}}, 1) == doctest::Approx(1.0).epsilon(1e-6));
 }
 
 TEST_CASE("one transport thread needs host endpoints and a loopback bandwidth") {

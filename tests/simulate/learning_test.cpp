@@ -147,12 +147,15 @@ TEST_CASE("compute on shared cores: four workers of one server on 0, 4, 2 and 1 
   p.backward_layer_s = {0.020};
   SystemConfig system;
   system.kind = SystemKind::kIdeal;
-  auto step = [&](int cores) {
+  // threads: the compute runs as flows on the host's CPU resource beside the transport threads
+  // (SimFabric::host_cpu) instead of by processor sharing; alone, the same.
+  auto step = [&](int cores, bool threads = false) {
     simulate::TrainingOptions o;
     o.compute.batch_per_gpu = 32;
     o.warmup_steps = 0;
     o.measured_steps = 3;
     o.compute_cores = cores;
+    o.host_transport.one_transport_thread = threads;
     const TrainingResult r =
         simulate::simulate_training(topo::testing::one_gpu_servers(1, 1e9, 10'000, 4), m, p, 0.0,
                                     train::GpuArch::kVolta, system, o)
@@ -164,4 +167,7 @@ TEST_CASE("compute on shared cores: four workers of one server on 0, 4, 2 and 1 
   CHECK(step(4) == doctest::Approx(alone).epsilon(1e-6));
   CHECK(step(2) == doctest::Approx(2 * alone).epsilon(1e-3));
   CHECK(step(1) == doctest::Approx(4 * alone).epsilon(1e-3));
+  CHECK(step(4, true) == doctest::Approx(alone).epsilon(1e-6));
+  CHECK(step(2, true) == doctest::Approx(2 * alone).epsilon(1e-3));
+  CHECK(step(1, true) == doctest::Approx(4 * alone).epsilon(1e-3));
 }
