@@ -85,7 +85,10 @@ struct SimEnvOptions {
   // device of its own, a GPU). Set for CPU devices with more worker processes than cores (live
   // runs on local processes): each compute phase is its exclusive time of CPU work, and the work
   // in progress on a server shares its cores by processor sharing (SimEnv::share), with the
-  // elastic start-ups (ElasticSpec::server_cores must then be the same number or 0).
+  // elastic start-ups (ElasticSpec::server_cores must then be the same number or 0). Where the
+  // transport threads are modelled (host_transport.one_transport_thread), the compute runs
+  // instead as flows on the host's CPU resource beside them (SimFabric::host_cpu; the start-ups
+  // keep their processor sharing apart).
   int compute_cores = 0;
 };
 
