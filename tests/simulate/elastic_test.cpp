@@ -48,9 +48,7 @@ Run run(int servers, const std::string& policy, ElasticSpec elastic, int steps,
         std::vector<WorkerFailure> failures = {}, int gpus = 1) {
   const topo::Topology t = one_gpu_servers(servers, nic_Bps, 10'000, gpus);
   const train::Model m = train::testing::toy_model({elements});
-  train::ComputeProfile p;
-  p.forward_s = 0.010;
-  p.backward_layer_s = {0.020};
+  const train::ComputeProfile p = train::testing::toy_compute(0.010, {0.020});
   SystemConfig system;
   system.kind = SystemKind::kKungFu;
   system.strategy = coll::StrategyKind::kBinaryTreeStar;

@@ -43,9 +43,7 @@ std::shared_ptr<const train::TrainingDynamics> dynamics(const std::string& noise
 TrainingResult run(int batch, int steps, const std::string& seam_yaml,
                    std::shared_ptr<const train::TrainingDynamics> d, int eval_every) {
   const train::Model m = train::testing::toy_model({100'000});
-  train::ComputeProfile p;
-  p.forward_s = 0.001;
-  p.backward_layer_s = {0.002};
+  const train::ComputeProfile p = train::testing::toy_compute(0.001, {0.002});
   SystemConfig system;
   system.kind = SystemKind::kKungFu;
   system.strategy = coll::StrategyKind::kBinaryTreeStar;
@@ -142,9 +140,7 @@ TEST_CASE("compute on shared cores: four workers of one server on 0, 4, 2 and 1 
   // One 4-GPU server, the ideal system (no communication), forward 10 ms and backward 20 ms:
   // the four computes run at once, so with c < 4 cores each takes 4 / c times as long.
   const train::Model m = train::testing::toy_model({1000});
-  train::ComputeProfile p;
-  p.forward_s = 0.010;
-  p.backward_layer_s = {0.020};
+  const train::ComputeProfile p = train::testing::toy_compute(0.010, {0.020});
   SystemConfig system;
   system.kind = SystemKind::kIdeal;
   // threads: the compute runs as flows on the host's CPU resource beside the transport threads

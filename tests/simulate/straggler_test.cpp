@@ -17,9 +17,7 @@ namespace {
 // (2 ranks: 2 x 20 us + 8 MB / 1e9 B/s = 8.04 ms after backward).
 std::vector<double> step_times(std::vector<Straggler> stragglers) {
   const train::Model m = train::testing::toy_model({2'000'000});
-  train::ComputeProfile p;
-  p.forward_s = 0.010;
-  p.backward_layer_s = {0.020};
+  const train::ComputeProfile p = train::testing::toy_compute(0.010, {0.020});
   SystemConfig system;
   system.kind = SystemKind::kKungFu;
   system.strategy = coll::StrategyKind::kClassicRing;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/train/compute_profile.h"
 #include "sim/train/model_zoo.h"
 
 namespace adaptsim::train::testing {
@@ -25,6 +26,14 @@ inline Model toy_model(const std::vector<std::uint64_t>& elements) {
     m.backward_order.push_back({"tensor" + std::to_string(i), elements[i], i});
   }
   return m;
+}
+
+// A step's compute split for a toy model: forward, then one backward time per layer.
+inline ComputeProfile toy_compute(double forward_s, std::vector<double> backward_layer_s) {
+  ComputeProfile p;
+  p.forward_s = forward_s;
+  p.backward_layer_s = std::move(backward_layer_s);
+  return p;
 }
 
 }  // namespace adaptsim::train::testing
