@@ -281,7 +281,7 @@ int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
   const std::string program = live::self_executable();
   std::vector<std::string> env = tcp::environment_without_launch_variables();
   env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
-  std::vector<double> wall_ms, cpu_ms;
+  std::vector<double> wall_ms, cpu_ms, exit_ms;
   for (int i = 0; i < o.measure_start; ++i) {
     runtime::RunnerNotice n;
     n.cluster.version = 1;
@@ -304,7 +304,9 @@ int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
     tcp::SuperviseOptions so;
     so.name = "adaptsim-live --measure-start";
     const tcp::LaunchResult r = tcp::spawn_and_supervise(std::move(probes), so);
+    const TimeNs reaped = tcp::EventLoop::now_ns();
     if (!r.ok()) throw RuntimeFailure("a probe process failed: " + r.summary());
+    long long last_ready = 0;
     for (int w = 1; w <= k; ++w) {
       // The probe's own readings: from the notice to its set-up done (the exit not included).
       std::ifstream in(dir / ("probe-start-" + std::to_string(w) + ".ns"));
@@ -313,13 +315,18 @@ int measure_start(const ToolOptions& o, const live::LiveRunSpec& spec) {
         throw RuntimeFailure("probe process " + std::to_string(w) + " left no start-up time");
       wall_ms.push_back(static_cast<double>(wall) / 1e6);
       cpu_ms.push_back(static_cast<double>(cpu) / 1e6);
+      last_ready = std::max(last_ready, wall);
     }
+    // The exit: from the last probe's set-up done to every probe reaped (their model state and
+    // buffers freed, the processes gone), as a launcher waits for old processes before a restart.
+    exit_ms.push_back(static_cast<double>(reaped - n.notified_at - last_ready) / 1e6);
   }
   std::printf(
       "# %s: a new worker's process start (notice to set-up done: %s), %d runs of %d at once: "
-      "%s; CPU time per process: %s\n",
+      "%s; CPU time per process: %s; exit (the last set-up done to all reaped): %s\n",
       spec.model.name.c_str(), "exec, configuration, model, buffers and state, step loop",
-      o.measure_start, k, spread_ms(wall_ms).c_str(), spread_ms(cpu_ms).c_str());
+      o.measure_start, k, spread_ms(wall_ms).c_str(), spread_ms(cpu_ms).c_str(),
+      spread_ms(exit_ms).c_str());
   return 0;
 }
 

@@ -37,6 +37,7 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity) {
   e.server_cores = static_cast<int>(cores);
   e.framework_init_ns = r.duration_ns_or("framework_init", e.framework_init_ns);
   e.process_start_ns = r.duration_ns_or("process_start", e.process_start_ns);
+  e.process_exit_ns = r.duration_ns_or("process_exit", e.process_exit_ns);
   e.store_read_ns = r.duration_ns_or("store_read", e.store_read_ns);
   e.store_write_ns = r.duration_ns_or("store_write", e.store_write_ns);
   e.disk_write_Bps = r.bandwidth_Bps_or("disk_write", e.disk_write_Bps);
@@ -45,7 +46,8 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity) {
   e.cache_read_Bps = r.bandwidth_Bps_or("cache_read", e.cache_read_Bps);
   for (auto [key, t] :
        {std::pair{"framework_init", e.framework_init_ns},
-        std::pair{"process_start", e.process_start_ns}, std::pair{"store_read", e.store_read_ns},
+        std::pair{"process_start", e.process_start_ns},
+        std::pair{"process_exit", e.process_exit_ns}, std::pair{"store_read", e.store_read_ns},
         std::pair{"store_write", e.store_write_ns}}) {
     if (t < 0) r.fail(key, "expected a duration >= 0");
   }

@@ -91,6 +91,13 @@ struct ElasticSpec {
   // two at once each 194.9 ms (a core each); three at once 315.9 ms (min 204.7, max 427.7; three on
   // two cores by processor sharing: 3 x 192 / 2 = 288 ms).
   int server_cores = 0;
+  // A stopped worker's process exit as its runner sees it (its model state and buffers freed, the
+  // process reaped). The restart baseline's runner starts the new processes only once the old ones
+  // on its server have exited, as adaptsim-live's launcher waits for them. Exits at once overlap
+  // (measured: `adaptsim-live CONFIG --measure-start N [--concurrent K]` prints the probes' exit,
+  // from the last set-up done to all reaped; on the 2-core machine 3 at once took no longer than
+  // one). 0: instant (a scenario states its source).
+  TimeNs process_exit_ns = 0;
   // Checkpoint writes and reads (the restart baseline): a local SSD's sequential throughput. [U]
   // Samsung 860 EVO's datasheet: 520 MB/s read, 500 MB/s write (SATA 6 Gbit/s).
   double disk_write_Bps = 500e6;

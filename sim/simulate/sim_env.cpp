@@ -365,13 +365,21 @@ void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
       // A runner acts on a version's first notice: a process for each worker of the cluster on
       // its server that has none (with a restart, every one: the old ones have stopped).
       if (!notified_[cluster.version].insert(server).second) return;
-      for (int w : runtime::workers_to_start(
-               notice, [&](int x) { return host_of_[static_cast<std::size_t>(x)] == server; },
-               [&](int x) { return running_.count(x) != 0; })) {
-        running_.insert(w);
-        share(Resource::cpu, w, to_seconds(elastic().process_start_ns), [this, w, notice] {
-          if (started_) started_(w, notice);
-        });
+      auto start = [this, server, notice] {
+        for (int w : runtime::workers_to_start(
+                 notice, [&](int x) { return host_of_[static_cast<std::size_t>(x)] == server; },
+                 [&](int x) { return running_.count(x) != 0; })) {
+          running_.insert(w);
+          share(Resource::cpu, w, to_seconds(elastic().process_start_ns), [this, w, notice] {
+            if (started_) started_(w, notice);
+          });
+        }
+      };
+      // A restart's runner starts the new processes once the old ones here have exited.
+      if (notice.restart && exiting_[server] > 0) {
+        after_exits_[server].push_back(std::move(start));
+      } else {
+        start();
       }
     });
   }
@@ -381,6 +389,17 @@ void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
 void SimEnv::stop_worker(int worker) {
   running_.erase(worker);
   stopped_at_[worker] = engine_.now();
+  if (elastic().process_exit_ns <= 0) return;
+  // The process's exit, seen by its runner (exits at once overlap: measured, ElasticSpec).
+  const int server = host_of_.at(static_cast<std::size_t>(worker));
+  ++exiting_[server];
+  engine_.schedule_after(elastic().process_exit_ns, [this, server] {
+    if (--exiting_[server] > 0) return;
+    std::vector<runtime::Callback> waiting = std::move(after_exits_[server]);
+    after_exits_[server].clear();
+    for (runtime::Callback& f : waiting)
+      f();
+  });
 }
 
 void SimEnv::store_leases(int worker, std::function<void(const std::vector<int>&)> done) {

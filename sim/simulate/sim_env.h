@@ -200,6 +200,10 @@ class SimEnv final : public runtime::TrainingEnv {
   std::set<int> running_;                  // workers whose process runs
   std::map<int, TimeNs> stopped_at_;       // workers whose process stopped, and when
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
+  // Per server: processes still exiting (ElasticSpec::process_exit_ns), and what waits for them
+  // (a restart's start of the new processes).
+  std::map<int, int> exiting_;
+  std::map<int, std::vector<runtime::Callback>> after_exits_;
   // A server's resource shared by processor sharing among the work in progress on it (each of n
   // jobs progresses at min(1, units / n) of its exclusive rate): the work's remaining exclusive
   // time, when that was last brought up to date, and the next completion's event. units 0: every

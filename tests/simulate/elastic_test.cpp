@@ -157,6 +157,27 @@ TEST_CASE("restart 1 -> 4 on one 4-GPU server: the four processes share the serv
   CHECK(r.reading(1, "resize.join.restore_s") == doctest::Approx(4 * 4e6 / 520e6).epsilon(1e-6));
 }
 
+TEST_CASE("restart: the runner starts the new processes once the old ones have exited") {
+  // process_exit 40 ms: on one 4-GPU server, 4 -> 1 restarts after the 4 old processes' exits
+  // (at once: they overlap), 1 -> 4 after the lone old one's; KungFu's resize waits for none.
+  ElasticSpec e;
+  e.mechanism = ResizeMechanism::kRestart;
+  e.initial_workers = 4;
+  e.process_exit_ns = 40 * kNsPerMs;
+  const double start = to_seconds(e.process_start_ns), exit = 0.040;
+  const Run shrink = run(1, "{name: resize, step: 1, workers: 1}", e, 4, 1'000'000, 1e9, {}, 4);
+  CHECK(shrink.result.steps[2].workers == 1);
+  CHECK(shrink.reading(1, "resize.join.process_start_s") ==
+        doctest::Approx(exit + start).epsilon(1e-6));
+  e.initial_workers = 1;
+  const Run grow = run(1, "{name: resize, step: 1, workers: 4}", e, 4, 1'000'000, 1e9, {}, 4);
+  CHECK(grow.reading(1, "resize.join.process_start_s") ==
+        doctest::Approx(exit + start).epsilon(1e-6));
+  e.mechanism = ResizeMechanism::kKungFu;
+  const Run kungfu = run(1, "{name: resize, step: 1, workers: 4}", e, 4, 1'000'000, 1e9, {}, 4);
+  CHECK(kungfu.reading(1, "resize.join.process_start_s") == doctest::Approx(start).epsilon(1e-6));
+}
+
 TEST_CASE("restart with a page cache: written into memory, read back on the writer's server") {
   // Processor sharing of the server's 2 cores: the one write alone at the cache's rate; the
   // four new processes' start-ups, then their four reads, at half of a core each.
