@@ -8,7 +8,8 @@ Each run draws a small elastic scenario from SEED: 3 or 4 one-GPU servers (1 Gbi
 MobileNetV2's gradients with the half-K80's compute scaled down, a resize-schedule of 2 or 3 sizes
 (1..servers) every 2 or 3 steps, KungFu's mechanism or the restart baseline, and in a third of the
 KungFu runs one worker killed or hung (failure.h's kill or silent) at a random step
-(failure_timeout 1 s). It runs the scenario
+(failure_timeout 1 s, times ADAPTSIM_TEST_TIME_SCALE where set: under the sanitizers' slow
+processes a live worker's lease must not lapse before it has started). It runs the scenario
 simulated and live (`simctl run --live`, bounded by the scenario's live.timeout and a wall-clock
 limit), then checks that:
   - both runs succeed, and every step's cluster size (the steps CSV's `workers`) is the same live
@@ -27,6 +28,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+# Sanitizer builds run 4-10x slower (scripts/test-sanitizers.sh sets this): the leases' lifetime,
+# the runs' timeouts scale with it, so a slow but live worker is not taken for a failed one.
+SCALE = max(1.0, float(os.environ.get("ADAPTSIM_TEST_TIME_SCALE", "1") or "1"))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL_DEAD = "every worker of the cluster failed"
@@ -63,13 +68,14 @@ def scenario(rng, placement, prefix, kill_share, store):
         f"  steps: {steps}",
         "  systems:",
         "    - {label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}",
-        f"  elastic: {{mechanism: {mechanism}, initial_workers: {initial}, failure_timeout: 1s}}",
+        f"  elastic: {{mechanism: {mechanism}, initial_workers: {initial}, "
+        f"failure_timeout: {1000 * SCALE:g}ms}}",
         f"  policy: {{name: resize-schedule, every: {every}, sizes: {sizes}}}",
     ]
     if kill:
         mode = rng.choice(["kill", "silent"])
         lines.append(f"  failures: [{{worker: {kill[0]}, step: {kill[1]}, mode: {mode}}}]")
-    lines.append(f"live: {{placement: {placement}, prefix: {prefix}, timeout: 60s, "
+    lines.append(f"live: {{placement: {placement}, prefix: {prefix}, timeout: {60 * SCALE:g}s, "
                  f"config_store: {store}}}")
     return "\n".join(lines) + "\n", kill is not None
 
@@ -122,9 +128,11 @@ def main():
             if mode == "live":
                 cmd.insert(2, "--live")
             try:
-                r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+                r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                   timeout=180 * SCALE)
             except subprocess.TimeoutExpired:
-                print(f"run {i}: {mode} did not finish in 180 s\n{text}", file=sys.stderr)
+                print(f"run {i}: {mode} did not finish in {180 * SCALE:g} s\n{text}",
+                      file=sys.stderr)
                 return 1
             if r.returncode != 0:
                 # A kill of the cluster's last worker ends the job, in both modes alike.

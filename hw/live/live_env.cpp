@@ -62,6 +62,11 @@ class LiveEnv::WorkerTransport final : public coll::Transport {
   void begin_switch(tcp::TcpTransport* t, const std::vector<int>& members) {
     t_ = t;
     ready_ = false;
+    // What still waits for the previous version's mesh belongs to that version's collectives,
+    // which the step loop has abandoned (a failure's recovery switches while they wait for new
+    // processes that never connected): run on this version's transport, with ranks of the old
+    // one, they would reach the wrong peers. They are dropped; their callbacks never run.
+    waiting_.clear();
     rank_of_.assign(host_of_worker_.size(), -1);
     for (std::size_t r = 0; r < members.size(); ++r)
       rank_of_.at(static_cast<std::size_t>(members[r])) = static_cast<int>(r);
