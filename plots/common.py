@@ -1,6 +1,7 @@
 """Shared helpers for adaptsim plot scripts (run with /usr/bin/python3: Debian's matplotlib)."""
 import argparse
 import os
+import re
 import sys
 
 import matplotlib
@@ -39,6 +40,12 @@ def parse_args_many(description, default_csv, scenario, extra=None):
     if not args.output:
         args.output = os.path.splitext(args.csv[0])[0].replace(".steps", "") + ".png"
     return args
+
+
+def reading(text, key):
+    """The value of `key` in a steps CSV's readings cell ("k1=v1 k2=v2"), NaN where absent."""
+    m = re.search(re.escape(key) + r"=([-+0-9.eE]+|nan)", str(text))
+    return float(m.group(1)) if m else float("nan")
 
 
 def read_csv(path, required):

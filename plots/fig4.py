@@ -11,19 +11,12 @@ at its cap (it cannot grow) is left out. Top: test accuracy against training wal
 batch per GPU over wall time.
 Usage: /usr/bin/python3 plots/fig4.py [LIVE.steps.csv] [SIM.steps.csv ...] [-o out.png]
 """
-import re
-
-from common import parse_args_many, plt, read_csv, save
+from common import parse_args_many, plt, read_csv, reading, save
 
 
 def extra(p):
     p.add_argument("--epoch-samples", type=int, default=60000,
                    help="samples in an epoch (default 60000, Fashion-MNIST's training set)")
-
-
-def reading(text, key):
-    m = re.search(re.escape(key) + r"=([-+0-9.eE]+|nan)", str(text))
-    return float(m.group(1)) if m else float("nan")
 
 
 args = parse_args_many(__doc__.splitlines()[0], "out/fig4-batch-live/fig4-batch-live.steps.csv",

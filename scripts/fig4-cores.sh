@@ -23,9 +23,8 @@ case "${1:-}" in
     mkdir -p "$b/bin" "$b/lib" "$b/data"
     bins=(sim/simctl/simctl hw/live/adaptsim-live sim/learn/adaptsim-learn)
     for x in "${bins[@]}"; do cp "$root/build/$x" "$b/bin/"; done
-    for x in "${bins[@]}"; do ldd "$root/build/$x"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
-      grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so|/usr/local/cuda|libcuda\.so' |
-      xargs -r -I{} cp -L {} "$b/lib/"
+    . "$root/scripts/bundle-libs.sh"
+    copy_libs "$b/lib" "${bins[@]/#/$root/build/}"
     cp /usr/share/datasets/fashion-mnist/*.gz "$b/data/"
     du -sh "$b"
     ;;

@@ -13,15 +13,15 @@ excluded) at its first evaluation at or above it. Equal epochs: each run's accur
 at the small run's final samples.
 """
 import argparse
+import os
 import re
+import sys
 
 import numpy as np
 import pandas as pd
 
-
-def reading(text, key):
-    m = re.search(re.escape(key) + r"=([-+0-9.eE]+|nan)", str(text))
-    return float(m.group(1)) if m else float("nan")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots"))
+from common import reading  # noqa: E402  (the plots' readings parser)
 
 
 def runs_of(path):

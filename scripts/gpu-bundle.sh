@@ -23,9 +23,8 @@ for b in "${bins[@]}"; do
   cp "$build/$b" "$out/build/$b"
 done
 # Libraries outside glibc and CUDA, from the binaries' own dependency lists.
-system_libs='/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so|/usr/local/cuda|libcuda\.so'
-for b in "${bins[@]}"; do ldd "$build/$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
-  grep -vE "$system_libs" | xargs -r -I{} cp -L {} "$out/lib/"
+. "$root/scripts/bundle-libs.sh"
+copy_libs "$out/lib" "${bins[@]/#/$build/}"
 # Open MPI: its packages and those of the libraries it and its plugins load, at their own paths
 # (mpiexec and its plugins look there), copied without overwriting anything on that machine.
 mpiexec_bin="$(readlink -f "$(command -v mpiexec)")"

@@ -870,6 +870,10 @@ void LiveEnv::state_received(int, int) {
     return;
   }
   // The parameters every worker now holds are compared by hash at the evaluation points.
+  state_into_learner();
+}
+
+void LiveEnv::state_into_learner() {
   for (std::size_t t = 0; t < state_.size(); ++t)
     learner_->write_state(t, state_copies_, state_[t]);
 }
@@ -916,8 +920,7 @@ void LiveEnv::read_checkpoint(int, std::uint64_t bytes, runtime::Callback done) 
       throw RuntimeFailure("worker " + std::to_string(elastic_->worker) + ": " + e.what());
     }
     if (learner_ != nullptr) {
-      for (std::size_t t = 0; t < state_.size(); ++t)
-        learner_->write_state(t, state_copies_, state_[t]);
+      state_into_learner();
       learner_->set_data_position(position[0], position[1]);
     }
     post([this, done] {

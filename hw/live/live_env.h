@@ -232,6 +232,9 @@ class LiveEnv final : public runtime::TrainingEnv {
   int state_copies_ = 1;                   // parameters x (1 + optimizer slots)
   void set_members(const runtime::ClusterConfig& cluster);
   void check_state_bytes(std::uint64_t bytes) const;
+  // The learner takes the model state's tensors (its parameters and momentum): after a broadcast
+  // or a checkpoint's read.
+  void state_into_learner();
   int learn_rank_ = 0;  // a learner's rank: in its cluster, or the runtime's
   std::unique_ptr<coll::Transport> check_transport_;  // elastic: the check's, over the cluster
   bool check_state_ = false;                          // the next between_steps checks the state

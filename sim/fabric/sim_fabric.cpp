@@ -233,7 +233,8 @@ void SimFabric::transmit(Message& m, Callback transmitted) {
     threads = {transport_threads_[m.src], transport_threads_[m.dst], 0};
     also = std::span<const net::ResourceId>(threads.data(), 2);
     // Both ends on one host: the two threads' copying is that host's CPU work.
-    if (const auto cpu = host_cpu_.find(src); src == dst && cpu != host_cpu_.end()) {
+    if (const auto cpu = src == dst ? host_cpu_.find(src) : host_cpu_.end();
+        cpu != host_cpu_.end()) {
       threads[2] = cpu->second.resource;
       also = threads;
     }
