@@ -655,15 +655,35 @@ def run_kill(case, where):
     plain.write_text(live_scenario(n, p["system"], p["steps"], "local", KILL_LIVE_TIMEOUT,
                                    p["bandwidth"]))
     sent = sim_sends_per_rank(case, plain)[dead]
-    k = {"first": 1, "second": min(2, sent), "last": sent}.get(p["k"],
-                                                                 max(1, round(p["frac"] * sent)))
-    case.notes.append(f"after_sends {k} of {sent} simulated sends")
-    scenario = case.dir / "kill.yaml"
-    scenario.write_text(live_scenario(n, p["system"], p["steps"], placement, KILL_LIVE_TIMEOUT,
-                                      p["bandwidth"], prefix=prefix, fault=(dead, k)))
-    proc = case.spawn("simctl", [tools.simctl, "run", "--live", scenario, "-o", case.out,
+
+    def aim(sent):
+        return {"first": 1, "second": min(2, sent), "last": sent}.get(
+            p["k"], max(1, round(p["frac"] * sent)))
+
+    def attempt(k, name):
+        scenario = case.dir / f"{name}.yaml"
+        scenario.write_text(live_scenario(n, p["system"], p["steps"], placement,
+                                          KILL_LIVE_TIMEOUT, p["bandwidth"], prefix=prefix,
+                                          fault=(dead, k)))
+        return case.spawn(name, [tools.simctl, "run", "--live", scenario, "-o", case.out,
                                  "--no-progress"])
+
+    k = aim(sent)
+    case.notes.append(f"after_sends {k} of {sent} simulated sends")
+    proc = attempt(k, "simctl")
     rc = proc.wait()
+    # A live rank may send fewer messages than the simulated run (Horovod fuses what its 5 ms
+    # cycles find ready, so live and simulated runs can fuse differently): a fault it never
+    # reached fails the run with the rank's live count (Runtime::check_fault_fired). Aim again
+    # from that count, once; the output folder holds nothing of the failed run.
+    missed = re.search(r"fault injection did not fire: this rank sent (\d+) messages",
+                       " ".join(proc.lines()))
+    if rc == 1 and missed:
+        live_sent = int(missed.group(1))
+        k = aim(live_sent)
+        case.notes.append(f"the fault did not fire: after_sends {k} of {live_sent} live sends")
+        proc = attempt(k, "simctl-again")
+        rc = proc.wait()
     check_bound(case, proc, KILL_LIVE_BOUND_S[where])
     case.expect(rc == 1, f"simctl exit code {rc}, expected 1")
     lines = proc.lines()

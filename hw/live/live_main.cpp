@@ -133,6 +133,7 @@ int run_worker(const ToolOptions& o, const live::LiveRunSpec& spec, tcp::Rendezv
   }
   std::unique_ptr<tcp::Runtime> rt = tcp::connect_runtime(o.rendezvous, mode, ro);
   const live::LiveResult result = live::run_live_training(*rt, spec.model, spec.live);
+  rt->check_fault_fired();
   if (rt->rank() == 0) {
     if (!o.output.empty()) {
       const std::filesystem::path out(o.output);

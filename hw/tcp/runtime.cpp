@@ -92,6 +92,15 @@ std::uint64_t Runtime::rejected_connections() const {
   return transport_.rejected_connections();
 }
 
+void Runtime::check_fault_fired() const {
+  const FaultInjection& f = options_.transport.fault;
+  const std::uint64_t sent = transport_.data_frames_sent();
+  if (f.action == FaultAction::kNone || sent >= f.after_sends) return;
+  throw RuntimeFailure(prefix() + "fault injection did not fire: this rank sent " +
+                       std::to_string(sent) + " messages, fewer than --fault-after-sends " +
+                       std::to_string(f.after_sends));
+}
+
 std::string Runtime::prefix() const {
   return "rank " + std::to_string(rank_) + ": ";
 }

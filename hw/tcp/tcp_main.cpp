@@ -102,6 +102,7 @@ int run_worker(const ToolOptions& t, const SweepOptions& sweep, RendezvousMode m
     std::cout << sweep_table_row(row) << std::endl;
   };
   const std::vector<coll::SweepRow> rows = run_allreduce_sweep(*rt, sweep, on_row);
+  rt->check_fault_fired();
   std::uint64_t wrong = 0;
   for (const coll::SweepRow& r : rows)
     wrong += r.wrong;

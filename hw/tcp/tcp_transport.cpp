@@ -931,9 +931,9 @@ void TcpTransport::flush(const std::shared_ptr<Connection>& c) {
 }
 
 void TcpTransport::after_data_sent() {
-  ++data_frames_sent_;
+  const std::uint64_t sent = ++data_frames_sent_;
   const FaultInjection& f = options_.fault;
-  if (f.action == FaultAction::kNone || data_frames_sent_ != f.after_sends) return;
+  if (f.action == FaultAction::kNone || sent != f.after_sends) return;
   if (f.action == FaultAction::kKillProcess) {
     log("fault injection: killing this process after " + plural(f.after_sends, "sent message"));
     ::kill(::getpid(), SIGKILL);

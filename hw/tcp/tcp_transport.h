@@ -138,6 +138,8 @@ class TcpTransport final : public coll::Transport {
   // Received frames whose tags a TagWorkers thread checked as their payloads arrived (started
   // checking: a frame cut off counts too). Thread-safe.
   std::uint64_t streamed_frames() const { return streamed_frames_; }
+  // Data messages fully sent so far (the count the fault hook compares). Thread-safe.
+  std::uint64_t data_frames_sent() const { return data_frames_sent_; }
 
   // coll::Transport
   int rank() const override { return rank_; }
@@ -266,7 +268,7 @@ class TcpTransport final : public coll::Transport {
   coll::Callback shutdown_done_;
   EventLoop::TimerId shutdown_timer_ = 0;
 
-  std::uint64_t data_frames_sent_ = 0;
+  std::atomic<std::uint64_t> data_frames_sent_{0};      // read by other threads
   std::atomic<std::uint64_t> rejected_connections_{0};  // read by other threads
   std::atomic<std::uint64_t> streamed_frames_{0};       // read by other threads
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "hw/tcp/frame.h"
@@ -288,6 +289,33 @@ TEST_CASE(
   CHECK(r.err.find("adaptsim-tcp: launcher: rank 2 (pid") != std::string::npos);
   CHECK(r.err.find("was killed by signal 9") != std::string::npos);
   CHECK(processes_with_env(marker).empty());
+}
+
+TEST_CASE("a fault aimed past the run's last send fails the run with the rank's live count") {
+  // The count the error reports is the one the hook compares: aimed at it, the fault fires.
+  auto run = [](const std::string& after) {
+    return run_process(tool({"--procs", "2", "--strategy", "STAR", "--minbytes", "8B", "--maxbytes",
+                             "8B", "--iters", "2", "--warmup-iters", "1", "--timeout", "10s", "-q",
+                             "--fault-kill-rank", "1", "--fault-after-sends", after}),
+                       kDeadlineS);
+  };
+  const auto missed = run("1000");
+  INFO(diagnostics(missed));
+  CHECK(missed.exit_code == 1);
+  const std::regex line(
+      "adaptsim-tcp: rank 1: fault injection did not fire: this rank sent ([0-9]+) messages, "
+      "fewer than --fault-after-sends 1000\n");
+  std::smatch m;
+  REQUIRE(std::regex_search(missed.err, m, line));
+  const std::string sent = m[1];
+  CHECK(std::stoi(sent) >= 3);  // one input per all-reduce at least, 1 + 2 of them
+  const auto hit = run(sent);
+  INFO(diagnostics(hit));
+  CHECK(hit.exit_code == 1);
+  CHECK(hit.err.find("fault injection: killing this process after " + sent + " sent messages") !=
+        std::string::npos);
+  CHECK(hit.err.find("launcher: rank 1 (pid") != std::string::npos);
+  CHECK(hit.err.find("was killed by signal 9") != std::string::npos);
 }
 
 TEST_CASE("killing the launcher takes its workers with it") {
