@@ -298,6 +298,14 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
     out.n_ranks = n;
   }
 
+  if (!elastic) {
+    // Each message's transfer, as the simulated timeline shows them (the transport's record:
+    // TcpTransportOptions::record_sends). An elastic process's transports are its versions'.
+    for (const tcp::SentMessage& m : rt.sent_messages()) {
+      timeline.add_transfer(rank, m.dst, m.first_byte_ns, m.last_byte_ns,
+                            static_cast<double>(m.bytes));
+    }
+  }
   write_timeline();
 
   out.gradient_bytes = model.totals().bytes(c.gradient_element_bytes);

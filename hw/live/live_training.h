@@ -65,7 +65,8 @@ struct LiveConfig {
   // clock of the scenario's background traffic (adaptsim-traffic reads it). Empty: none.
   std::filesystem::path progress_file;
   // Each rank writes its timeline (sim/runtime/timeline.h; pid = its rank, times on the steady
-  // clock) to DIR/rank<r>.trace.json here. Empty: none.
+  // clock) to DIR/rank<r>.trace.json here, with each message it sent (the runtime's transport
+  // must record them: TcpTransportOptions::record_sends). Empty: none.
   std::filesystem::path timeline_dir;
   // Learn for real (learner.h): the fashion-mlp model trained on `learn_data` by every rank, the
   // compute real instead of emulated (`compute` then only sizes the trainer's unused deadlines),

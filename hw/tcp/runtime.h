@@ -99,6 +99,8 @@ class Runtime {
   int tag_threads() const { return transport_.tag_threads(); }
   // Received frames whose tags were checked as their payloads arrived (TcpTransport).
   std::uint64_t streamed_frames() const { return transport_.streamed_frames(); }
+  // The data messages sent so far (with TcpTransportOptions::record_sends; empty otherwise).
+  std::vector<SentMessage> sent_messages() const { return transport_.sent_messages(); }
   // The fault hook's contract (a test asked for a fault; a run it never reached must not pass
   // as if the fault had been survived): throws when a fault was armed on this rank and the run
   // ended before it fired, naming the messages sent, so a harness can aim again from the count.

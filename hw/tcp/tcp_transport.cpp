@@ -67,7 +67,8 @@ struct TcpTransport::OutFrame {
   Tag tag{};
   bool sealed = false;  // tag computed (handshake frames: at creation; others: when gathered)
   std::shared_ptr<TagWorkers::Job> job;  // the tag being computed by a TagWorkers thread
-  std::size_t written = 0;  // bytes of head + name + payload + tag already handed to the kernel
+  std::size_t written = 0;    // bytes of head + name + payload + tag already handed to the kernel
+  TimeNs first_byte_ns = -1;  // when the first of them was (options.record_sends)
   bool is_data = false;
   bool is_bye = false;
   coll::Callback done;
@@ -909,8 +910,10 @@ void TcpTransport::flush(const std::shared_ptr<Connection>& c) {
       return;
     }
     auto left = static_cast<std::size_t>(n);
+    const TimeNs sent_at = options_.record_sends ? EventLoop::now_ns() : 0;
     while (!c->outq.empty()) {
       OutFrame& f = c->outq.front();
+      if (f.first_byte_ns < 0) f.first_byte_ns = sent_at;
       const std::size_t rest = f.total() - f.written;
       if (left < rest) {
         f.written += left;
@@ -919,6 +922,7 @@ void TcpTransport::flush(const std::shared_ptr<Connection>& c) {
       left -= rest;
       complete(std::move(f.done));
       const bool data = f.is_data, bye = f.is_bye;
+      if (data && options_.record_sends) record_send(c->peer, f);
       c->outq.pop_front();
       if (bye) ::shutdown(c->fd.get(), SHUT_WR);  // our last byte: the peer will read EOF
       if (data) after_data_sent();
@@ -928,6 +932,19 @@ void TcpTransport::flush(const std::shared_ptr<Connection>& c) {
     c->want_write = false;
     update_interest(*c);
   }
+}
+
+std::vector<SentMessage> TcpTransport::sent_messages() const {
+  std::lock_guard lock(sent_mutex_);
+  return sent_;
+}
+
+void TcpTransport::record_send(int peer, const OutFrame& frame) {
+  std::lock_guard lock(sent_mutex_);
+  sent_.push_back({.dst = peer,
+                   .bytes = frame.payload.size,
+                   .first_byte_ns = frame.first_byte_ns,
+                   .last_byte_ns = EventLoop::now_ns()});
 }
 
 void TcpTransport::after_data_sent() {

@@ -33,6 +33,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,15 @@ enum class FaultAction {
 struct FaultInjection {
   FaultAction action = FaultAction::kNone;
   std::uint64_t after_sends = 0;  // fires once this many data messages were fully sent
+};
+
+// A data message this rank sent (TcpTransportOptions::record_sends): to whom, its payload, and
+// when its first and last bytes were handed to the kernel (steady clock, EventLoop::now_ns).
+struct SentMessage {
+  int dst = 0;
+  std::uint64_t bytes = 0;
+  TimeNs first_byte_ns = 0;
+  TimeNs last_byte_ns = 0;
 };
 
 struct TcpTransportOptions {
@@ -98,6 +108,8 @@ struct TcpTransportOptions {
   // Where log lines go (rejected connections, failures); null: stderr.
   std::function<void(const std::string&)> log;
   FaultInjection fault;
+  // Keep a SentMessage per data message sent (the live timeline's transfers).
+  bool record_sends = false;
 };
 
 class TcpTransport final : public coll::Transport {
@@ -140,6 +152,9 @@ class TcpTransport final : public coll::Transport {
   std::uint64_t streamed_frames() const { return streamed_frames_; }
   // Data messages fully sent so far (the count the fault hook compares). Thread-safe.
   std::uint64_t data_frames_sent() const { return data_frames_sent_; }
+  // With options.record_sends, the data messages sent so far, in the order they completed.
+  // Thread-safe.
+  std::vector<SentMessage> sent_messages() const;
 
   // coll::Transport
   int rank() const override { return rank_; }
@@ -214,6 +229,7 @@ class TcpTransport final : public coll::Transport {
   void update_interest(Connection& c);
   void enqueue(Connection& c, OutFrame frame);
   void after_data_sent();
+  void record_send(int peer, const OutFrame& frame);  // options_.record_sends
 
   // Teardown.
   void drop(const std::shared_ptr<Connection>& c, const std::string& reason);
@@ -268,7 +284,9 @@ class TcpTransport final : public coll::Transport {
   coll::Callback shutdown_done_;
   EventLoop::TimerId shutdown_timer_ = 0;
 
-  std::atomic<std::uint64_t> data_frames_sent_{0};      // read by other threads
+  std::atomic<std::uint64_t> data_frames_sent_{0};  // read by other threads
+  mutable std::mutex sent_mutex_;
+  std::vector<SentMessage> sent_;  // options_.record_sends; guarded by sent_mutex_
   std::atomic<std::uint64_t> rejected_connections_{0};  // read by other threads
   std::atomic<std::uint64_t> streamed_frames_{0};       // read by other threads
 

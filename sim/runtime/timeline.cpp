@@ -22,6 +22,17 @@ std::string render(const nlohmann::json& events) {
 
 }  // namespace
 
+void Timeline::add_transfer(int src, int dst, TimeNs first_byte, TimeNs last_byte, double bytes) {
+  add({.worker = src,
+       .name = "send to " + std::to_string(dst),
+       .category = "transfer",
+       .begin = first_byte,
+       .end = last_byte,
+       .overlapping = true,
+       .id = (std::uint64_t{1} << 62) + transfers_++,
+       .bytes = bytes});
+}
+
 std::string Timeline::chrome_json(int process, const std::string& process_name,
                                   TimeNs origin_ns) const {
   using nlohmann::json;
@@ -43,7 +54,7 @@ std::string Timeline::chrome_json(int process, const std::string& process_name,
   }
   for (const TimelineSpan& s : spans_) {
     json e = {{"name", s.name}, {"cat", s.category}, {"pid", process}, {"tid", s.worker}};
-    if (s.bytes > 0) {
+    if (s.bytes > 0 || s.category == "transfer") {  // a live barrier's messages carry 0 bytes
       const double seconds = static_cast<double>(s.end - s.begin) / 1e9;
       e["args"] = {{"bytes", s.bytes}, {"rate_Bps", seconds > 0 ? s.bytes / seconds : 0.0}};
     }

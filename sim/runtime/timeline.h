@@ -6,8 +6,8 @@
 // the moment its layer handed it over to the moment it was reduced. Written as Chrome /
 // Perfetto trace-event JSON (the "JSON Object Format" of the Trace Event Format document):
 // complete events ("X") on one track per worker for the nested phases, and async events
-// ("b"/"e") for the all-reduces and, simulated, each message's transfer (bytes and achieved rate
-// in its args), which overlap one another; simulated, counter events ("C") of each busy link's
+// ("b"/"e") for the all-reduces and each message's transfer (bytes and achieved rate in its
+// args), which overlap one another; simulated, counter events ("C") of each busy link's
 // utilization per time bin (net::LinkRecorder).
 
 #include <cstdint>
@@ -41,6 +41,10 @@ class Timeline {
  public:
   void add(TimelineSpan span) { spans_.push_back(std::move(span)); }
   void add_counter(TimelineCounter sample) { counters_.push_back(std::move(sample)); }
+  // One message's transfer from worker `src` to `dst`, from its first byte leaving to its last
+  // (the simulated fabric's record; live, the transport's writes to the socket), on the sender's
+  // track as an async span with its bytes.
+  void add_transfer(int src, int dst, TimeNs first_byte, TimeNs last_byte, double bytes);
   const std::vector<TimelineCounter>& counters() const { return counters_; }
   const std::vector<TimelineSpan>& spans() const { return spans_; }
   bool empty() const { return spans_.empty(); }
@@ -53,6 +57,7 @@ class Timeline {
  private:
   std::vector<TimelineSpan> spans_;
   std::vector<TimelineCounter> counters_;
+  std::uint64_t transfers_ = 0;  // ids of add_transfer's spans, apart from the trainer's
 };
 
 // Merges trace-event JSON documents written by chrome_json (live: one per rank, on one machine's

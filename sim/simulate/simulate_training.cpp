@@ -84,16 +84,8 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   if (options.record_timeline) {
     // Each host message from its first byte leaving to its last (the fabric's record), on the
     // sender's track.
-    std::uint64_t id = 0;
     for (const fabric::Transmission& t : out.transmissions) {
-      out.timeline.add({.worker = t.src,
-                        .name = "send to " + std::to_string(t.dst),
-                        .category = "transfer",
-                        .begin = t.start,
-                        .end = t.end,
-                        .overlapping = true,
-                        .id = (1ULL << 62) + id++,
-                        .bytes = static_cast<double>(t.bytes)});
+      out.timeline.add_transfer(t.src, t.dst, t.start, t.end, static_cast<double>(t.bytes));
     }
   }
   return out;

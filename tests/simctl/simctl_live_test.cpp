@@ -231,11 +231,13 @@ namespace {
 // Checks a --timeline file (sim/runtime/timeline.h) of `steps` steps with the variance monitor
 // every step: per (process, worker) track, one span per step in order and apart, every compute
 // and monitor span inside a step, the squares' all-reduce once per step, every async all-reduce
-// ended after it began, as many per worker, and each message's transfer (simulated only:
-// `transfers_expected`) with its bytes and rate. Returns the step spans' durations in ms, per
-// step, per track.
-std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps,
-                                                bool transfers_expected) {
+// ended after it began, as many per worker, and each message's transfer with its bytes and
+// rate; the links' utilization counters (simulated only: `simulated`). Returns the step spans'
+// durations in ms, per step, per track; `transfers_in_steps` gets per track the transfers that
+// began and ended within the steps (the barrier before them and the statistics' all-reduce after
+// them are live only).
+std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps, bool simulated,
+                                                std::map<int, int>* transfers_in_steps) {
   std::ifstream in(path);
   REQUIRE_MESSAGE(in, path.string());
   const nlohmann::json doc = nlohmann::json::parse(in);
@@ -244,6 +246,7 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps,
   std::map<Track, std::vector<std::pair<double, double>>> step_spans;
   std::map<Track, int> squares, reductions;
   std::map<std::string, double> begun;
+  std::map<int, std::vector<std::pair<double, double>>> transfer_spans;  // by track's worker
   int transfers = 0, counters = 0;
   for (const auto& e : events) {
     const std::string ph = e.at("ph");
@@ -273,9 +276,11 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps,
       CHECK(e.at("ts").get<double>() >= begun[key]);
       if (e.value("cat", std::string()) == "comm") ++reductions[t];
       if (e.value("cat", std::string()) == "transfer") {
-        // Simulated messages: their payload and achieved rate.
-        CHECK(e.at("args").at("bytes").get<double>() > 0);
+        // Each message: its payload (live, the barrier before the steps sends empty ones) and
+        // achieved rate.
+        CHECK((e.at("args").at("bytes").get<double>() > 0 || !simulated));
         CHECK(e.at("args").at("rate_Bps").get<double>() >= 0);
+        transfer_spans[t.first * 1000 + t.second].push_back({begun[key], e.at("ts").get<double>()});
         ++transfers;
       }
     }
@@ -306,12 +311,14 @@ std::vector<std::vector<double>> check_timeline(const fs::path& path, int steps,
       inside = inside || (b >= s0 - 1e-3 && end <= s1 + 1e-3);
     CHECK_MESSAGE(inside, e.dump());
   }
-  if (transfers_expected) {
-    CHECK(transfers > 0);
-    CHECK(counters > 0);
-  } else {
-    CHECK(transfers == 0);
-    CHECK(counters == 0);
+  CHECK(transfers > 0);
+  CHECK((counters > 0) == simulated);
+  for (const auto& [t, spans] : step_spans) {
+    int within = 0;
+    for (const auto& [b, e] : transfer_spans[t.first * 1000 + t.second]) {
+      if (b >= spans.front().first - 1e-3 && e <= spans.back().second + 1e-3) ++within;
+    }
+    (*transfers_in_steps)[simulated ? t.second : t.first] = within;
   }
   return durations;
 }
@@ -345,10 +352,17 @@ TEST_CASE("--timeline: each worker's phases, simulated and live, nested in its s
   REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
   SimctlProcess live(args(true), dir);
   REQUIRE_MESSAGE(live.wait(120) == 0, live.output());
-  const auto sim_steps =
-      check_timeline(dir / "sim-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps, true);
-  const auto live_steps =
-      check_timeline(dir / "live-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps, false);
+  std::map<int, int> sim_transfers, live_transfers;
+  const auto sim_steps = check_timeline(dir / "sim-tl" / "p0-mobilenetv2-kungfu.trace.json", kSteps,
+                                        true, &sim_transfers);
+  const auto live_steps = check_timeline(dir / "live-tl" / "p0-mobilenetv2-kungfu.trace.json",
+                                         kSteps, false, &live_transfers);
+  // The same messages in both modes: KungFu's chunks over the same strategy, and the steps'
+  // agreements; each worker's within its steps (simulated: worker tracks; live: rank processes).
+  CHECK(sim_transfers.size() == 4);
+  for (const auto& [worker, n] : sim_transfers)
+    CHECK_MESSAGE(n > 0, worker);
+  CHECK(live_transfers == sim_transfers);
   // Simulated: one process, four worker tracks; live: four processes (ranks), one track each.
   CHECK(sim_steps.front().size() == 4);
   CHECK(live_steps.front().size() == 4);
