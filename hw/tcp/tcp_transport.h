@@ -230,6 +230,8 @@ class TcpTransport final : public coll::Transport {
   void enqueue(Connection& c, OutFrame frame);
   void after_data_sent();
   void record_send(int peer, const OutFrame& frame);  // options_.record_sends
+  // Blocks until the peer acknowledged every byte sent on c, or until deadline_ns.
+  void wait_acknowledged(Connection& c, TimeNs deadline_ns);
 
   // Teardown.
   void drop(const std::shared_ptr<Connection>& c, const std::string& reason);
