@@ -264,6 +264,7 @@ LiveRunSpec parse(const io::Document& doc, const std::filesystem::path& base_dir
   c.verify = r.boolean_or("verify", c.verify);
   c.progress_file = r.string_or("progress_file", "");
   c.timeline_dir = r.string_or("timeline_dir", "");
+  c.messages_dir = r.string_or("messages_dir", "");
   // sleep and spin wait on the CPU; gpu runs the CUDA emulation kernel; auto is gpu where this
   // build has CUDA and a device is visible, else sleep (decided by each rank at run time).
   const std::string mode = r.choice_or("compute_mode", {"sleep", "spin", "gpu", "auto"}, "sleep");

@@ -33,6 +33,7 @@
 //   congestion_control: cubic
 //   progress_file: /tmp/x/progress       # rank 0 publishes its step (background traffic's clock)
 //   timeline_dir: /tmp/x/timeline        # each rank writes rank<r>.trace.json there
+//   messages_dir: /tmp/x/messages        # each rank writes rank<r>.messages.csv there
 //   learn: {data: /usr/share/datasets/fashion-mnist, lr: 0.05, base_batch: 64, momentum: 0.9,
 //           eval_every: 100}            # model fashion-mlp only: train it for real (learner.h;
 //                                       # the keys: sim/train/learn_spec.h); compute and device

@@ -127,8 +127,8 @@ int run_worker(const ToolOptions& o, const live::LiveRunSpec& spec, tcp::Rendezv
   tcp::RuntimeOptions ro;
   ro.transport.connect_timeout_ns = spec.live.timeout_ns;
   ro.transport.congestion_control = spec.live.congestion_control;
-  // The timeline shows each message's transfer (run_live_training).
-  ro.transport.record_sends = !spec.live.timeline_dir.empty();
+  // The timeline shows each message's transfer, the traffic matrix their sums (run_live_training).
+  ro.transport.record_sends = !spec.live.timeline_dir.empty() || !spec.live.messages_dir.empty();
   const int my_rank = tcp::rank_before_connect(o.rendezvous, mode);
   if (o.fault_rank >= 0 && o.fault_rank == my_rank) {
     ro.transport.fault = {tcp::FaultAction::kKillProcess, o.fault_after_sends};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -301,9 +302,22 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
   if (!elastic) {
     // Each message's transfer, as the simulated timeline shows them (the transport's record:
     // TcpTransportOptions::record_sends). An elastic process's transports are its versions'.
-    for (const tcp::SentMessage& m : rt.sent_messages()) {
+    const std::vector<tcp::SentMessage> sent = rt.sent_messages();
+    for (const tcp::SentMessage& m : sent) {
       timeline.add_transfer(rank, m.dst, m.first_byte_ns, m.last_byte_ns,
                             static_cast<double>(m.bytes));
+    }
+    if (!c.messages_dir.empty()) {
+      std::map<int, std::pair<std::uint64_t, std::uint64_t>> to;  // dst -> messages, bytes
+      for (const tcp::SentMessage& m : sent) {
+        ++to[m.dst].first;
+        to[m.dst].second += m.bytes;
+      }
+      std::string csv = "dst_rank,messages,bytes\n";
+      for (const auto& [dst, v] : to)
+        csv += std::to_string(dst) + "," + std::to_string(v.first) + "," +
+               std::to_string(v.second) + "\n";
+      write_file_atomic(c.messages_dir / ("rank" + std::to_string(rank) + ".messages.csv"), csv);
     }
   }
   write_timeline();

@@ -68,6 +68,10 @@ struct LiveConfig {
   // clock) to DIR/rank<r>.trace.json here, with each message it sent (the runtime's transport
   // must record them: TcpTransportOptions::record_sends). Empty: none.
   std::filesystem::path timeline_dir;
+  // Each rank writes what it sent each peer (dst_rank,messages,bytes: its data messages and their
+  // payload bytes; the transport must record them, TcpTransportOptions::record_sends) to
+  // DIR/rank<r>.messages.csv here: the live traffic matrix. Empty: none.
+  std::filesystem::path messages_dir;
   // Learn for real (learner.h): the fashion-mlp model trained on `learn_data` by every rank, the
   // compute real instead of emulated (`compute` then only sizes the trainer's unused deadlines),
   // the parameters checked equal on every rank between steps (with `verify`, else at the

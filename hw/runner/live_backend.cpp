@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "hw/runner/link_sampler.h"
 #include "hw/testbed/command.h"
 #include "hw/testbed/signal_teardown.h"
 #include "hw/testbed/testbed.h"
@@ -59,7 +60,8 @@ std::filesystem::path find_traffic_tool() {
 
 std::string live_config_yaml(const runtime::LiveTrainingTask& task,
                              const std::filesystem::path& progress_file,
-                             const std::filesystem::path& timeline_dir) {
+                             const std::filesystem::path& timeline_dir,
+                             const std::filesystem::path& messages_dir) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << task.model;
@@ -81,6 +83,9 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
   }
   if (!timeline_dir.empty()) {
     out << YAML::Key << "timeline_dir" << YAML::Value << timeline_dir.string();
+  }
+  if (!messages_dir.empty()) {
+    out << YAML::Key << "messages_dir" << YAML::Value << messages_dir.string();
   }
   out << YAML::EndMap;
   // The system, policy and monitors as their own readers read them back (one line each).
@@ -142,6 +147,30 @@ std::string read_file(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The traffic matrix from every rank's rank<r>.messages.csv (run_live_training's messages_dir).
+std::vector<runtime::PairTraffic> read_pair_traffic(const fs::path& dir, int ranks) {
+  std::vector<runtime::PairTraffic> out;
+  for (int r = 0; r < ranks; ++r) {
+    const fs::path file = dir / ("rank" + std::to_string(r) + ".messages.csv");
+    std::istringstream in(read_file(file));
+    std::string line;
+    if (!std::getline(in, line) || line != "dst_rank,messages,bytes") {
+      throw RuntimeFailure(file.string() + ": not a rank's messages file");
+    }
+    while (std::getline(in, line)) {
+      runtime::PairTraffic p;
+      p.src = r;
+      char c1 = 0, c2 = 0;
+      std::istringstream row(line);
+      if (!(row >> p.dst >> c1 >> p.messages >> c2 >> p.bytes) || c1 != ',' || c2 != ',') {
+        throw RuntimeFailure(file.string() + ": a malformed row '" + line + "'");
+      }
+      out.push_back(p);
+    }
+  }
+  return out;
 }
 
 // A scratch folder for one run, removed afterwards.
@@ -358,7 +387,18 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     }
     fs::create_directories(timeline);
   }
-  io::write_file_atomic(config, live_config_yaml(task, progress, timeline));
+  // With link statistics, every rank's messages per peer (the traffic matrix), and the testbed's
+  // links sampled below.
+  const fs::path messages = task.link_stats_bin_ns > 0 ? dir.path / "messages" : fs::path();
+  if (!messages.empty()) {
+    if (task.live.placement != "testbed") {
+      throw InputError(
+          "--link-stats with --live: the links measured are a testbed's (live.placement: testbed)");
+    }
+    if (task.elastic) throw InputError("--link-stats with --live: not for elastic runs");
+    fs::create_directories(messages);
+  }
+  io::write_file_atomic(config, live_config_yaml(task, progress, timeline, messages));
 
   std::vector<std::string> argv = {live_tool_.string(),
                                    config.string(),
@@ -424,10 +464,22 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   if (nic_stragglers && !bed) throw RuntimeFailure("a NIC straggler needs live.placement: testbed");
   std::optional<NicStragglers> stragglers;
   if (nic_stragglers) stragglers.emplace(*bed, task, progress);
+  std::optional<LinkSampler> sampler;
+  if (!messages.empty())
+    sampler.emplace(host_link_counters(*bed, task.nominal), task.link_stats_bin_ns);
   testbed::CommandOptions options;
   // The tool's own timeouts end a stuck run; this one only guards against the tool itself.
   options.timeout_ns = task.live.timeout_ns * 2 + 30 * kNsPerSecond;
   const testbed::CommandResult run = testbed::run_command(argv, options);
+  std::vector<runtime::MeasuredLink> links;
+  std::string links_failure;
+  if (sampler) {
+    try {
+      links = sampler->stop();
+    } catch (const std::exception& e) {
+      links_failure = e.what();
+    }
+  }
   const std::string straggler_failure = stragglers ? stragglers->stop() : std::string();
   const std::string traffic_failure = stop_background(traffic);
   if (bed) bed->teardown();
@@ -443,7 +495,15 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     throw RuntimeFailure("live run of " + task.model + " / " + task.system.label +
                          ": its background traffic failed: " + traffic_failure);
   }
+  if (!links_failure.empty()) {
+    throw RuntimeFailure("live run of " + task.model + " / " + task.system.label + ": " +
+                         links_failure);
+  }
   runtime::TrainingResult out = parse_live_result(read_file(result), result.string());
+  if (!messages.empty()) {
+    out.measured_links = std::move(links);
+    out.pair_traffic = read_pair_traffic(messages, ranks);
+  }
   if (!timeline.empty()) {
     std::vector<std::string> ranks_json;
     if (task.elastic) {

@@ -30,10 +30,11 @@ std::filesystem::path find_live_tool();
 // The configuration adaptsim-live reads for one task (YAML, in the scenario's own keys, read by
 // the same readers; exposed for tests).
 // With a progress file (background traffic), rank 0 publishes its steps there; with a timeline
-// folder, every rank writes its timeline there.
+// folder, every rank writes its timeline there; with a messages folder, what it sent each peer.
 std::string live_config_yaml(const runtime::LiveTrainingTask& task,
                              const std::filesystem::path& progress_file = {},
-                             const std::filesystem::path& timeline_dir = {});
+                             const std::filesystem::path& timeline_dir = {},
+                             const std::filesystem::path& messages_dir = {});
 // The adaptsim-traffic tool: $ADAPTSIM_TRAFFIC_TOOL, beside simctl (installed), in its build tree,
 // or on PATH.
 std::filesystem::path find_traffic_tool();

@@ -296,8 +296,8 @@ Tables collect_rows(const Scenario& scenario, const RunOptions& options,
       {!options.timeline_dir.empty(), &Workload::has_timeline,
        "--timeline: scenario '{}': its workload has no timeline (training only)"},
       {!options.link_stats_dir.empty(), &Workload::has_link_stats,
-       "--link-stats: scenario '{}': its workload has no simulated links (simulated all-reduce "
-       "and training runs only)"},
+       "--link-stats: scenario '{}': its workload has no links to report (simulated all-reduce "
+       "and training runs, and live training on a testbed, without elastic: only)"},
   };
   for (const auto& f : per_task_files) {
     if (!f.asked) continue;

@@ -164,13 +164,18 @@ class TrainingWorkload final : public Workload {
   }
   bool traces_connections() const override { return live_.backend == nullptr; }
   bool has_timeline() const override { return true; }
-  bool has_link_stats() const override { return live_.backend == nullptr; }
+  // Live: a testbed's links (their counters) and the ranks' messages; not an elastic run's.
+  bool has_link_stats() const override {
+    return live_.backend == nullptr || (live_.options.placement == "testbed" && !options_.elastic);
+  }
 
  private:
   runtime::TrainingResult run_live(const std::string& model_name,
-                                   const runtime::SystemConfig& system, bool timeline) const {
+                                   const runtime::SystemConfig& system, bool timeline,
+                                   TimeNs link_stats_bin_ns) const {
     runtime::LiveTrainingTask task;
     task.record_timeline = timeline;
+    task.link_stats_bin_ns = link_stats_bin_ns;
     task.nominal = live_.nominal;
     task.model = model_name;
     task.batch_per_gpu = options_.compute.batch_per_gpu;
@@ -196,14 +201,27 @@ class TrainingWorkload final : public Workload {
     const train::Model& model = train::model(model_name);
     const bool live = live_.backend != nullptr;
     runtime::TrainingResult r;
+    const bool link_stats = !context.link_stats_dir.empty() && context.files != nullptr;
+    const std::filesystem::path link_stats_base =
+        context.link_stats_dir /
+        (context.trace_name + "-" + file_part(model_name) + "-" + file_part(system.label));
     if (live) {
-      r = run_live(model_name, system, !context.timeline_dir.empty());
+      r = run_live(model_name, system, !context.timeline_dir.empty(),
+                   link_stats ? context.link_stats_bin_ns : 0);
+      if (link_stats) {
+        std::vector<net::LinkUse> links;
+        for (const runtime::MeasuredLink& l : r.measured_links)
+          links.push_back(link_use(l, context.link_stats_bin_ns));
+        for (io::OutputFile& f :
+             link_stats_files(link_stats_base, links, context.link_stats_bin_ns, r.pair_traffic)) {
+          context.files->push_back(std::move(f));
+        }
+      }
     } else {
       const topo::Topology topology = topo::build_cluster(spec_);
       simulate::TrainingOptions options = options_;
       options.host_transport.record_transmissions = !context.trace_dir.empty();
       options.record_timeline = !context.timeline_dir.empty();
-      const bool link_stats = !context.link_stats_dir.empty() && context.files != nullptr;
       if (link_stats) options.link_stats_bin_ns = context.link_stats_bin_ns;
       simulate::SimulatedTraining sim =
           simulate::simulate_training(topology, model, device_, system, options);
@@ -215,10 +233,8 @@ class TrainingWorkload final : public Workload {
              connection_trace(sim.transmissions)});
       }
       if (link_stats) {
-        for (io::OutputFile& f : link_stats_files(
-                 context.link_stats_dir / (context.trace_name + "-" + file_part(model_name) + "-" +
-                                           file_part(system.label)),
-                 sim.links, options.link_stats_bin_ns, sim.transmissions)) {
+        for (io::OutputFile& f : link_stats_files(link_stats_base, sim.links,
+                                                  options.link_stats_bin_ns, sim.transmissions)) {
           context.files->push_back(std::move(f));
         }
       }

@@ -77,6 +77,9 @@ struct LiveTrainingTask {
   LiveOptions live;
   // Each rank records its timeline; the backend merges them into TrainingResult::timeline_json.
   bool record_timeline = false;
+  // > 0: the backend samples the testbed's links every this many ns and collects the ranks'
+  // messages (TrainingResult::measured_links, pair_traffic); needs live.placement: testbed.
+  TimeNs link_stats_bin_ns = 0;
   // The model learns for real (fashion-mlp: the workload's `learn:` map, or its defaults).
   std::optional<train::LearnSpec> learn;
   // The worker set changes (the workload's `elastic:` map; local processes, KungFu's protocol).

@@ -25,6 +25,26 @@ struct StepRow {
   bool operator==(const StepRow&) const = default;
 };
 
+// A live link direction's traffic (simctl run --live --link-stats on a testbed): its interface's
+// byte counters read every bin from the ranks' launch (wire bytes: frame, IP and TCP headers and
+// the other direction's ACKs included), named as the simulator names the channel ("s0.nic0->
+// switch").
+struct MeasuredLink {
+  std::string name;
+  double capacity_Bps = 0;
+  std::vector<double> bin_bytes;
+  bool operator==(const MeasuredLink&) const = default;
+};
+
+// What one rank sent another over a live run: data messages and their payload bytes.
+struct PairTraffic {
+  int src = 0;
+  int dst = 0;
+  std::uint64_t messages = 0;
+  double bytes = 0;
+  bool operator==(const PairTraffic&) const = default;
+};
+
 // Per-worker per-step quantities, averaged over workers and measured steps.
 struct TrainingResult {
   std::vector<double> step_s;  // per measured step: mean over workers of that step's duration
@@ -41,6 +61,10 @@ struct TrainingResult {
   // The run's timeline as trace-event JSON (timeline.h) when one was asked for; not part of the
   // result's JSON form (a live run's ranks write theirs to files the backend merges).
   std::string timeline_json;
+  // Live runs with LiveTrainingTask::link_stats_bin_ns: the testbed's links and the ranks'
+  // traffic matrix; not part of the JSON form either (the backend adds them).
+  std::vector<MeasuredLink> measured_links;
+  std::vector<PairTraffic> pair_traffic;
   bool operator==(const TrainingResult&) const = default;
 };
 

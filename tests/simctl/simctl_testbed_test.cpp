@@ -88,6 +88,78 @@ TEST_CASE("live testbed run: 4 hosts, kungfu and horovod, mode=live rows, nothin
   fs::remove_all(dir);
 }
 
+TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic matrix") {
+  // The same scenario simulated and live, --link-stats: per rank pair the live ranks sent what
+  // the simulated ones did (BINARY_TREE_STAR's chunks), plus the live run's own few messages
+  // (the barrier before the steps, the statistics' all-reduce after); per host link the counters
+  // saw those bytes plus the frames' headers and the ACKs, within 10 %.
+  const std::string prefix = "sctlinks";
+  const fs::path dir = scratch_dir("testbed_links");
+  LiveScenario sc;
+  sc.systems = {"{label: bts, kind: kungfu, strategy: BINARY_TREE_STAR}"};
+  sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
+  write_scenario(dir, sc);
+  auto args = [&](bool live) {
+    std::vector<std::string> a = {"run",          (dir / "live.yaml").string(),
+                                  "-o",           (dir / (live ? "out" : "sim-out")).string(),
+                                  "--link-stats", (dir / (live ? "links" : "sim-links")).string(),
+                                  "--no-progress"};
+    if (live) a.insert(a.begin() + 1, "--live");
+    return a;
+  };
+  SimctlProcess sim(args(false), dir);
+  REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
+  SimctlProcess live(args(true), dir);
+  const int code = live.wait(150);
+  INFO("output: " << live.output());
+  REQUIRE(code == 0);
+  const std::string base = "p0-mobilenetv2-bts";
+  auto by_pair = [](const fs::path& f) {
+    std::map<std::pair<int, int>, double> out;
+    for (const auto& r : read_csv(f))
+      out[{std::stoi(r.at("src_rank")), std::stoi(r.at("dst_rank"))}] = std::stod(r.at("bytes"));
+    return out;
+  };
+  const auto sim_pairs = by_pair(dir / "sim-links" / (base + ".matrix.csv"));
+  const auto live_pairs = by_pair(dir / "links" / (base + ".matrix.csv"));
+  REQUIRE(!sim_pairs.empty());
+  double live_total = 0, sim_total = 0;
+  for (const auto& [pair, bytes] : live_pairs)
+    live_total += bytes;
+  for (const auto& [pair, bytes] : sim_pairs) {
+    CAPTURE(pair.first);
+    CAPTURE(pair.second);
+    REQUIRE(live_pairs.count(pair) == 1);
+    CHECK(live_pairs.at(pair) >= bytes);
+    CHECK(live_pairs.at(pair) <= bytes + 4096);
+    sim_total += bytes;
+  }
+  CHECK(live_total <= sim_total + 4096 * static_cast<double>(live_pairs.size()));
+  auto by_link = [](const fs::path& f) {
+    std::map<std::string, double> out;
+    for (const auto& r : read_csv(f))
+      out[r.at("resource")] = std::stod(r.at("bytes"));
+    return out;
+  };
+  const auto sim_links = by_link(dir / "sim-links" / (base + ".links.csv"));
+  const auto live_links = by_link(dir / "links" / (base + ".links.csv"));
+  CHECK(live_links.size() == 8);  // 4 hosts, both directions of each NIC link
+  for (const auto& [name, bytes] : live_links) {
+    CAPTURE(name);
+    REQUIRE(sim_links.count(name) == 1);
+    CHECK(bytes >= sim_links.at(name));
+    CHECK(bytes <= 1.10 * sim_links.at(name));
+  }
+  // The bins add up to each link's bytes.
+  std::map<std::string, double> binned;
+  for (const auto& r : read_csv(dir / "links" / (base + ".link-bins.csv")))
+    binned[r.at("resource")] += std::stod(r.at("bytes"));
+  for (const auto& [name, bytes] : live_links)
+    CHECK(binned[name] == doctest::Approx(bytes));
+  check_nothing_left(prefix, dir);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("live testbed killed worker: exit 1, one line naming the rank, nothing left") {
   const std::string prefix = "sctkill";
   const fs::path dir = scratch_dir("testbed_kill");

@@ -1,0 +1,71 @@
+#pragma once
+// What the testbed's links carried during a live run (simctl run --live --link-stats): a thread
+// reads each link direction's byte counter (a sysfs statistics file of the veth end in the root
+// namespace) every bin from the moment it starts, and stop() returns the bytes per bin under the
+// simulator's name for that channel. Wire bytes: the counters see frames with their Ethernet, IP
+// and TCP headers, the ACKs of the opposite direction included.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hw/testbed/testbed.h"
+#include "sim/core/time.h"
+#include "sim/runtime/training_result.h"
+#include "sim/topo/cluster_spec.h"
+
+namespace adaptsim::runner {
+
+// A link direction and the counter file of the bytes that crossed it.
+struct CounterSource {
+  std::string name;  // the simulator's channel name, "s0.nic0->switch"
+  double capacity_Bps = 0;
+  std::filesystem::path file;  // holds one decimal count of bytes
+};
+
+// Each testbed host's link to its switch, both directions: the bridge's end of the host's veth
+// receives what the host sends (rx_bytes) and transmits what it receives (tx_bytes). Named and
+// sized as `spec`'s topology names its server's NIC channel to the fabric (host h is server h,
+// then the extra hosts, as the testbed builds them); the fat tree's uplinks are not sampled (one
+// bridge stands in for all spines, testbed_plan.h).
+std::vector<CounterSource> host_link_counters(const testbed::Testbed& bed,
+                                              const topo::ClusterSpec& spec);
+
+class LinkSampler {
+ public:
+  // Reads every source once now (throws RuntimeFailure naming an unreadable one), then every
+  // bin_ns (> 0) on its own thread.
+  LinkSampler(std::vector<CounterSource> sources, TimeNs bin_ns);
+  ~LinkSampler();  // stops the thread if stop() was not called
+  LinkSampler(const LinkSampler&) = delete;
+  LinkSampler& operator=(const LinkSampler&) = delete;
+
+  // Reads every source a last time (the last bin may be partial) and returns per source the
+  // bytes of each bin since the start; their sum is the counter's growth. A read that comes late
+  // (a busy machine) spreads its bytes evenly over the time since the read before, bin by bin.
+  // Throws RuntimeFailure naming a source that could not be read on the way.
+  std::vector<runtime::MeasuredLink> stop();
+
+ private:
+  void run();
+  void sample();  // reads every source and adds what grew since the last read to its bins
+
+  std::vector<CounterSource> sources_;
+  TimeNs bin_ns_;
+  std::chrono::steady_clock::time_point start_;
+  TimeNs last_ns_ = 0;  // when the last read was, since start_
+  std::vector<std::uint64_t> last_;
+  std::vector<runtime::MeasuredLink> links_;
+  std::string error_;  // the first failed read
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace adaptsim::runner
