@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,18 +22,24 @@
 
 namespace adaptsim::runner {
 
-// A link direction and the counter file of the bytes that crossed it.
+// A link direction and the counter of the bytes that crossed it: a file holding one decimal
+// count (a sysfs statistics file of this namespace), or with `netns`, the transmitted bytes of
+// `device` in that network namespace (its /proc/net/dev, opened there once).
 struct CounterSource {
   std::string name;  // the simulator's channel name, "s0.nic0->switch"
   double capacity_Bps = 0;
-  std::filesystem::path file;  // holds one decimal count of bytes
+  std::filesystem::path file;
+  std::string netns;   // "" or a namespace of `ip netns add` (/run/netns/NAME)
+  std::string device;  // with netns
 };
 
-// Each testbed host's link to its switch, both directions: the bridge's end of the host's veth
-// receives what the host sends (rx_bytes) and transmits what it receives (tx_bytes). Named and
-// sized as `spec`'s topology names its server's NIC channel to the fabric (host h is server h,
-// then the extra hosts, as the testbed builds them); the fat tree's uplinks are not sampled (one
-// bridge stands in for all spines, testbed_plan.h).
+// Each testbed host's link to its switch, both directions, counted where the testbed shapes them
+// (testbed_plan.h), so the counts follow the caps: what the host sends as its eth0 transmits it
+// (inside its namespace), what it receives as the bridge's end of its veth transmits it. (The
+// receiving ends count whole batches of packets at once, milliseconds apart on a busy machine.)
+// Named and sized as `spec`'s topology names its server's NIC channel to the fabric (host h is
+// server h, then the extra hosts, as the testbed builds them); the fat tree's uplinks are not
+// sampled (one bridge stands in for all spines, testbed_plan.h).
 std::vector<CounterSource> host_link_counters(const testbed::Testbed& bed,
                                               const topo::ClusterSpec& spec);
 
@@ -54,12 +61,14 @@ class LinkSampler {
  private:
   void run();
   void sample();  // reads every source and adds what grew since the last read to its bins
+  std::optional<std::uint64_t> read(std::size_t source) const;
 
   std::vector<CounterSource> sources_;
   TimeNs bin_ns_;
   std::chrono::steady_clock::time_point start_;
-  TimeNs last_ns_ = 0;  // when the last read was, since start_
+  std::vector<TimeNs> last_ns_;  // per source, when its last read was, since start_
   std::vector<std::uint64_t> last_;
+  std::vector<int> fds_;  // per source with a netns: its /proc/net/dev, else -1
   std::vector<runtime::MeasuredLink> links_;
   std::string error_;  // the first failed read
   std::mutex mutex_;

@@ -45,7 +45,8 @@ TEST_CASE("link sampler: the bins add up to each counter's growth since the star
   constexpr TimeNs kBin = 5 * kNsPerMs;
   const auto start = std::chrono::steady_clock::now();
   runner::LinkSampler sampler(
-      {{"s0.nic0->switch", 1.25e8, d / "a"}, {"switch->s0.nic0", 2.5e8, d / "b"}}, kBin);
+      {{"s0.nic0->switch", 1.25e8, d / "a", "", ""}, {"switch->s0.nic0", 2.5e8, d / "b", "", ""}},
+      kBin);
   set_counter(d / "a", 150);
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   set_counter(d / "a", 400);
@@ -69,10 +70,10 @@ TEST_CASE("link sampler: the bins add up to each counter's growth since the star
 
 TEST_CASE("link sampler: a counter that cannot be read is named") {
   const fs::path d = scratch("missing");
-  CHECK_THROWS_WITH_AS(runner::LinkSampler({{"x->y", 1, d / "none"}}, kNsPerMs),
+  CHECK_THROWS_WITH_AS(runner::LinkSampler({{"x->y", 1, d / "none", "", ""}}, kNsPerMs),
                        doctest::Contains((d / "none").string().c_str()), RuntimeFailure);
   set_counter(d / "a", 7);
-  runner::LinkSampler sampler({{"x->y", 1, d / "a"}}, kNsPerMs);
+  runner::LinkSampler sampler({{"x->y", 1, d / "a", "", ""}}, kNsPerMs);
   fs::remove(d / "a");
   CHECK_THROWS_WITH_AS(sampler.stop(),
                        doctest::Contains(("cannot read " + (d / "a").string()).c_str()),
