@@ -20,6 +20,10 @@ namespace adaptsim::simctl {
 constexpr int kExitRuntime = 1;
 constexpr int kExitInput = 2;
 
+// A command's error as the tool reports it: one line, "simctl: error: ..." for bad input (returns
+// kExitInput), "simctl: failed: ..." otherwise (kExitRuntime); with `print` false, only the code.
+int report_error(const std::exception& e, bool print = true);
+
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;

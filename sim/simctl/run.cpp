@@ -124,14 +124,17 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
             // the same one (every step that can fail is agreed), so they exit with its code and
             // print nothing.
             const std::unique_ptr<run::SweepGroup> group = join_mpirun_group();
-            if (group->rank() == 0) return run_scenario_command(*o, command_line, group.get());
+            int code = 0;
             try {
-              return run_scenario_command(*o, command_line, group.get());
-            } catch (const InputError&) {
-              return kExitInput;
-            } catch (const std::exception&) {
-              return kExitRuntime;
+              code = run_scenario_command(*o, command_line, group.get());
+            } catch (const std::exception& e) {
+              code = report_error(e, group->rank() == 0);
             }
+            // mpirun ends the whole job when a rank exits with an error: every rank leaves once
+            // rank 0 has written its line (one more collective), which it could cut off
+            // otherwise (simctl_mpirun_test saw rank 1's exit abort rank 0 before it printed).
+            group->agree([] {});
+            return code;
           }};
 }
 

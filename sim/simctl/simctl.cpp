@@ -94,13 +94,15 @@ Exit codes: 0 success, 1 run-time failure, 2 bad input.)");
       if (*c.app) return c.run();
     }
     return kExitInput;
-  } catch (const InputError& e) {
-    print_error_line("simctl", std::string("error: ") + e.what());
-    return kExitInput;
   } catch (const std::exception& e) {
-    print_error_line("simctl", std::string("failed: ") + e.what());
-    return kExitRuntime;
+    return report_error(e);
   }
+}
+
+int report_error(const std::exception& e, bool print) {
+  const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
+  if (print) print_error_line("simctl", std::string(input ? "error: " : "failed: ") + e.what());
+  return input ? kExitInput : kExitRuntime;
 }
 
 }  // namespace adaptsim::simctl
