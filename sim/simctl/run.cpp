@@ -108,9 +108,10 @@ Command add_run_command(CLI::App& app, int argc, char** argv) {
                   "Chrome/Perfetto trace-event JSON) to DIR/p<point>-<model>-<system>.trace.json; "
                   "simulated or --live");
   cmd->add_option("--link-stats", o->link_stats_dir,
-                  "Simulated runs: write every task's traffic per link and direction (bytes, busy "
-                  "time, mean and peak utilization) to DIR/p<point>-<task>.links.csv, its bytes "
-                  "over time to .link-bins.csv and the bytes per rank pair to .matrix.csv");
+                  "Write every task's traffic per link and direction (bytes, busy time, mean and "
+                  "peak utilization) to DIR/p<point>-<task>.links.csv, its bytes over time to "
+                  ".link-bins.csv and the bytes per rank pair to .matrix.csv; simulated, or --live "
+                  "on a testbed (its links' counters)");
   cmd->add_option("--link-stats-bin", o->link_stats_bin,
                   "Width of the time bins of --link-stats, e.g. 100us, 10ms")
       ->capture_default_str();
