@@ -1,7 +1,7 @@
 #pragma once
 // What the testbed's links carried during a live run (simctl run --live --link-stats): a thread
-// reads each link direction's byte counter (a sysfs statistics file of the veth end in the root
-// namespace) every bin from the moment it starts, and stop() returns the bytes per bin under the
+// reads each link direction's byte counter (host_link_counters: where the testbed shapes it)
+// every bin from the moment it starts, and stop() returns the bytes per bin under the
 // simulator's name for that channel. Wire bytes: the counters see frames with their Ethernet, IP
 // and TCP headers, the ACKs of the opposite direction included.
 

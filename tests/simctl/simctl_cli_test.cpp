@@ -371,6 +371,22 @@ TEST_CASE("--timeline: training workloads only, nothing written otherwise") {
   CHECK_FALSE(fs::exists(s.dir / "tl"));
 }
 
+TEST_CASE("--link-stats --live: a testbed's links only, nothing written otherwise") {
+  // fig8-local runs on local processes: no links of its own to count.
+  Scratch s("link_stats_live_local");
+  const Result r =
+      run("run --live --no-progress " + (kRoot / "scenarios/fig8-local.yaml").string() + " -o " +
+          (s.dir / "out").string() + " --link-stats " + (s.dir / "links").string());
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("--link-stats: scenario 'fig8-local': its workload has no links to "
+                              "report (simulated all-reduce and training runs, and live training "
+                              "on a testbed, without elastic: only)") != std::string::npos,
+                r.output);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(s.dir / "out"));
+  CHECK_FALSE(fs::exists(s.dir / "links"));
+}
+
 TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothing written") {
   const Scratch s("policy_bad");
   const std::string training =
