@@ -35,6 +35,20 @@ std::vector<std::string> simctl_argv(const std::vector<std::string>& args) {
 SimctlProcess::SimctlProcess(const std::vector<std::string>& args, const fs::path& tmpdir)
     : process_(simctl_argv(args), {"TMPDIR=" + tmpdir.string()}) {}
 
+std::vector<std::string> sim_or_live_args(bool live, const fs::path& scenario, const fs::path& dir,
+                                          const std::vector<std::string>& extra) {
+  const std::string mode = live ? "live" : "sim";
+  std::vector<std::string> a = {"run", scenario.string(), "-o", (dir / mode).string(),
+                                "--no-progress"};
+  if (live) a.insert(a.begin() + 1, "--live");
+  for (std::string e : extra) {
+    const auto at = e.find("{}");
+    if (at != std::string::npos) e.replace(at, 2, mode);
+    a.push_back(e);
+  }
+  return a;
+}
+
 std::string LiveScenario::text() const {
   const fs::path root = ADAPTSIM_SOURCE_DIR;
   std::string systems_text;

@@ -47,6 +47,12 @@ struct LiveScenario {
   std::string text() const;
 };
 
+// `simctl run [--live] SCENARIO -o DIR/<sim|live> --no-progress` and then `extra`, where each
+// "{}" in an argument becomes "sim" or "live" (per-mode output folders: "{}-tl").
+std::vector<std::string> sim_or_live_args(bool live, const std::filesystem::path& scenario,
+                                          const std::filesystem::path& dir,
+                                          const std::vector<std::string>& extra);
+
 // A fresh folder under /tmp named after the test (removed first if it exists).
 std::filesystem::path scratch_dir(const std::string& name);
 

@@ -330,23 +330,11 @@ TEST_CASE("--timeline: each worker's phases, simulated and live, nested in its s
   const fs::path dir = scratch_dir("timeline");
   constexpr int kSteps = 3;  // one warm-up step and two measured
   auto args = [&](bool live) {
-    std::vector<std::string> a = {"run",
-                                  (root / "scenarios/fig8-local.yaml").string(),
-                                  "-o",
-                                  (dir / (live ? "live" : "sim")).string(),
-                                  "--timeline",
-                                  (dir / (live ? "live-tl" : "sim-tl")).string(),
-                                  "--no-progress",
-                                  "--set",
-                                  "sweep.workload.monitors=[[{name: gradient-variance}]]",
-                                  "--set",
-                                  "workload.models=[mobilenetv2]",
-                                  "--set",
-                                  "workload.steps=2",
-                                  "--set",
-                                  "live.compute=sleep"};
-    if (live) a.insert(a.begin() + 1, "--live");
-    return a;
+    return sim_or_live_args(live, root / "scenarios/fig8-local.yaml", dir,
+                            {"--timeline", (dir / "{}-tl").string(), "--set",
+                             "sweep.workload.monitors=[[{name: gradient-variance}]]", "--set",
+                             "workload.models=[mobilenetv2]", "--set", "workload.steps=2", "--set",
+                             "live.compute=sleep"});
   };
   SimctlProcess sim(args(false), dir);
   REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());

@@ -100,17 +100,9 @@ TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic m
   sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
   write_scenario(dir, sc);
   auto args = [&](bool live) {
-    std::vector<std::string> a = {"run",
-                                  (dir / "live.yaml").string(),
-                                  "-o",
-                                  (dir / (live ? "out" : "sim-out")).string(),
-                                  "--link-stats",
-                                  (dir / (live ? "links" : "sim-links")).string(),
-                                  "--link-stats-bin",
-                                  "10ms",
-                                  "--no-progress"};
-    if (live) a.insert(a.begin() + 1, "--live");
-    return a;
+    return sim_or_live_args(
+        live, dir / "live.yaml", dir,
+        {"--link-stats", (dir / "{}-links").string(), "--link-stats-bin", "10ms"});
   };
   SimctlProcess sim(args(false), dir);
   REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
@@ -126,7 +118,7 @@ TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic m
     return out;
   };
   const auto sim_pairs = by_pair(dir / "sim-links" / (base + ".matrix.csv"));
-  const auto live_pairs = by_pair(dir / "links" / (base + ".matrix.csv"));
+  const auto live_pairs = by_pair(dir / "live-links" / (base + ".matrix.csv"));
   REQUIRE(!sim_pairs.empty());
   double live_total = 0, sim_total = 0;
   for (const auto& [pair, bytes] : live_pairs)
@@ -148,12 +140,12 @@ TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic m
   };
   // Counted where the testbed shapes them, the links' 10 ms bins stay near their caps (htb lets
   // a class burst 1 ms above its rate).
-  for (const auto& r : read_csv(dir / "links" / (base + ".links.csv"))) {
+  for (const auto& r : read_csv(dir / "live-links" / (base + ".links.csv"))) {
     CAPTURE(r.at("resource"));
     CHECK(std::stod(r.at("peak_utilization")) <= 1.5);
   }
   const auto sim_links = by_link(dir / "sim-links" / (base + ".links.csv"));
-  const auto live_links = by_link(dir / "links" / (base + ".links.csv"));
+  const auto live_links = by_link(dir / "live-links" / (base + ".links.csv"));
   CHECK(live_links.size() == 8);  // 4 hosts, both directions of each NIC link
   for (const auto& [name, bytes] : live_links) {
     CAPTURE(name);
@@ -163,7 +155,7 @@ TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic m
   }
   // The bins add up to each link's bytes.
   std::map<std::string, double> binned;
-  for (const auto& r : read_csv(dir / "links" / (base + ".link-bins.csv")))
+  for (const auto& r : read_csv(dir / "live-links" / (base + ".link-bins.csv")))
     binned[r.at("resource")] += std::stod(r.at("bytes"));
   for (const auto& [name, bytes] : live_links)
     CHECK(binned[name] == doctest::Approx(bytes));
