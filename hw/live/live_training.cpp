@@ -17,6 +17,7 @@
 #include "hw/tcp/tcp_transport.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
+#include "sim/io/output.h"
 #include "sim/runtime/trainer.h"
 
 namespace adaptsim::live {
@@ -313,11 +314,11 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
         ++to[m.dst].first;
         to[m.dst].second += m.bytes;
       }
-      std::string csv = "dst_rank,messages,bytes\n";
+      io::CsvTable csv({"dst_rank", "messages", "bytes"});
       for (const auto& [dst, v] : to)
-        csv += std::to_string(dst) + "," + std::to_string(v.first) + "," +
-               std::to_string(v.second) + "\n";
-      write_file_atomic(c.messages_dir / ("rank" + std::to_string(rank) + ".messages.csv"), csv);
+        csv.add_row({std::to_string(dst), std::to_string(v.first), std::to_string(v.second)});
+      write_file_atomic(c.messages_dir / ("rank" + std::to_string(rank) + ".messages.csv"),
+                        csv.render());
     }
   }
   write_timeline();

@@ -950,7 +950,8 @@ void TcpTransport::record_send(int peer, const OutFrame& frame) {
 }
 
 void TcpTransport::after_data_sent() {
-  const std::uint64_t sent = ++data_frames_sent_;
+  // A count only (read once the run is over): no ordering with other memory needed.
+  const std::uint64_t sent = data_frames_sent_.fetch_add(1, std::memory_order_relaxed) + 1;
   const FaultInjection& f = options_.fault;
   if (f.action == FaultAction::kNone || sent != f.after_sends) return;
   if (f.action == FaultAction::kKillProcess) {

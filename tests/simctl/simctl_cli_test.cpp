@@ -70,6 +70,19 @@ void expect_input_error(const Scratch& s, const fs::path& scenario, const std::s
   CHECK(s.out_is_empty());
 }
 
+// `simctl run --no-progress ARGS -o DIR/out OPTION DIR/NAME` refused for the scenario's kind:
+// exit 2, `expected` on the one line, neither folder created.
+void expect_option_refused(const Scratch& s, const std::string& args, const std::string& option,
+                           const std::string& name, const std::string& expected) {
+  const Result r = run("run --no-progress " + args + " -o " + (s.dir / "out").string() + " " +
+                       option + " " + (s.dir / name).string());
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find(expected) != std::string::npos, r.output);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(s.dir / "out"));
+  CHECK_FALSE(fs::exists(s.dir / name));
+}
+
 }  // namespace
 
 TEST_CASE("a valid scenario runs and writes its CSV and manifest") {
@@ -359,32 +372,19 @@ TEST_CASE("--trace-connections: training workloads only") {
 
 TEST_CASE("--timeline: training workloads only, nothing written otherwise") {
   Scratch s("timeline_kind");
-  const Result r =
-      run("run --no-progress " + (kRoot / "scenarios/allreduce.yaml").string() + " -o " +
-          (s.dir / "out").string() + " --timeline " + (s.dir / "tl").string());
-  CHECK(r.code == 2);
-  CHECK_MESSAGE(r.output.find("--timeline: scenario 'allreduce': its workload has no timeline "
-                              "(training only)") != std::string::npos,
-                r.output);
-  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
-  CHECK_FALSE(fs::exists(s.dir / "out"));
-  CHECK_FALSE(fs::exists(s.dir / "tl"));
+  expect_option_refused(
+      s, (kRoot / "scenarios/allreduce.yaml").string(), "--timeline", "tl",
+      "--timeline: scenario 'allreduce': its workload has no timeline (training only)");
 }
 
 TEST_CASE("--link-stats --live: a testbed's links only, nothing written otherwise") {
   // fig8-local runs on local processes: no links of its own to count.
   Scratch s("link_stats_live_local");
-  const Result r =
-      run("run --live --no-progress " + (kRoot / "scenarios/fig8-local.yaml").string() + " -o " +
-          (s.dir / "out").string() + " --link-stats " + (s.dir / "links").string());
-  CHECK(r.code == 2);
-  CHECK_MESSAGE(r.output.find("--link-stats: scenario 'fig8-local': its workload has no links to "
-                              "report (simulated all-reduce and training runs, and live training "
-                              "on a testbed, without elastic: only)") != std::string::npos,
-                r.output);
-  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
-  CHECK_FALSE(fs::exists(s.dir / "out"));
-  CHECK_FALSE(fs::exists(s.dir / "links"));
+  expect_option_refused(s, "--live " + (kRoot / "scenarios/fig8-local.yaml").string(),
+                        "--link-stats", "links",
+                        "--link-stats: scenario 'fig8-local': its workload has no links to report "
+                        "(simulated all-reduce and training runs, and live training on a testbed, "
+                        "without elastic: only)");
 }
 
 TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothing written") {
