@@ -123,5 +123,6 @@ const std::vector<WorkloadKind>& workload_kinds();
 // Defined by each workload.
 std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const PointContext& ctx);
 std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointContext& ctx);
+std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointContext& ctx);
 
 }  // namespace adaptsim::run

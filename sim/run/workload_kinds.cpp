@@ -58,6 +58,8 @@ const std::vector<WorkloadKind>& workload_kinds() {
        parse_allreduce_workload},
       {"training", "data-parallel training steps of zoo models under the compared systems",
        parse_training_workload},
+      {"jobs", "a job trace replayed on one cluster under cluster schedulers (elastic jobs)",
+       parse_jobs_workload},
   };
   return kKinds;
 }

@@ -78,6 +78,20 @@ std::vector<int> growth_order(const std::vector<int>& host_of_worker) {
   return order;
 }
 
+std::vector<int> join_order(const ElasticSpec& spec, const std::vector<int>& host_of_worker) {
+  std::vector<int> order = growth_order(host_of_worker);
+  if (spec.initial_cluster.empty()) return order;
+  std::vector<int> out = spec.initial_cluster;
+  for (int w : order)
+    if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  return out;
+}
+
+int initial_size(const ElasticSpec& spec, int workers) {
+  if (!spec.initial_cluster.empty()) return static_cast<int>(spec.initial_cluster.size());
+  return spec.initial_workers > 0 ? spec.initial_workers : workers;
+}
+
 ClusterConfig cluster_of(const std::vector<int>& order, int size, int version) {
   ClusterConfig c;
   c.version = version;

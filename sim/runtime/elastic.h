@@ -110,6 +110,10 @@ struct ElasticSpec {
   // (`adaptsim-live CONFIG --measure-checkpoint N` measures both on a machine).
   double cache_write_Bps = 0;
   double cache_read_Bps = 0;
+  // The first cluster's workers, in rank order, where something outside the job chose them (a
+  // cluster scheduler placing a job, sim/simulate/simulate_jobs.h); empty: the first
+  // initial_workers of the growth order. Not a scenario key.
+  std::vector<int> initial_cluster;
   bool operator==(const ElasticSpec&) const = default;
 };
 
@@ -122,6 +126,12 @@ ElasticSpec read_elastic(io::MapReader& r, int capacity);
 // environment's workers join a cluster grown from nothing: the first cluster of n workers is its
 // first n; later sizes come from resize_cluster (below).
 std::vector<int> growth_order(const std::vector<int>& host_of_worker);
+
+// The order in which a run's workers join (the Trainer's, the simulated store's): the spec's
+// initial_cluster first, then the rest of growth_order; growth_order without one.
+std::vector<int> join_order(const ElasticSpec& spec, const std::vector<int>& host_of_worker);
+// The first cluster's size: initial_cluster's, initial_workers, or every worker (`workers`).
+int initial_size(const ElasticSpec& spec, int workers);
 
 // The cluster of the first `size` workers of `order`, at `version`.
 ClusterConfig cluster_of(const std::vector<int>& order, int size, int version);

@@ -39,10 +39,10 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
   step_readings_.resize(static_cast<std::size_t>(total_steps_));
   step_workers_.assign(static_cast<std::size_t>(total_steps_), 0);
   if (options_.elastic) {
-    order_ = growth_order(env.host_of_worker());
+    order_ = join_order(*options_.elastic, env.host_of_worker());
     for (std::uint64_t b : tensor_bytes_)
       state_bytes_ += b * static_cast<std::uint64_t>(1 + options_.elastic->optimizer_slots);
-  } else if (!seam_.empty()) {
+  } else if (agrees()) {
     agreement_ = coll::make_allreduce(coll::StrategyKind::kStar, env.host_of_worker());
   }
 }
@@ -66,8 +66,7 @@ void Trainer::start() {
   // cluster (whose version has its own system).
   std::vector<int> first = local_;
   if (options_.elastic) {
-    const int initial = options_.elastic->initial_workers > 0 ? options_.elastic->initial_workers
-                                                              : static_cast<int>(order_.size());
+    const int initial = initial_size(*options_.elastic, static_cast<int>(order_.size()));
     env_.on_worker_started([this](int base, const RunnerNotice& n) { worker_started(base, n); });
     if (options_.join) {
       // A process started for a new worker: it joins the notice's cluster.
@@ -134,7 +133,7 @@ void Trainer::start_step(int w) {
   }
   // With a seam, the step's clock started when the previous step's boundary checks ended: the
   // agreement on the previous step (a collective, exposed communication) is this step's time.
-  s.start = seam_.empty() && !options_.elastic ? now : s.checked_at;
+  s.start = agrees() ? s.checked_at : now;
   s.backward_end = -1;
   s.reduced = 0;
   std::fill(s.reduced_tensor.begin(), s.reduced_tensor.end(), false);
@@ -316,7 +315,7 @@ void Trainer::end_step(int w) {
   const bool squares = seam_.needs_gradient_variance(step);
   const double bytes = gradient_bytes_ * (squares ? 2 : 1);
   step_bytes_[static_cast<std::size_t>(step)] = bytes;
-  if (!seam_.empty() || options_.elastic) {  // the step agreement's inputs
+  if (agrees()) {  // the step agreement's inputs
     s.own.push_back({step, bytes,
                      s.comm_first >= 0 && s.comm_last > s.comm_first
                          ? to_seconds(s.comm_last - s.comm_first)
@@ -358,11 +357,23 @@ void Trainer::after_step(int w, int step) {
   // The environment's own readings, by its worker id (not a cluster view's rank).
   env_.readings(w, step, step_readings_[static_cast<std::size_t>(step)]);
   ++s.step;
-  if (!seam_.empty() || options_.elastic) {
+  if (agrees()) {
     agree(w, step);
     return;
   }
   next_or_finish(w);
+}
+
+void Trainer::end_after(int step) {
+  total_steps_ = step + 1;
+  const std::size_t n = static_cast<std::size_t>(total_steps_);
+  step_sum_s_.resize(n);
+  step_batch_.resize(n);
+  step_strategy_.resize(n);
+  step_decision_.resize(n);
+  step_bytes_.resize(n);
+  step_readings_.resize(n);
+  step_workers_.resize(n);
 }
 
 void Trainer::next_or_finish(int w) {
@@ -406,7 +417,12 @@ void Trainer::on_agreed(int w, int step) {
     // Merged: a failure recovery before this agreement recorded its phases on the step already.
     for (const auto& [key, value] : o.readings)
       step_readings_[k][key] = value;
+    samples_done_ += static_cast<double>(o.workers) * o.batch_per_gpu;
     history_.push_back(std::move(o));
+    // The samples stop: every worker agreed on the same samples, so every one ends here.
+    if (options_.stop_after_samples > 0 && samples_done_ >= options_.stop_after_samples &&
+        step + 1 < total_steps_)
+      end_after(step);
     Decision d;
     // No decision after the last step: there is no next step to change.
     if (seam_.policy && step + 1 < total_steps_) d = seam_.policy->decide(history_);

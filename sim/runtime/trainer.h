@@ -110,6 +110,11 @@ struct TrainerOptions {
   // Elastic runs, a process a runner started for a new worker (a live joiner): the environment's
   // one local worker joins the cluster of this notice instead of starting at step 0.
   std::optional<RunnerNotice> join;
+  // The samples stop (0: none): the run ends after the first step at whose end the agreed samples
+  // (each step's workers x batch per GPU, from the step agreement, which then runs every step)
+  // reach this many; warmup_steps + measured_steps is then the most it may run. A job of a
+  // cluster trace runs for its samples, whatever sizes it runs at (simulate_jobs.h).
+  double stop_after_samples = 0;
 };
 
 // What a run measured, before it is summarized: per step and per worker, as the local workers saw
@@ -244,6 +249,12 @@ class Trainer final : public StepSink {
   void end_step(int w);
   void after_step(int w, int step);
   void next_or_finish(int w);
+  // Whether every step ends with the step agreement (a seam, an elastic run or a samples stop).
+  bool agrees() const {
+    return !seam_.empty() || options_.elastic || options_.stop_after_samples > 0;
+  }
+  // The samples stop reached at `step`: it is the last (the per-step records end there).
+  void end_after(int step);
   void agree(int w, int step);
   void on_agreed(int w, int step);
   void switch_strategy(int w, int step);
@@ -292,6 +303,7 @@ class Trainer final : public StepSink {
   std::vector<Worker> state_;  // indexed by worker; only local ones are used
   std::map<int, train::ComputeProfile> profiles_;
   int total_steps_ = 0;
+  double samples_done_ = 0;  // the agreed samples of the steps so far (the samples stop)
   std::size_t finished_workers_ = 0;
   // Per step: sum over local workers of their durations, in the order they ended (the
   // simulator's historic summation order, kept so that results stay byte-identical).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "sim/core/error.h"
 #include "sim/simulate/nccl_queue.h"
@@ -42,15 +43,32 @@ class SimGpuCollectives final : public runtime::GpuCollectives {
 
 }  // namespace
 
+SimCluster::SimCluster(const topo::Topology& topology, const SimEnvOptions& options)
+    : network(engine, topology, options.sharing), fabric(network, host_options(options)) {
+  network.set_share_dispersion(options.share_cv, options.seed);
+}
+
 SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
+               const SimEnvOptions& options)
+    : SimEnv(std::make_unique<SimCluster>(topology, options), nullptr, topology, model, options) {}
+
+SimEnv::SimEnv(SimCluster& cluster, const topo::Topology& topology, const train::Model& model,
+               const SimEnvOptions& options)
+    : SimEnv(nullptr, &cluster, topology, model, options) {
+  if (!options.elastic) throw std::invalid_argument("SimEnv: a job on a shared cluster is elastic");
+}
+
+SimEnv::SimEnv(std::unique_ptr<SimCluster> own, SimCluster* shared,
+               const topo::Topology& topology, const train::Model& model,
                const SimEnvOptions& options)
     : topology_(topology),
       model_(model),
       options_(options),
       totals_(model.totals()),
-      network_(engine_, topology, options.sharing),
-      fabric_(network_, host_options(options)) {
-  network_.set_share_dispersion(options.share_cv, options.seed);
+      own_(std::move(own)),
+      engine_(shared != nullptr ? shared->engine : own_->engine),
+      network_(shared != nullptr ? shared->network : own_->network),
+      fabric_(shared != nullptr ? shared->fabric : own_->fabric) {
   for (int r = 0; r < topology.rank_count(); ++r) {
     host_of_.push_back(topology.rank_server(r));
     all_.push_back(r);
@@ -61,9 +79,8 @@ SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
   }
   if (options.elastic) {
     // The store holds the first cluster, whose processes run.
-    const int initial = options.elastic->initial_workers > 0 ? options.elastic->initial_workers
-                                                             : topology.rank_count();
-    store_ = runtime::cluster_of(runtime::growth_order(host_of_), initial, 0);
+    store_ = runtime::cluster_of(runtime::join_order(*options.elastic, host_of_),
+                                 runtime::initial_size(*options.elastic, topology.rank_count()), 0);
     running_.insert(store_.workers.begin(), store_.workers.end());
   }
 }
@@ -386,9 +403,18 @@ void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
   engine_.schedule_after(farthest, std::move(done));
 }
 
+void SimEnv::propose_cluster(std::vector<int> workers) {
+  runtime::ClusterConfig next{store_.version + 1, std::move(workers)};
+  engine_.schedule_after(elastic().store_write_ns, [this, next = std::move(next)] {
+    // A later proposal's write may complete first only with a shorter write time: none here.
+    store_ = next;
+  });
+}
+
 void SimEnv::stop_worker(int worker) {
   running_.erase(worker);
   stopped_at_[worker] = engine_.now();
+  if (stopped_) stopped_(worker);
   if (elastic().process_exit_ns <= 0) return;
   // The process's exit, seen by its runner (exits at once overlap: measured, ElasticSpec).
   const int server = host_of_.at(static_cast<std::size_t>(worker));

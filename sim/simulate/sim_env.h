@@ -92,10 +92,36 @@ struct SimEnvOptions {
   int compute_cores = 0;
 };
 
+// The engine, the flow model and the simulated transport of a cluster: one run's own, or shared
+// by the jobs of a cluster trace (simulate_jobs.h), whose traffic then contends on one network.
+// Built from the cluster-wide options (sharing, share_cv, seed, host_transport, compute_cores).
+struct SimCluster {
+  SimCluster(const topo::Topology& topology, const SimEnvOptions& options);
+  EventEngine engine;
+  net::Network network;
+  fabric::SimFabric fabric;
+};
+
 class SimEnv final : public runtime::TrainingEnv {
  public:
+  // A run with a cluster of its own.
   SimEnv(const topo::Topology& topology, const train::Model& model, const SimEnvOptions& options);
+  // A job on a shared cluster (built over the same topology, which outlives both): its workers
+  // are the topology's ranks (the cluster's GPUs), of which its config store's cluster
+  // (options.elastic, required) says which run it. Nothing else may run on the job's GPUs while
+  // they are in its cluster.
+  SimEnv(SimCluster& cluster, const topo::Topology& topology, const train::Model& model,
+         const SimEnvOptions& options);
   ~SimEnv() override;
+
+  // What outside the job (a cluster scheduler) writes into its config store: the next version,
+  // of these workers, visible when the write completes (ElasticSpec::store_write_ns). The job
+  // resizes to it at a step boundary, by the run's resize mechanism.
+  void propose_cluster(std::vector<int> workers);
+  // The cluster the config store holds (the last write that completed).
+  const runtime::ClusterConfig& stored_cluster() const { return store_; }
+  // Called when a worker's process stops (it left the cluster).
+  void on_worker_stopped(std::function<void(int worker)> stopped) { stopped_ = std::move(stopped); }
 
   EventEngine& engine() { return engine_; }
   const fabric::SimFabric& fabric() const { return fabric_; }
@@ -164,6 +190,9 @@ class SimEnv final : public runtime::TrainingEnv {
   void read_checkpoint(int worker, std::uint64_t bytes, runtime::Callback done) override;
 
  private:
+  // One of the two above: a cluster of its own (`own`) or a shared one.
+  SimEnv(std::unique_ptr<SimCluster> own, SimCluster* shared, const topo::Topology& topology,
+         const train::Model& model, const SimEnvOptions& options);
   // What a server's work shares: its disk (one), its CPU cores (the start-ups).
   enum class Resource { disk, cpu };
   struct Shared;
@@ -183,9 +212,11 @@ class SimEnv final : public runtime::TrainingEnv {
   const train::Model& model_;
   SimEnvOptions options_;
   train::ModelTotals totals_;  // what the monitors' kernels run over
-  EventEngine engine_;
-  net::Network network_;
-  fabric::SimFabric fabric_;
+  std::unique_ptr<SimCluster> own_;  // null on a shared cluster
+  EventEngine& engine_;
+  net::Network& network_;
+  fabric::SimFabric& fabric_;
+  std::function<void(int)> stopped_;
   std::vector<int> host_of_, all_;
   // Per background flow, its connections' flows while it runs.
   std::vector<std::vector<net::Network::FlowId>> background_flows_;
