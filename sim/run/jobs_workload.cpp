@@ -27,6 +27,7 @@
 #include "sim/runtime/job_scheduler.h"
 #include "sim/runtime/system_config.h"
 #include "sim/simulate/simulate_jobs.h"
+#include "sim/train/compute_profile.h"
 #include "sim/train/nccl_model.h"
 
 namespace adaptsim::run {
@@ -37,14 +38,22 @@ constexpr double kMaxStepsPerJob = 1e6;
 
 class JobsWorkload final : public Workload {
  public:
-  JobsWorkload(const io::LoadedTopology& topology, train::DeviceProfile device, io::JobTrace trace,
+  JobsWorkload(const io::LoadedTopology& topology, train::DeviceProfile device,
+               train::ComputeOptions compute, io::JobTrace trace,
                std::vector<std::string> schedulers, simulate::JobsOptions options)
       : spec_(topology.spec),
         device_(std::move(device)),
+        compute_(compute),
         trace_(std::move(trace)),
         schedulers_(std::move(schedulers)),
         options_(std::move(options)) {
     gpus_ = io::check_connected(topology);
+    options_.step_time_cv = device_.step_time_cv().value;
+    options_.compute = [this](const train::Model& m, int batch) {
+      train::ComputeOptions c = compute_;
+      c.batch_per_gpu = batch;
+      return train::compute_profile(m, device_, c);
+    };
   }
 
   std::vector<std::string> columns() const override {
@@ -69,7 +78,7 @@ class JobsWorkload final : public Workload {
     const topo::Topology topology = topo::build_cluster(spec_);
     const auto scheduler = runtime::make_job_scheduler(scheduler_name);
     const simulate::SimulatedJobs sim =
-        simulate::simulate_jobs(topology, device_, trace_.jobs, *scheduler, options_);
+        simulate::simulate_jobs(topology, trace_.jobs, *scheduler, options_);
     const std::string n = std::to_string(gpus_);
     TaskRows out;
     for (const simulate::JobOutcome& j : sim.jobs) {
@@ -93,6 +102,7 @@ class JobsWorkload final : public Workload {
 
   topo::ClusterSpec spec_;
   train::DeviceProfile device_;
+  train::ComputeOptions compute_;
   io::JobTrace trace_;
   std::vector<std::string> schedulers_;
   simulate::JobsOptions options_;
@@ -125,15 +135,17 @@ std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointConte
   }
   simulate::JobsOptions options;
   options.cluster.seed = ctx.seed;
-  options.compute.batch_per_gpu = static_cast<int>(w.integer("batch_per_gpu", 1, 1 << 20));
-  options.compute.precision = device.default_precision();
+  train::ComputeOptions compute;
+  compute.batch_per_gpu = static_cast<int>(w.integer("batch_per_gpu", 1, 1 << 20));
+  options.batch_per_gpu = compute.batch_per_gpu;
+  compute.precision = device.default_precision();
   if (w.has("precision")) {
-    options.compute.precision = *train::parse_precision(w.choice("precision", {"fp32", "tf32", "amp"}));
+    compute.precision = *train::parse_precision(w.choice("precision", {"fp32", "tf32", "amp"}));
   } else {
     w.accept("precision");
   }
-  options.compute.compute_scale = w.number_or("compute_scale", 1.0);
-  if (!(options.compute.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
+  compute.compute_scale = w.number_or("compute_scale", 1.0);
+  if (!(compute.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
   read_connection(w, options.cluster.host_transport);
   options.cluster.sharing = read_sharing(w);
   options.cluster.arch = train::gpu_arch_of(device.name() + " " + device.description());
@@ -175,20 +187,20 @@ std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointConte
       w.fail("trace", trace.file + ":" + std::to_string(j.line) + ": column 'model': " + what);
     };
     if (!train::find_model(j.model)) at("unknown model '" + j.model + "'");
-    if (!device.has_throughput(j.model, options.compute.precision)) {
+    if (!device.has_throughput(j.model, compute.precision)) {
       at("device profile " + device_path.filename().string() + " has no " +
-         std::string(train::precision_name(options.compute.precision)) + " throughput for '" +
+         std::string(train::precision_name(compute.precision)) + " throughput for '" +
          j.model + "'");
     }
     check_message_time(w, "trace", train::model(j.model).totals().bytes(4), ctx.topology.spec);
-    if (j.samples / options.compute.batch_per_gpu > kMaxStepsPerJob) {
+    if (j.samples / compute.batch_per_gpu > kMaxStepsPerJob) {
       w.fail("trace", trace.file + ":" + std::to_string(j.line) +
                           ": column 'samples': takes more than 1e6 steps of batch_per_gpu on one "
                           "GPU; expected fewer samples or a larger batch");
     }
   }
   w.finish();
-  return std::make_unique<JobsWorkload>(ctx.topology, std::move(device), std::move(trace),
+  return std::make_unique<JobsWorkload>(ctx.topology, std::move(device), compute, std::move(trace),
                                         schedulers, std::move(options));
 }
 

@@ -8,18 +8,15 @@
 
 #include "sim/core/error.h"
 #include "sim/runtime/trainer.h"
-#include "sim/train/model_zoo.h"
 
 namespace adaptsim::simulate {
 namespace {
 
 class JobsRun {
  public:
-  JobsRun(const topo::Topology& topology, const train::DeviceProfile& device,
-          const std::vector<io::TraceJob>& trace, const runtime::JobScheduler& scheduler,
-          const JobsOptions& options)
+  JobsRun(const topo::Topology& topology, const std::vector<io::TraceJob>& trace,
+          const runtime::JobScheduler& scheduler, const JobsOptions& options)
       : topology_(topology),
-        device_(device),
         scheduler_(scheduler),
         options_(options),
         cluster_(topology, options.cluster),
@@ -27,7 +24,7 @@ class JobsRun {
     for (const io::TraceJob& t : trace) {
       Job j;
       j.spec = &t;
-      j.model = &train::model(t.model);
+      j.model = &options.model(t.model);
       jobs_.push_back(std::move(j));
     }
   }
@@ -169,20 +166,16 @@ class JobsRun {
     job.env = std::make_unique<SimEnv>(cluster_, topology_, *job.model, env);
     job.env->on_worker_stopped([this, j](int w) { stopped(j, w); });
     runtime::TrainerOptions t;
-    t.batch_per_gpu = options_.compute.batch_per_gpu;
+    t.batch_per_gpu = options_.batch_per_gpu;
     t.warmup_steps = 0;
     // The most steps it may need: every one on a single GPU.
     t.measured_steps = static_cast<int>(std::ceil(job.spec->samples / t.batch_per_gpu));
     t.stop_after_samples = job.spec->samples;
     t.seed = options_.cluster.seed + static_cast<std::uint64_t>(j) * 7919;
-    t.step_time_cv = device_.step_time_cv().value;
+    t.step_time_cv = options_.step_time_cv;
     t.gradient_element_bytes = options_.cluster.gradient_element_bytes;
     const train::Model* model = job.model;
-    t.compute = [this, model](int batch) {
-      train::ComputeOptions c = options_.compute;
-      c.batch_per_gpu = batch;
-      return train::compute_profile(*model, device_, c);
-    };
+    t.compute = [this, model](int batch) { return options_.compute(*model, batch); };
     t.elastic = env.elastic;
     job.run = std::make_unique<runtime::TrainingRun>(*job.env, *job.model, options_.system,
                                                      runtime::SeamSpec{}, std::move(t));
@@ -242,7 +235,6 @@ class JobsRun {
   }
 
   const topo::Topology& topology_;
-  const train::DeviceProfile& device_;
   const runtime::JobScheduler& scheduler_;
   const JobsOptions& options_;
   SimCluster cluster_;
@@ -254,10 +246,9 @@ class JobsRun {
 
 }  // namespace
 
-SimulatedJobs simulate_jobs(const topo::Topology& topology, const train::DeviceProfile& device,
-                            const std::vector<io::TraceJob>& trace,
+SimulatedJobs simulate_jobs(const topo::Topology& topology, const std::vector<io::TraceJob>& trace,
                             const runtime::JobScheduler& scheduler, const JobsOptions& options) {
-  JobsRun run(topology, device, trace, scheduler, options);
+  JobsRun run(topology, trace, scheduler, options);
   return run.run();
 }
 

@@ -18,6 +18,7 @@
 // spreads over as few servers as the free GPUs allow.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,7 @@
 #include "sim/simulate/sim_env.h"
 #include "sim/topo/topology.h"
 #include "sim/train/compute_profile.h"
-#include "sim/train/device_profile.h"
+#include "sim/train/model_zoo.h"
 
 namespace adaptsim::simulate {
 
@@ -36,9 +37,14 @@ struct JobsOptions {
   // The cluster's: sharing, share_cv, seed, the host transport, NCCL's constants (arch), the
   // gradients' element size. Its `elastic` is ignored: the resize costs are `elastic` below.
   SimEnvOptions cluster;
-  runtime::ElasticSpec elastic;   // every job's resize costs (mechanism kungfu)
-  runtime::SystemConfig system;   // every job's system (kungfu)
-  train::ComputeOptions compute;  // batch per GPU, precision, compute scale (every job's)
+  runtime::ElasticSpec elastic;  // every job's resize costs (mechanism kungfu)
+  runtime::SystemConfig system;  // every job's system (kungfu)
+  int batch_per_gpu = 32;        // every job's
+  // A trace's model by name (the zoo's), and its compute split at a batch per GPU (a device
+  // profile's, train::compute_profile), with the jitter's coefficient of variation.
+  std::function<const train::Model&(const std::string& name)> model = train::model;
+  std::function<train::ComputeProfile(const train::Model& model, int batch)> compute;
+  double step_time_cv = 0;
 };
 
 struct JobOutcome {
@@ -67,11 +73,8 @@ struct SimulatedJobs {
   std::uint64_t events = 0;
 };
 
-// Throws InputError when a job's model or batch does not fit the device (as the training
-// workload's checks word it), RuntimeFailure when a job never finished (a scheduler that starves
-// it).
-SimulatedJobs simulate_jobs(const topo::Topology& topology, const train::DeviceProfile& device,
-                            const std::vector<io::TraceJob>& trace,
+// Throws RuntimeFailure when a job never finished (a scheduler that starves it).
+SimulatedJobs simulate_jobs(const topo::Topology& topology, const std::vector<io::TraceJob>& trace,
                             const runtime::JobScheduler& scheduler, const JobsOptions& options);
 
 }  // namespace adaptsim::simulate

@@ -1,0 +1,154 @@
+// Many jobs on one cluster (simulate_jobs.h): the schedulers' decisions on hand-made views, and
+// whole traces whose outcomes follow from the policies (a FIFO job starts the instant the one
+// holding its GPUs ends; an elastic one starts small and grows through KungFu's resize), the
+// samples stop, determinism, and two jobs' traffic contending on one NIC.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/runtime/job_scheduler.h"
+#include "sim/simulate/simulate_jobs.h"
+#include "tests/support/toy_cluster.h"
+#include "tests/support/toy_model.h"
+
+using namespace adaptsim;
+using runtime::Allocation;
+
+namespace {
+
+std::vector<Allocation> decide(const std::string& policy, const runtime::SchedulerView& view) {
+  return runtime::make_job_scheduler(policy)->schedule(view);
+}
+
+// One float32 tensor of 1 M elements (4 MB): forward 10 ms, backward 20 ms at batch 32.
+const train::Model& toy() {
+  static const train::Model m = train::testing::toy_model({1'000'000});
+  return m;
+}
+
+simulate::JobsOptions options() {
+  simulate::JobsOptions o;
+  o.system.kind = runtime::SystemKind::kKungFu;
+  o.system.strategy = coll::StrategyKind::kBinaryTreeStar;
+  o.system.chunk_bytes = 1ull << 30;
+  o.batch_per_gpu = 32;
+  o.model = [](const std::string&) -> const train::Model& { return toy(); };
+  o.compute = [](const train::Model&, int batch) {
+    return train::scale_compute(train::testing::toy_compute(0.010, {0.020}), 32, batch);
+  };
+  return o;
+}
+
+io::TraceJob job(const std::string& id, int gpus, double submit_s, double samples) {
+  io::TraceJob j;
+  j.id = id;
+  j.gpus = gpus;
+  j.submit = seconds_to_ns_ceil(submit_s);
+  j.model = "toy";
+  j.samples = samples;
+  j.line = 2;
+  return j;
+}
+
+simulate::SimulatedJobs run(const topo::Topology& t, const std::vector<io::TraceJob>& trace,
+                            const std::string& policy) {
+  return simulate::simulate_jobs(t, trace, *runtime::make_job_scheduler(policy), options());
+}
+
+}  // namespace
+
+TEST_CASE("fifo: jobs start in arrival order and the head holds the rest back") {
+  runtime::SchedulerView v;
+  v.free_gpus = 6;
+  v.queued = {{0, 4, 0}, {1, 4, 0}, {2, 1, 0}};
+  CHECK(decide("fifo", v) == std::vector<Allocation>{{0, 4}});
+  v.free_gpus = 9;
+  CHECK(decide("fifo", v) == std::vector<Allocation>{{0, 4}, {1, 4}, {2, 1}});
+  v.free_gpus = 3;
+  CHECK(decide("fifo", v).empty());
+}
+
+TEST_CASE("elastic: queued jobs start with what is free, then running jobs grow oldest first") {
+  runtime::SchedulerView v;
+  v.free_gpus = 6;
+  v.queued = {{0, 4, 0}, {1, 4, 0}, {2, 1, 0}};
+  v.running = {{3, 4, 2}};
+  CHECK(decide("elastic", v) == std::vector<Allocation>{{0, 4}, {1, 2}});
+  v.queued.clear();
+  v.free_gpus = 3;
+  v.running = {{3, 4, 2}, {4, 1, 1}, {5, 8, 1}};
+  CHECK(decide("elastic", v) == std::vector<Allocation>{{3, 4}, {5, 2}});
+  CHECK_THROWS_AS(runtime::make_job_scheduler("sjf"), std::invalid_argument);
+}
+
+TEST_CASE("a job runs until the agreed samples reach its trace's, at whatever size") {
+  const topo::Topology t = topo::testing::one_gpu_servers(2, 1e9);
+  // 2 workers x 32 = 64 samples a step: 200 samples end after step 4 (256).
+  const simulate::SimulatedJobs r = run(t, {job("a", 2, 0, 200)}, "fifo");
+  REQUIRE(r.jobs.size() == 1);
+  CHECK(r.jobs[0].steps == 4);
+  CHECK(r.jobs[0].samples == 256);
+  CHECK(r.jobs[0].min_gpus == 2);
+  CHECK(r.jobs[0].max_gpus == 2);
+  CHECK(r.jobs[0].start == 0);
+  CHECK(r.jobs[0].end > 0);
+}
+
+TEST_CASE("fifo waits for the GPUs; elastic starts with fewer and grows through a resize") {
+  const topo::Topology t = topo::testing::one_gpu_servers(4, 1e9);
+  // a holds 2 of the 4 GPUs for 20 steps; b asks for 4 just after a started.
+  const std::vector<io::TraceJob> trace = {job("a", 2, 0, 20 * 64), job("b", 4, 0.001, 30 * 128)};
+  const simulate::SimulatedJobs fifo = run(t, trace, "fifo");
+  const simulate::SimulatedJobs elastic = run(t, trace, "elastic");
+  REQUIRE(fifo.jobs.size() == 2);
+  REQUIRE(elastic.jobs.size() == 2);
+  const simulate::JobOutcome &fa = fifo.jobs[0], &fb = fifo.jobs[1];
+  CHECK(fb.start == fa.end);  // the instant a's GPUs are free
+  CHECK(fb.min_gpus == 4);
+  CHECK(fb.max_gpus == 4);
+  CHECK(fb.resizes == 0);
+  CHECK(fb.samples == 30 * 128);
+  const simulate::JobOutcome &ea = elastic.jobs[0], &eb = elastic.jobs[1];
+  CHECK(eb.start == eb.submit);  // two GPUs were free
+  CHECK(eb.min_gpus == 2);
+  CHECK(eb.max_gpus == 4);  // grown once a ended
+  CHECK(eb.resizes == 1);
+  CHECK(eb.samples >= 30 * 128);
+  CHECK(eb.samples < 30 * 128 + 128);  // the stop is the first step past the samples
+  CHECK(ea.end == fa.end);              // a's GPUs and NICs are its own either way
+  CHECK(eb.end < fb.end);               // b started earlier and its growth paid off
+  // The cluster's record: at most the cluster's GPUs, all free at the end.
+  for (const simulate::ClusterSample& s : elastic.samples)
+    CHECK(s.allocated_gpus <= 4);
+  CHECK(elastic.samples.back().allocated_gpus == 0);
+}
+
+TEST_CASE("a jobs run is deterministic") {
+  const topo::Topology t = topo::testing::one_gpu_servers(4, 1e9);
+  const std::vector<io::TraceJob> trace = {job("a", 2, 0, 640), job("b", 4, 0.01, 2048),
+                                           job("c", 1, 0.02, 320), job("d", 3, 0.05, 960)};
+  const simulate::SimulatedJobs x = run(t, trace, "elastic"), y = run(t, trace, "elastic");
+  REQUIRE(x.jobs.size() == y.jobs.size());
+  for (std::size_t i = 0; i < x.jobs.size(); ++i) {
+    CHECK(x.jobs[i].start == y.jobs[i].start);
+    CHECK(x.jobs[i].end == y.jobs[i].end);
+    CHECK(x.jobs[i].samples == y.jobs[i].samples);
+  }
+  CHECK(x.events == y.events);
+}
+
+TEST_CASE("two jobs' traffic contends on the NIC they share") {
+  // 2-GPU servers: a takes server 0 and one GPU of server 1, b server 2 and the other GPU of
+  // server 1, so both jobs' all-reduces cross server 1's NIC.
+  const topo::Topology t = topo::testing::one_gpu_servers(3, 1e8, 10'000, 2);
+  const simulate::SimulatedJobs alone = run(t, {job("a", 3, 0, 10 * 96)}, "fifo");
+  const simulate::SimulatedJobs both =
+      run(t, {job("a", 3, 0, 10 * 96), job("b", 3, 0, 10 * 96)}, "fifo");
+  REQUIRE(both.jobs.size() == 2);
+  CHECK(both.jobs[0].start == both.jobs[1].start);
+  // 4 MB through a 100 MB/s NIC: tens of ms a step, which the other job's traffic slows.
+  CHECK(both.jobs[0].step_mean_s > 1.2 * alone.jobs[0].step_mean_s);
+}
