@@ -32,7 +32,7 @@ std::string error_of(const std::string& name, const std::string& text, int max_g
 
 }  // namespace
 
-TEST_CASE("a Helios cluster_log row is read; its clock starts at the first submission") {
+TEST_CASE("a Helios cluster_log row is read, its clock starts at the first submission") {
   const fs::path p = write("helios",
                            "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,"
                            "end_time,duration,queue,model,samples\n"

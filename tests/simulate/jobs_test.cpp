@@ -97,7 +97,7 @@ TEST_CASE("a job runs until the agreed samples reach its trace's, at whatever si
   CHECK(r.jobs[0].end > 0);
 }
 
-TEST_CASE("fifo waits for the GPUs; elastic starts with fewer and grows through a resize") {
+TEST_CASE("fifo waits for the GPUs, elastic starts with fewer and grows through a resize") {
   const topo::Topology t = topo::testing::one_gpu_servers(4, 1e9);
   // a holds 2 of the 4 GPUs for 20 steps; b asks for 4 just after a started.
   const std::vector<io::TraceJob> trace = {job("a", 2, 0, 20 * 64), job("b", 4, 0.001, 30 * 128)};
