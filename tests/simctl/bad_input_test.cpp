@@ -731,3 +731,63 @@ TEST_CASE("bad input: a monitor the run's systems cannot serve, an interval of 0
         {},
         "s.yaml:14: key 'workload.monitors[0].interval'"}});
 }
+
+TEST_CASE("bad input: a jobs workload's trace, schedulers, system and elastic keys") {
+  const std::string jobs =
+      "name: small\n"
+      "topology:\n"
+      "  file: {root}/topologies/cloud-vms.yaml\n"
+      "  params: {servers: 2}\n"
+      "workload:\n"
+      "  kind: jobs\n"
+      "  trace: {dir}/t.csv\n"
+      "  device: {root}/traces/devices/k80-half.yaml\n"
+      "  batch_per_gpu: 8\n"
+      "  schedulers: [fifo, elastic]\n";
+  const std::string header = "job_id,gpu_num,submit_time,model,samples\n";
+  const std::pair<std::string, std::string> good = {"t.csv", header + "a,1,0,mobilenetv2,64\n"};
+  check_cases(
+      "jobs",
+      {{"unknown scheduler",
+        "{dir}/s.yaml",
+        with(jobs, "[fifo, elastic]", "[fifo, sjf]"),
+        {good},
+        "s.yaml:10: key 'workload.schedulers': unknown scheduler 'sjf' (known: fifo, elastic)"},
+       {"a scheduler twice",
+        "{dir}/s.yaml",
+        with(jobs, "[fifo, elastic]", "[fifo, fifo]"),
+        {good},
+        "s.yaml:10: key 'workload.schedulers': scheduler 'fifo' is listed twice"},
+       {"a job asks for more GPUs than the cluster has",
+        "{dir}/s.yaml",
+        jobs,
+        {{"t.csv", header + "a,3,0,mobilenetv2,64\n"}},
+        "s.yaml:7: key 'workload.trace': {dir}/t.csv:2: column 'gpu_num': '3': expected a whole "
+        "number of GPUs from 1 to 2 (the cluster's)"},
+       {"a job's model is not in the zoo",
+        "{dir}/s.yaml",
+        jobs,
+        {{"t.csv", header + "a,1,0,resnet51,64\n"}},
+        "s.yaml:7: key 'workload.trace': {dir}/t.csv:2: column 'model': unknown model 'resnet51'"},
+       {"a trace without samples",
+        "{dir}/s.yaml",
+        jobs,
+        {{"t.csv", "job_id,gpu_num,submit_time,model\na,1,0,mobilenetv2\n"}},
+        "{dir}/t.csv:1: column 'samples': is missing from the header"},
+       {"a job system that cannot resize",
+        "{dir}/s.yaml",
+        jobs + "  system: {kind: horovod}\n",
+        {good},
+        "s.yaml:11: key 'workload.system.kind': a job changes its worker set; expected kungfu"},
+       {"initial_workers is the scheduler's",
+        "{dir}/s.yaml",
+        jobs + "  elastic: {initial_workers: 1}\n",
+        {good},
+        "s.yaml:11: key 'workload.elastic.initial_workers': is the scheduler's to choose"},
+       {"a jobs workload live",
+        "--live {dir}/s.yaml",
+        jobs,
+        {good},
+        "s.yaml:6: key 'workload.kind': a jobs workload is simulated only",
+        true}});
+}
