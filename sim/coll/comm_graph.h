@@ -3,10 +3,14 @@
 // per-node self-loop flag. In a reduce graph, a self-loop means "combine what you receive with
 // your own data"; a node without one (broadcast graphs) takes its parent's data as is.
 //
-// Held as a Boost.Graph bidirectional adjacency list (edge order = insertion order, as in KungFu,
-// which makes prevs/nexts deterministic), so graph checks use Boost's algorithms.
+// Held as each node's previous and next nodes in insertion order (as in KungFu, which makes
+// prevs/nexts deterministic): what every chunk of a collective reads. A strategy at N ranks holds
+// up to N graphs of N nodes (MULTI_BINARY_TREE_STAR, CLIQUE, RING), so a graph keeps nothing else;
+// the checks build a Boost.Graph adjacency list when asked and use Boost's algorithms.
 
-#include <boost/graph/adjacency_list.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,9 +24,9 @@ class CommGraph {
   // from == to sets the self-loop.
   void add_edge(int from, int to);
   bool self_loop(int rank) const { return self_loop_.at(rank); }
-  const std::vector<int>& prevs(int rank) const { return prevs_.at(rank); }
-  const std::vector<int>& nexts(int rank) const { return nexts_.at(rank); }
-  std::size_t edge_count() const { return boost::num_edges(graph_); }
+  std::span<const int> prevs(int rank) const { return prevs_.at(rank); }
+  std::span<const int> nexts(int rank) const { return nexts_.at(rank); }
+  std::size_t edge_count() const { return edges_; }
 
   // Edges reversed, self-loops dropped.
   CommGraph reversed() const;
@@ -35,12 +39,32 @@ class CommGraph {
   std::string digest() const;
 
  private:
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
-  Graph graph_;
+  // Every node's neighbours on one side, in insertion order, each node's a contiguous run of one
+  // pool: 8 bytes a node and 4 an edge (a vector per node took 24 and an allocation). A node's
+  // run grows at the pool's end; one that is not there moves there first (strategies add a
+  // node's edges together, so moves are few), and the pool is compacted when moved-out runs
+  // outweigh the live ones.
+  class Adjacency {
+   public:
+    explicit Adjacency(int n) : runs_(static_cast<std::size_t>(n)) {}
+    void add(int node, int neighbour);
+    std::span<const int> at(int node) const {
+      const Run& r = runs_.at(static_cast<std::size_t>(node));
+      return {pool_.data() + r.begin, r.count};
+    }
+
+   private:
+    struct Run {
+      std::uint32_t begin = 0, count = 0;
+    };
+    void compact();
+    std::vector<Run> runs_;
+    std::vector<int> pool_;
+    std::size_t garbage_ = 0;  // pool entries of runs that moved
+  };
+  std::size_t edges_ = 0;
   std::vector<bool> self_loop_;
-  // Cached adjacency in insertion order, read on the hot path of every chunk.
-  std::vector<std::vector<int>> prevs_;
-  std::vector<std::vector<int>> nexts_;
+  Adjacency prevs_, nexts_;  // read on the hot path of every chunk
 };
 
 }  // namespace adaptsim::coll

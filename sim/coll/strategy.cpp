@@ -1,5 +1,6 @@
 #include "sim/coll/strategy.h"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 #include <string>
@@ -214,6 +215,7 @@ std::vector<GraphPair> make_graph_pairs(StrategyKind kind, const std::vector<int
   }
   std::vector<GraphPair> pairs;
   const int m = static_cast<int>(host_masters(hosts).size());
+  pairs.reserve(static_cast<std::size_t>(std::max(n, m)));
   switch (resolve_auto(kind, hosts)) {
     case StrategyKind::kStar:
       pairs.push_back(simple(star(n, star_root)));
