@@ -61,9 +61,12 @@ bool timestamp(const std::string& s, double& out) {
 }  // namespace
 
 JobTrace read_job_trace(const std::filesystem::path& path, int max_gpus) {
-  const std::string text = read_input_file(path);
+  return parse_job_trace(read_input_file(path), path.string(), max_gpus);
+}
+
+JobTrace parse_job_trace(const std::string& text, const std::string& file, int max_gpus) {
   JobTrace trace;
-  trace.file = path.string();
+  trace.file = file;
   auto fail = [&](int line, const std::string& column, const std::string& what) {
     throw InputError(trace.file + ":" + std::to_string(line) +
                      (column.empty() ? std::string() : ": column '" + column + "'") + ": " + what);

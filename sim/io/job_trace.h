@@ -39,5 +39,7 @@ struct JobTrace {
 // InputError "FILE:LINE: column 'NAME': what was expected". The model names are the caller's to
 // check (it knows the zoo and the device).
 JobTrace read_job_trace(const std::filesystem::path& path, int max_gpus);
+// The same over a trace's text; `file` names it in messages.
+JobTrace parse_job_trace(const std::string& text, const std::string& file, int max_gpus);
 
 }  // namespace adaptsim::io

@@ -38,6 +38,10 @@ Trainer::Trainer(TrainingEnv& env, const train::Model& model, System& system, Se
   step_bytes_.assign(static_cast<std::size_t>(total_steps_), 0.0);
   step_readings_.resize(static_cast<std::size_t>(total_steps_));
   step_workers_.assign(static_cast<std::size_t>(total_steps_), 0);
+  if (options_.stop_after_samples > 0 && !options_.elastic) {
+    // A system with a loop of its own (Horovod's coordinator) counts the steps it was given.
+    throw std::invalid_argument("Trainer: a samples stop needs an elastic run");
+  }
   if (options_.elastic) {
     order_ = join_order(*options_.elastic, env.host_of_worker());
     for (std::uint64_t b : tensor_bytes_)

@@ -110,10 +110,11 @@ struct TrainerOptions {
   // Elastic runs, a process a runner started for a new worker (a live joiner): the environment's
   // one local worker joins the cluster of this notice instead of starting at step 0.
   std::optional<RunnerNotice> join;
-  // The samples stop (0: none): the run ends after the first step at whose end the agreed samples
-  // (each step's workers x batch per GPU, from the step agreement, which then runs every step)
-  // reach this many; warmup_steps + measured_steps is then the most it may run. A job of a
-  // cluster trace runs for its samples, whatever sizes it runs at (simulate_jobs.h).
+  // The samples stop (0: none; elastic runs only, whose system's loop ends with the step loop):
+  // the run ends after the first step at whose end the agreed samples (each step's workers x
+  // batch per GPU, from the step agreement) reach this many; warmup_steps + measured_steps is
+  // then the most it may run. A job of a cluster trace runs for its samples, whatever sizes it
+  // runs at (simulate_jobs.h).
   double stop_after_samples = 0;
 };
 
@@ -249,10 +250,8 @@ class Trainer final : public StepSink {
   void end_step(int w);
   void after_step(int w, int step);
   void next_or_finish(int w);
-  // Whether every step ends with the step agreement (a seam, an elastic run or a samples stop).
-  bool agrees() const {
-    return !seam_.empty() || options_.elastic || options_.stop_after_samples > 0;
-  }
+  // Whether every step ends with the step agreement (a seam or an elastic run).
+  bool agrees() const { return !seam_.empty() || options_.elastic.has_value(); }
   // The samples stop reached at `step`: it is the last (the per-step records end there).
   void end_after(int step);
   void agree(int w, int step);

@@ -122,7 +122,9 @@ void Trainer::adopt_agreed_state(const RunnerNotice& notice) {
   // the monitors' state: a new process's monitors see the agreed observations in order, as the
   // running workers' did (monitors are deterministic in what they observe), so every worker's
   // monitors agree from the next step on.
+  samples_done_ = 0;
   for (const StepObservation& o : history_) {
+    samples_done_ += static_cast<double>(o.workers) * o.batch_per_gpu;
     int& batch = step_batch_.at(static_cast<std::size_t>(o.step));
     if (batch == 0) batch = o.batch_per_gpu;
     StepObservation replay = o;
