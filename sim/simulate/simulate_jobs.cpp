@@ -180,7 +180,12 @@ class JobsRun {
     job.run = std::make_unique<runtime::TrainingRun>(*job.env, *job.model, options_.system,
                                                      runtime::SeamSpec{}, std::move(t));
     job.run->trainer().set_progress([this, j] { progress(j); });
-    job.run->trainer().start();
+    // Its first processes start as a resize's new ones do (ElasticSpec: the process's start-up,
+    // then the framework's), all at once, before step 0: the job holds its GPUs meanwhile.
+    runtime::Trainer* trainer = &job.run->trainer();
+    cluster_.engine.schedule_after(options_.elastic.process_start_ns +
+                                       options_.elastic.framework_init_ns,
+                                   [trainer] { trainer->start(); });
   }
 
   void resize(int j, int n) {

@@ -13,6 +13,10 @@
 // broadcast), so an elastic policy's growth is neither free nor instant. GPUs a job is growing
 // into are its own from the proposal on; GPUs it leaves are free once their workers stopped.
 //
+// A job's first processes start before its step 0 as a resize's new ones do: the process's
+// start-up and the framework's (ElasticSpec::process_start_ns, framework_init_ns), all at once;
+// its GPUs are its own from then on, and its completion time counts them.
+//
 // Placement: a job's new GPUs are free GPUs of the servers it already runs on first, then of the
 // servers with the most free GPUs (ties by server id), each server's in rank order: a job
 // spreads over as few servers as the free GPUs allow.
