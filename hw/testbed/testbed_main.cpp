@@ -118,8 +118,9 @@ void print_testbed(std::ostream& out, const Testbed& tb, const io::LoadedTopolog
   const TestbedPlan& plan = tb.plan();
   out << "testbed \"" << tb.prefix() << "\": " << topo.spec.name << ", " << tb.hosts().size()
       << " hosts, "
-      << (plan.fabric == topo::FabricKind::kSwitch
-              ? std::string("one switch bridge")
+      << (plan.fabric == topo::FabricKind::kSwitch ? std::string("one switch bridge")
+          : plan.fabric == topo::FabricKind::kWan
+              ? std::to_string(plan.bridges.size() - 1) + " region bridges + 1 hub bridge"
               : std::to_string(plan.bridges.size() - 1) + " leaf bridges + 1 spine bridge")
       << ", subnet " << plan.subnet << "\n";
   out << "  host  namespace        address          egress          ingress\n";
@@ -129,9 +130,15 @@ void print_testbed(std::ostream& out, const Testbed& tb, const io::LoadedTopolog
         << std::setw(16) << format_bandwidth(h.egress_Bps) << format_bandwidth(h.ingress_Bps)
         << "\n";
   }
-  for (const PlannedUplink& u : plan.uplinks) {
-    out << "  uplink " << u.leaf_bridge << " <-> " << u.spine_bridge << ": "
-        << format_bandwidth(u.bandwidth_Bps) << " each way\n";
+  if (plan.fabric != topo::FabricKind::kWan) {
+    for (const PlannedUplink& u : plan.uplinks) {
+      out << "  uplink " << u.leaf_bridge << " <-> " << u.spine_bridge << ": "
+          << format_bandwidth(u.bandwidth_Bps) << " each way\n";
+    }
+  }
+  for (const PlannedWanLink& l : plan.wan_links) {
+    out << "  wan " << l.from << " -> " << l.to << ": " << format_bandwidth(l.bandwidth_Bps)
+        << " (" << l.device << ")\n";
   }
   out << "latency is not emulated (topology NIC latency "
       << format_duration(topo.spec.server.nic.latency_ns)

@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include "sim/core/error.h"
+#include "sim/core/units.h"
+#include "sim/topo/topology.h"
 
 namespace adaptsim::testbed {
 namespace {
@@ -130,6 +132,52 @@ std::vector<std::vector<std::string>> tc_fair_shaping_commands(
   return out;
 }
 
+std::vector<std::vector<std::string>> tc_wan_shaping_commands(
+    const std::string& device, const std::vector<PlannedWanLink>& links, TimeNs queue_delay_ns) {
+  auto tc = [&](std::initializer_list<std::string> rest) {
+    std::vector<std::string> argv = {"tc"};
+    argv.insert(argv.end(), rest);
+    return argv;
+  };
+  std::vector<std::vector<std::string>> out = {
+      tc({"qdisc", "add", "dev", device, "root", "handle", "1:", "htb", "default", "2"}),
+  };
+  // The default class: ARP and strays, unshaped (a veth's line rate is far above any cap here).
+  const Shaping line = make_shaping(100e9, queue_delay_ns);
+  out.push_back(tc({"class", "add", "dev", device, "parent", "1:", "classid", "1:2", "htb", "rate",
+                    tc_rate(line.rate_Bps), "burst", std::to_string(line.burst_bytes) + "b",
+                    "quantum", std::to_string(line.quantum_bytes)}));
+  int id = 0x10;
+  for (const PlannedWanLink& l : links) {
+    const Shaping s = make_shaping(l.bandwidth_Bps, queue_delay_ns);
+    const std::string ceil = tc_rate(s.rate_Bps), burst = std::to_string(s.burst_bytes) + "b",
+                      quantum = std::to_string(s.quantum_bytes),
+                      limit = std::to_string(s.queue_limit_bytes);
+    char link_id[16];
+    std::snprintf(link_id, sizeof link_id, "%x", id++);  // tc ids are hexadecimal
+    out.push_back(tc({"class", "add", "dev", device, "parent", "1:", "classid",
+                      std::string("1:") + link_id, "htb", "rate", ceil, "ceil", ceil, "burst", burst,
+                      "cburst", burst, "quantum", quantum}));
+    const double share = s.rate_Bps / static_cast<double>(std::max<std::size_t>(l.src_ips.size(), 1));
+    for (const std::string& src : l.src_ips) {
+      char host_id[16];
+      std::snprintf(host_id, sizeof host_id, "%x", id++);
+      const std::string cls = std::string("1:") + host_id;
+      out.push_back(tc({"class", "add", "dev", device, "parent", std::string("1:") + link_id,
+                        "classid", cls, "htb", "rate", tc_rate(share), "ceil", ceil, "burst", burst,
+                        "cburst", burst, "quantum", quantum}));
+      out.push_back(tc({"qdisc", "add", "dev", device, "parent", cls, "handle",
+                        std::string(host_id) + ":", "bfifo", "limit", limit}));
+      for (const std::string& dst : l.dst_ips) {
+        out.push_back(tc({"filter", "add", "dev", device, "parent", "1:", "protocol", "ip", "prio",
+                          "1", "u32", "match", "ip", "src", src + "/32", "match", "ip", "dst",
+                          dst + "/32", "flowid", cls}));
+      }
+    }
+  }
+  return out;
+}
+
 std::string host_address(std::uint8_t subnet_octet, int host) {
   return "10." + std::to_string(subnet_octet) + "." + std::to_string(1 + host / 250) + "." +
          std::to_string(1 + host % 250);
@@ -178,15 +226,82 @@ std::string format_probability(double p) {
   return buf;
 }
 
+// A WAN fabric's bridges, uplinks and link classes (testbed_plan.h, "wan").
+void plan_wan(const topo::ClusterSpec& spec, const PlanOptions& options, TestbedPlan& plan,
+              std::vector<std::string>& host_bridge) {
+  const std::string& p = options.prefix;
+  if (spec.extra_hosts > 0) {
+    throw InputError("testbed: topology '" + spec.name +
+                     "' has a WAN fabric; hosts outside the job need a switch or fat_tree");
+  }
+  // The topology as the simulator builds it: a region pair's traffic must take its direct link
+  // (the testbed joins regions through one hub, so it has no other path to emulate).
+  const topo::Topology topology = topo::build_cluster(spec);
+  struct Region {
+    std::string name;
+    int first = 0, count = 0;
+    std::string bridge, uplink;
+  };
+  std::vector<Region> regions;
+  int next = 0;
+  for (const topo::WanRegionSpec& r : spec.fabric.regions) {
+    Region g{r.name, next, r.servers, "", ""};
+    next += r.servers;
+    if (g.count == 0) continue;  // a region without servers carries nothing
+    const int k = static_cast<int>(regions.size());
+    g.bridge = p + "-l" + std::to_string(k);
+    g.uplink = p + "-u" + std::to_string(k) + "a";
+    plan.bridges.push_back(g.bridge);
+    for (int i = g.first; i < g.first + g.count; ++i)
+      host_bridge[static_cast<std::size_t>(i)] = g.bridge;
+    regions.push_back(std::move(g));
+  }
+  plan.bridges.push_back(p + "-sp");
+  for (std::size_t k = 0; k < regions.size(); ++k) {
+    plan.uplinks.push_back({regions[k].bridge, p + "-sp", regions[k].uplink,
+                            p + "-u" + std::to_string(k) + "b", 0, {}});
+  }
+  auto ips = [&](const Region& g) {
+    std::vector<std::string> out;
+    for (int i = g.first; i < g.first + g.count; ++i)
+      out.push_back(host_address(options.subnet_octet, i));
+    return out;
+  };
+  for (const Region& from : regions) {
+    for (const Region& to : regions) {
+      if (&from == &to) continue;
+      const topo::WanLinkSpec* link = nullptr;
+      for (const topo::WanLinkSpec& l : spec.fabric.wan_links) {
+        if ((l.a == from.name && l.b == to.name) || (l.a == to.name && l.b == from.name))
+          link = &l;
+      }
+      const auto a = topology.find("router." + from.name), b = topology.find("router." + to.name);
+      if (link == nullptr || !a || !b || topology.route(*a, *b).size() != 1) {
+        throw InputError("testbed: regions '" + from.name + "' and '" + to.name +
+                         "' do not talk over their own WAN link in topology '" + spec.name +
+                         "'; the testbed emulates direct links between regions only");
+      }
+      if (link->params.loss > 0) {
+        throw InputError("testbed: the WAN link between '" + from.name + "' and '" + to.name +
+                         "' has a loss; the testbed drops packets at the hosts' NICs only");
+      }
+      if (link->params.latency_ns > kNsPerMs) {
+        throw InputError("testbed: the WAN link between '" + from.name + "' and '" + to.name +
+                         "' has a latency of " + format_duration(link->params.latency_ns) +
+                         ", which the testbed cannot add (no netem on this kernel); expected at "
+                         "most 1 ms (set the link's latency to the testbed's to compare)");
+      }
+      plan.wan_links.push_back({from.uplink, from.name, to.name, link->params.bandwidth_Bps,
+                                ips(from), ips(to)});
+    }
+  }
+}
+
 }  // namespace
 
 TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options) {
   std::string why;
   if (!valid_prefix(options.prefix, &why)) throw InputError("testbed: " + why);
-  if (spec.fabric.kind == topo::FabricKind::kWan) {
-    throw InputError("testbed: topology '" + spec.name +
-                     "' has a WAN fabric; the testbed emulates switch and fat_tree fabrics only");
-  }
   if (spec.servers < 1) throw InputError("testbed: the topology has no servers");
   if (spec.server.nics < 1) {
     throw InputError("testbed: topology '" + spec.name + "' gives its servers no NIC");
@@ -219,6 +334,8 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
   if (spec.fabric.kind == topo::FabricKind::kSwitch) {
     plan.bridges.push_back(p + "-br");
     std::fill(host_bridge.begin(), host_bridge.end(), p + "-br");
+  } else if (spec.fabric.kind == topo::FabricKind::kWan) {
+    plan_wan(spec, options, plan, host_bridge);
   } else {
     const int per_leaf = spec.fabric.servers_per_leaf;
     if (per_leaf < 1) throw InputError("testbed: fat_tree needs servers_per_leaf >= 1");
@@ -278,6 +395,15 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
     steps.push_back(command({"ip", "link", "set", u.spine_end, "master", u.spine_bridge}));
     steps.push_back(command({"ip", "link", "set", u.leaf_end, "up"}));
     steps.push_back(command({"ip", "link", "set", u.spine_end, "up"}));
+    if (plan.fabric == topo::FabricKind::kWan) {
+      // The region's end carries its WAN links' classes; the hub's end forwards as it comes.
+      std::vector<PlannedWanLink> leaving;
+      for (const PlannedWanLink& l : plan.wan_links)
+        if (l.device == u.leaf_end) leaving.push_back(l);
+      for (auto& argv : tc_wan_shaping_commands(u.leaf_end, leaving, options.queue_delay_ns))
+        steps.push_back(command(std::move(argv)));
+      continue;
+    }
     const Shaping shaping = make_shaping(u.bandwidth_Bps, options.queue_delay_ns);
     // Leaf -> spine traffic is told apart by its source (a host of this leaf), spine -> leaf
     // traffic by its destination.

@@ -14,6 +14,14 @@
 //                stands in for all `spines` (parallel bridges would make an L2 loop), so the pair
 //                is capped at spines x uplink_bandwidth: the leaf's whole uplink capacity, as if
 //                ECMP spread flows perfectly. Oversubscription is preserved.
+//   wan       -> one bridge per region with servers "<prefix>-l<k>" and a hub bridge
+//                "<prefix>-sp", every region joined to the hub by a veth pair "<prefix>-u<k>a"
+//                (region end) / "<prefix>-u<k>b" (hub end). The WAN link between regions j and k
+//                is two classes, one on each region's end (traffic to the other region, told by
+//                its destination address), each capped at the link's bandwidth and shared fairly
+//                by the region's sending hosts; the hub forwards what the regions' ends let
+//                through. Regions whose simulated path is not their direct link, a WAN link with
+//                a loss or with a latency the testbed cannot add (more than 1 ms) are refused.
 //
 // Shaping: a link's cap is enforced on the egress of the sending end, so each direction is its
 // own queue like the full-duplex links of the simulator: host egress (upstream) on eth0 inside the
@@ -91,6 +99,22 @@ struct PlannedHost {
   double ingress_Bps = 0;   // network -> host (the NIC's bandwidth)
 };
 
+// One direction of a WAN link (regions `from` -> `to`): a class on `from`'s region end, capped at
+// the link's bandwidth, shared fairly by the sending hosts, taking the packets to `to`'s hosts.
+struct PlannedWanLink {
+  std::string device;  // the `from` region's uplink end
+  std::string from, to;
+  double bandwidth_Bps = 0;
+  std::vector<std::string> src_ips, dst_ips;
+};
+
+// The tc commands of one region end's WAN classes (every link leaving the region): under an htb
+// root, a class per destination region at its link's bandwidth, under it one class per sending
+// host (rate cap/n, ceil cap), each fed by u32 matches on (source host, destination host), and a
+// default class for ARP and strays at line rate.
+std::vector<std::vector<std::string>> tc_wan_shaping_commands(
+    const std::string& device, const std::vector<PlannedWanLink>& links, TimeNs queue_delay_ns);
+
 struct PlannedUplink {
   std::string leaf_bridge, spine_bridge;
   std::string leaf_end, spine_end;  // veth ends: leaf_end is a port of leaf_bridge
@@ -125,7 +149,8 @@ struct TestbedPlan {
   topo::FabricKind fabric = topo::FabricKind::kSwitch;
   std::vector<std::string> bridges;  // switch: one; fat tree: leaves then the spine
   std::vector<PlannedHost> hosts;
-  std::vector<PlannedUplink> uplinks;
+  std::vector<PlannedUplink> uplinks;  // wan: the regions' uplinks to the hub (not shaped)
+  std::vector<PlannedWanLink> wan_links;
   TimeNs queue_delay_ns = 0;
   // Probability that a host drops an arriving packet (iptables in its namespace): the loss of
   // the two NIC links a host-to-host packet crosses; 0: no drops, no iptables.
@@ -133,7 +158,8 @@ struct TestbedPlan {
   std::vector<PlanStep> steps;  // in execution order
 };
 
-// Throws InputError for what the testbed cannot build: a WAN fabric, servers without a NIC, an
+// Throws InputError for what the testbed cannot build: a WAN it cannot emulate (above), extra
+// hosts beside a WAN, servers without a NIC, an
 // invalid prefix (letters and digits only, starting with a letter) or one too long for the
 // interface names the topology needs.
 TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options);

@@ -193,8 +193,54 @@ TEST_CASE("fat tree: one bridge per leaf, a spine bridge, uplinks capped at spin
   CHECK(has_step(plan, {"ip", "link", "set", "ft-u1b", "master", "ft-sp"}));
 }
 
+TEST_CASE("wan: a bridge per region with servers, a hub, each link's direction capped at its region") {
+  const std::vector<std::pair<std::string, std::string>> params = {
+      {"servers_us", "2"},         {"servers_eu", "1"},        {"servers_asia", "0"},
+      {"us_eu_latency", "10us"},   {"us_asia_latency", "10us"}, {"eu_asia_latency", "10us"},
+      {"wan_bandwidth", "50Mbps"}, {"nic_bandwidth", "1Gbps"}};
+  PlanOptions o;
+  o.prefix = "wn";
+  const TestbedPlan plan = make_plan(load("wan-regions.yaml", params), o);
+  // asia has no server: no bridge, no link.
+  CHECK(plan.bridges == std::vector<std::string>{"wn-l0", "wn-l1", "wn-sp"});
+  REQUIRE(plan.hosts.size() == 3);
+  CHECK(plan.hosts[0].bridge == "wn-l0");
+  CHECK(plan.hosts[1].bridge == "wn-l0");
+  CHECK(plan.hosts[2].bridge == "wn-l1");
+  REQUIRE(plan.wan_links.size() == 2);
+  const PlannedWanLink& us_eu = plan.wan_links[0];
+  CHECK(us_eu.device == "wn-u0a");
+  CHECK(us_eu.from == "us");
+  CHECK(us_eu.to == "eu");
+  CHECK(us_eu.bandwidth_Bps == doctest::Approx(50e6 / 8));
+  CHECK(us_eu.src_ips == std::vector<std::string>{"10.213.1.1", "10.213.1.2"});
+  CHECK(us_eu.dst_ips == std::vector<std::string>{"10.213.1.3"});
+  CHECK(plan.wan_links[1].device == "wn-u1a");
+  // The us end: the link's class at 50 Mbit/s, a class per sending host under it, each fed by
+  // its (source, destination) pairs; the hub's ends are not shaped.
+  CHECK(has_step(plan, {"tc", "class", "add", "dev", "wn-u0a", "parent", "1:", "classid", "1:10",
+                        "htb", "rate", "50000000bit", "ceil", "50000000bit", "burst", "65536b",
+                        "cburst", "65536b", "quantum", "65536"}));
+  CHECK(has_step(plan, {"tc", "class", "add", "dev", "wn-u0a", "parent", "1:10", "classid", "1:12",
+                        "htb", "rate", "25000000bit", "ceil", "50000000bit", "burst", "65536b",
+                        "cburst", "65536b", "quantum", "65536"}));
+  CHECK(has_step(plan, {"tc", "filter", "add", "dev", "wn-u0a", "parent", "1:", "protocol", "ip",
+                        "prio", "1", "u32", "match", "ip", "src", "10.213.1.2/32", "match", "ip",
+                        "dst", "10.213.1.3/32", "flowid", "1:12"}));
+  for (const PlanStep& step : plan.steps) {
+    const bool tc_on_hub = step.argv[0] == "tc" &&
+                           std::find(step.argv.begin(), step.argv.end(), "wn-u0b") != step.argv.end();
+    CHECK_FALSE(tc_on_hub);
+  }
+  // The hosts' NICs as anywhere.
+  CHECK(has_step(plan, {"ip", "link", "set", "wn-v2", "master", "wn-l1"}));
+}
+
 TEST_CASE("what cannot be emulated is bad input") {
-  CHECK_THROWS_AS(make_plan(load("wan-regions.yaml", {}), PlanOptions{}), InputError);
+  // A WAN latency the testbed cannot add (no netem).
+  CHECK_THROWS_WITH_AS(make_plan(load("wan-regions.yaml", {}), PlanOptions{}),
+                       doctest::Contains("has a latency of 40 ms, which the testbed cannot add"),
+                       InputError);
   PlanOptions o;
   o.prefix = "bad-prefix";
   CHECK_THROWS_AS(make_plan(load("cloud-vms.yaml", {}), o), InputError);
