@@ -94,10 +94,20 @@ std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
   std::ifstream in(path);
   std::vector<std::map<std::string, std::string>> rows;
   auto split = [](const std::string& line) {
-    // Every cell, a trailing empty one included ("...,STAR," has an empty last column).
+    // Every cell, a trailing empty one included ("...,STAR," has an empty last column); a quoted
+    // cell (RFC 4180, as io::CsvTable writes one holding a comma: a sweep's params) is one cell.
     std::vector<std::string> cells(1);
-    for (char c : line) {
-      if (c == ',') {
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (c == '"') {
+        if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+          cells.back() += '"';
+          ++i;
+        } else {
+          quoted = !quoted;
+        }
+      } else if (c == ',' && !quoted) {
         cells.emplace_back();
       } else {
         cells.back() += c;

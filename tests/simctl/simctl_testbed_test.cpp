@@ -451,3 +451,55 @@ int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
   return context.run();
 }
+
+TEST_CASE("live testbed WAN: regions joined by capped links, steps as simulated") {
+  // scenarios/wan-testbed.yaml's RING in one region and across two (3 + 3): the testbed's WAN
+  // emulation (a 200 Mbit/s class per region pair on the regions' uplinks) must bind live as the
+  // WAN link binds simulated: the two-region step several times the one-region step in both
+  // modes, and each live step near the simulated one (the full comparison: docs/figures.md,
+  // "Training across regions", 11 of 12 rows within 15 %).
+  const std::string prefix = "sctwan";
+  const fs::path dir = scratch_dir("testbed_wan");
+  const std::string scenario = (fs::path(ADAPTSIM_SOURCE_DIR) / "scenarios/wan-testbed.yaml");
+  const std::string net =
+      "nic_bandwidth: 1Gbps, wan_bandwidth: 200Mbps, us_eu_latency: 10us, us_asia_latency: "
+      "10us, eu_asia_latency: 10us, nic_latency: 7.5us, nic_queue: 100ms, wan_queue: 100ms";
+  auto steps = [&](bool live) {
+    std::vector<std::string> a = {
+        "run",
+        scenario,
+        "-o",
+        (dir / (live ? "live" : "sim")).string(),
+        "--no-progress",
+        "--set",
+        "workload.systems=[{label: ring, kind: kungfu, strategy: RING}]",
+        "--set",
+        "workload.steps=3",
+        "--set",
+        "sweep.topology.params=[{servers_us: 6, servers_eu: 0, servers_asia: 0, " + net +
+            "}, {servers_us: 3, servers_eu: 3, servers_asia: 0, " + net + "}]",
+        "--set",
+        "live.prefix=" + prefix};
+    if (live) a.insert(a.begin() + 1, "--live");
+    SimctlProcess p(a, dir);
+    const int code = p.wait(150);
+    INFO("output: " << p.output());
+    REQUIRE(code == 0);
+    const auto rows = read_csv(dir / (live ? "live" : "sim") / "wan-testbed.csv");
+    REQUIRE(rows.size() == 2);
+    return std::pair{std::stod(rows[0].at("step_time_ms_mean")),
+                     std::stod(rows[1].at("step_time_ms_mean"))};
+  };
+  const auto [sim1, sim2] = steps(false);
+  const auto [live1, live2] = steps(true);
+  CAPTURE(sim1);
+  CAPTURE(sim2);
+  CAPTURE(live1);
+  CAPTURE(live2);
+  CHECK(sim2 > 3 * sim1);
+  CHECK(live2 > 3 * live1);
+  CHECK(live2 / sim2 > 0.75);
+  CHECK(live2 / sim2 < 1.33);
+  check_nothing_left(prefix, dir);
+  fs::remove_all(dir);
+}
