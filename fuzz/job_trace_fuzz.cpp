@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     adaptsim::TimeNs last = 0;
     for (const adaptsim::io::TraceJob& j : t.jobs) {
       // Sorted by submission from 0, every field in its range.
-      if (j.submit < last || j.gpus < 1 || j.gpus > max_gpus || !(j.samples >= 1) ||
-          j.id.empty() || j.model.empty() || j.line < 2)
+      if (j.submit < last || j.gpus < 1 || j.gpus > max_gpus || !(j.samples >= 1) || j.id.empty() ||
+          j.model.empty() || j.line < 2)
         std::abort();
       last = j.submit;
     }

@@ -137,8 +137,8 @@ void print_testbed(std::ostream& out, const Testbed& tb, const io::LoadedTopolog
     }
   }
   for (const PlannedWanLink& l : plan.wan_links) {
-    out << "  wan " << l.from << " -> " << l.to << ": " << format_bandwidth(l.bandwidth_Bps)
-        << " (" << l.device << ")\n";
+    out << "  wan " << l.from << " -> " << l.to << ": " << format_bandwidth(l.bandwidth_Bps) << " ("
+        << l.device << ")\n";
   }
   out << "latency is not emulated (topology NIC latency "
       << format_duration(topo.spec.server.nic.latency_ns)

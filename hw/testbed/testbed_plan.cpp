@@ -156,9 +156,10 @@ std::vector<std::vector<std::string>> tc_wan_shaping_commands(
     char link_id[16];
     std::snprintf(link_id, sizeof link_id, "%x", id++);  // tc ids are hexadecimal
     out.push_back(tc({"class", "add", "dev", device, "parent", "1:", "classid",
-                      std::string("1:") + link_id, "htb", "rate", ceil, "ceil", ceil, "burst", burst,
-                      "cburst", burst, "quantum", quantum}));
-    const double share = s.rate_Bps / static_cast<double>(std::max<std::size_t>(l.src_ips.size(), 1));
+                      std::string("1:") + link_id, "htb", "rate", ceil, "ceil", ceil, "burst",
+                      burst, "cburst", burst, "quantum", quantum}));
+    const double share =
+        s.rate_Bps / static_cast<double>(std::max<std::size_t>(l.src_ips.size(), 1));
     for (const std::string& src : l.src_ips) {
       char host_id[16];
       std::snprintf(host_id, sizeof host_id, "%x", id++);
@@ -169,9 +170,9 @@ std::vector<std::vector<std::string>> tc_wan_shaping_commands(
       out.push_back(tc({"qdisc", "add", "dev", device, "parent", cls, "handle",
                         std::string(host_id) + ":", "bfifo", "limit", limit}));
       for (const std::string& dst : l.dst_ips) {
-        out.push_back(tc({"filter", "add", "dev", device, "parent", "1:", "protocol", "ip", "prio",
-                          "1", "u32", "match", "ip", "src", src + "/32", "match", "ip", "dst",
-                          dst + "/32", "flowid", cls}));
+        out.push_back(tc({"filter",    "add",   "dev", device, "parent",    "1:",     "protocol",
+                          "ip",        "prio",  "1",   "u32",  "match",     "ip",     "src",
+                          src + "/32", "match", "ip",  "dst",  dst + "/32", "flowid", cls}));
       }
     }
   }
@@ -258,8 +259,12 @@ void plan_wan(const topo::ClusterSpec& spec, const PlanOptions& options, Testbed
   }
   plan.bridges.push_back(p + "-sp");
   for (std::size_t k = 0; k < regions.size(); ++k) {
-    plan.uplinks.push_back({regions[k].bridge, p + "-sp", regions[k].uplink,
-                            p + "-u" + std::to_string(k) + "b", 0, {}});
+    plan.uplinks.push_back({regions[k].bridge,
+                            p + "-sp",
+                            regions[k].uplink,
+                            p + "-u" + std::to_string(k) + "b",
+                            0,
+                            {}});
   }
   auto ips = [&](const Region& g) {
     std::vector<std::string> out;
@@ -272,8 +277,7 @@ void plan_wan(const topo::ClusterSpec& spec, const PlanOptions& options, Testbed
       if (&from == &to) continue;
       const topo::WanLinkSpec* link = nullptr;
       for (const topo::WanLinkSpec& l : spec.fabric.wan_links) {
-        if ((l.a == from.name && l.b == to.name) || (l.a == to.name && l.b == from.name))
-          link = &l;
+        if ((l.a == from.name && l.b == to.name) || (l.a == to.name && l.b == from.name)) link = &l;
       }
       const auto a = topology.find("router." + from.name), b = topology.find("router." + to.name);
       if (link == nullptr || !a || !b || topology.route(*a, *b).size() != 1) {
@@ -291,8 +295,8 @@ void plan_wan(const topo::ClusterSpec& spec, const PlanOptions& options, Testbed
                          ", which the testbed cannot add (no netem on this kernel); expected at "
                          "most 1 ms (set the link's latency to the testbed's to compare)");
       }
-      plan.wan_links.push_back({from.uplink, from.name, to.name, link->params.bandwidth_Bps,
-                                ips(from), ips(to)});
+      plan.wan_links.push_back(
+          {from.uplink, from.name, to.name, link->params.bandwidth_Bps, ips(from), ips(to)});
     }
   }
 }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <map>
 #include <set>
@@ -96,8 +96,9 @@ JobTrace parse_job_trace(const std::string& text, const std::string& file, int m
     if (trim(line).empty()) continue;
     const std::vector<std::string> cells = split_row(line);
     if (cells.size() != header.size()) {
-      fail(n, "", "has " + std::to_string(cells.size()) + " cells; expected " +
-                      std::to_string(header.size()) + " (the header's)");
+      fail(n, "",
+           "has " + std::to_string(cells.size()) + " cells; expected " +
+               std::to_string(header.size()) + " (the header's)");
     }
     auto cell = [&](const char* name) -> const std::string& { return cells[col.at(name)]; };
     TraceJob j;
@@ -107,8 +108,9 @@ JobTrace parse_job_trace(const std::string& text, const std::string& file, int m
     if (!ids.insert(j.id).second) fail(n, "job_id", "'" + j.id + "' is given twice");
     long long gpus = 0;
     if (!whole_number(cell("gpu_num"), gpus) || gpus < 1 || gpus > max_gpus) {
-      fail(n, "gpu_num", "'" + cell("gpu_num") + "': expected a whole number of GPUs from 1 to " +
-                             std::to_string(max_gpus) + " (the cluster's)");
+      fail(n, "gpu_num",
+           "'" + cell("gpu_num") + "': expected a whole number of GPUs from 1 to " +
+               std::to_string(max_gpus) + " (the cluster's)");
     }
     j.gpus = static_cast<int>(gpus);
     double t = 0;

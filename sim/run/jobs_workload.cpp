@@ -57,14 +57,13 @@ class JobsWorkload final : public Workload {
   }
 
   std::vector<std::string> columns() const override {
-    return {"mode",         "topology", "n_gpus",  "scheduler", "job_id",   "model",
-            "gpu_num",      "submit_s", "start_s", "end_s",     "queue_s",  "jct_s",
-            "samples",      "steps",    "min_gpus", "max_gpus", "resizes", "step_time_ms_mean"};
+    return {"mode",    "topology", "n_gpus",   "scheduler", "job_id",  "model",
+            "gpu_num", "submit_s", "start_s",  "end_s",     "queue_s", "jct_s",
+            "samples", "steps",    "min_gpus", "max_gpus",  "resizes", "step_time_ms_mean"};
   }
   std::vector<std::string> step_columns() const override {
-    return {"mode",        "topology",     "n_gpus",       "scheduler",
-            "time_s",      "allocated_gpus", "utilization", "running_jobs",
-            "queued_jobs"};
+    return {"mode",           "topology",    "n_gpus",       "scheduler",  "time_s",
+            "allocated_gpus", "utilization", "running_jobs", "queued_jobs"};
   }
   std::vector<Task> tasks() const override {
     std::vector<Task> out;
@@ -82,14 +81,13 @@ class JobsWorkload final : public Workload {
     const std::string n = std::to_string(gpus_);
     TaskRows out;
     for (const simulate::JobOutcome& j : sim.jobs) {
-      out.rows.push_back({"sim", spec_.name, n, scheduler_name, j.id, j.model,
-                          std::to_string(j.requested), io::fmt_fixed(to_seconds(j.submit), 3),
-                          io::fmt_fixed(to_seconds(j.start), 3), io::fmt_fixed(to_seconds(j.end), 3),
-                          io::fmt_fixed(to_seconds(j.start - j.submit), 3),
-                          io::fmt_fixed(to_seconds(j.end - j.submit), 3), io::fmt_fixed(j.samples, 0),
-                          std::to_string(j.steps), std::to_string(j.min_gpus),
-                          std::to_string(j.max_gpus), std::to_string(j.resizes),
-                          io::fmt_fixed(j.step_mean_s * 1e3, 3)});
+      out.rows.push_back(
+          {"sim", spec_.name, n, scheduler_name, j.id, j.model, std::to_string(j.requested),
+           io::fmt_fixed(to_seconds(j.submit), 3), io::fmt_fixed(to_seconds(j.start), 3),
+           io::fmt_fixed(to_seconds(j.end), 3), io::fmt_fixed(to_seconds(j.start - j.submit), 3),
+           io::fmt_fixed(to_seconds(j.end - j.submit), 3), io::fmt_fixed(j.samples, 0),
+           std::to_string(j.steps), std::to_string(j.min_gpus), std::to_string(j.max_gpus),
+           std::to_string(j.resizes), io::fmt_fixed(j.step_mean_s * 1e3, 3)});
     }
     for (const simulate::ClusterSample& s : sim.samples) {
       out.step_rows.push_back({"sim", spec_.name, n, scheduler_name,
@@ -189,8 +187,8 @@ std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointConte
     if (!train::find_model(j.model)) at("unknown model '" + j.model + "'");
     if (!device.has_throughput(j.model, compute.precision)) {
       at("device profile " + device_path.filename().string() + " has no " +
-         std::string(train::precision_name(compute.precision)) + " throughput for '" +
-         j.model + "'");
+         std::string(train::precision_name(compute.precision)) + " throughput for '" + j.model +
+         "'");
     }
     check_message_time(w, "trace", train::model(j.model).totals().bytes(4), ctx.topology.spec);
     if (j.samples / compute.batch_per_gpu > kMaxStepsPerJob) {

@@ -58,9 +58,8 @@ SimEnv::SimEnv(SimCluster& cluster, const topo::Topology& topology, const train:
   if (!options.elastic) throw std::invalid_argument("SimEnv: a job on a shared cluster is elastic");
 }
 
-SimEnv::SimEnv(std::unique_ptr<SimCluster> own, SimCluster* shared,
-               const topo::Topology& topology, const train::Model& model,
-               const SimEnvOptions& options)
+SimEnv::SimEnv(std::unique_ptr<SimCluster> own, SimCluster* shared, const topo::Topology& topology,
+               const train::Model& model, const SimEnvOptions& options)
     : topology_(topology),
       model_(model),
       options_(options),

@@ -211,7 +211,7 @@ class SimEnv final : public runtime::TrainingEnv {
   const topo::Topology& topology_;
   const train::Model& model_;
   SimEnvOptions options_;
-  train::ModelTotals totals_;  // what the monitors' kernels run over
+  train::ModelTotals totals_;        // what the monitors' kernels run over
   std::unique_ptr<SimCluster> own_;  // null on a shared cluster
   EventEngine& engine_;
   net::Network& network_;

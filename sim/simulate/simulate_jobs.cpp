@@ -45,8 +45,8 @@ class JobsRun {
     for (Job& j : jobs_) {
       if (j.state != State::kDone) {
         throw RuntimeFailure("job " + j.spec->id + " (trace line " + std::to_string(j.spec->line) +
-                             ") never finished under scheduler '" +
-                             std::string(scheduler_.name()) + "'");
+                             ") never finished under scheduler '" + std::string(scheduler_.name()) +
+                             "'");
       }
       runtime::Trainer& trainer = j.run->trainer();
       const runtime::TrainingResult r = trainer.summarize(trainer.local_sums());
@@ -183,9 +183,9 @@ class JobsRun {
     // Its first processes start as a resize's new ones do (ElasticSpec: the process's start-up,
     // then the framework's), all at once, before step 0: the job holds its GPUs meanwhile.
     runtime::Trainer* trainer = &job.run->trainer();
-    cluster_.engine.schedule_after(options_.elastic.process_start_ns +
-                                       options_.elastic.framework_init_ns,
-                                   [trainer] { trainer->start(); });
+    cluster_.engine.schedule_after(
+        options_.elastic.process_start_ns + options_.elastic.framework_init_ns,
+        [trainer] { trainer->start(); });
   }
 
   void resize(int j, int n) {

@@ -55,7 +55,8 @@ TEST_CASE("a Helios cluster_log row is read, its clock starts at the first submi
 
 TEST_CASE("submit_time in seconds, CRLF line ends") {
   const io::JobTrace t = io::read_job_trace(
-      write("seconds", "job_id,gpu_num,submit_time,model,samples\r\na,2,10.5,m,100\r\nb,1,12,m,1\r\n"),
+      write("seconds",
+            "job_id,gpu_num,submit_time,model,samples\r\na,2,10.5,m,100\r\nb,1,12,m,1\r\n"),
       8);
   REQUIRE(t.jobs.size() == 2);
   CHECK(t.jobs[0].submit == 0);
@@ -75,7 +76,9 @@ TEST_CASE("every defect of a trace is one error at its file, line and column") {
            {"no_jobs", h, ":2: the trace has no jobs"},
            {"width", h + "a,1,0,m\n", ":2: has 4 cells; expected 5"},
            {"gpus_zero", h + "a,0,0,m,10\n", ":2: column 'gpu_num': '0': expected a whole number"},
-           {"gpus_many", h + "a,65,0,m,10\n", ":2: column 'gpu_num': '65': expected a whole number of GPUs from 1 to 64 (the cluster's)"},
+           {"gpus_many", h + "a,65,0,m,10\n",
+            ":2: column 'gpu_num': '65': expected a whole number of GPUs from 1 to 64 (the "
+            "cluster's)"},
            {"gpus_frac", h + "a,1.5,0,m,10\n", ":2: column 'gpu_num'"},
            {"dup", h + "a,1,0,m,10\na,1,1,m,10\n", ":3: column 'job_id': 'a' is given twice"},
            {"no_id", h + ",1,0,m,10\n", ":2: column 'job_id': is empty"},

@@ -119,8 +119,8 @@ TEST_CASE("fifo waits for the GPUs, elastic starts with fewer and grows through 
   CHECK(eb.resizes == 1);
   CHECK(eb.samples >= 30 * 128);
   CHECK(eb.samples < 30 * 128 + 128);  // the stop is the first step past the samples
-  CHECK(ea.end == fa.end);              // a's GPUs and NICs are its own either way
-  CHECK(eb.end < fb.end);               // b started earlier and its growth paid off
+  CHECK(ea.end == fa.end);             // a's GPUs and NICs are its own either way
+  CHECK(eb.end < fb.end);              // b started earlier and its growth paid off
   // The cluster's record: at most the cluster's GPUs, all free at the end.
   for (const simulate::ClusterSample& s : elastic.samples)
     CHECK(s.allocated_gpus <= 4);

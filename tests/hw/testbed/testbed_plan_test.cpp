@@ -193,9 +193,10 @@ TEST_CASE("fat tree: one bridge per leaf, a spine bridge, uplinks capped at spin
   CHECK(has_step(plan, {"ip", "link", "set", "ft-u1b", "master", "ft-sp"}));
 }
 
-TEST_CASE("wan: a bridge per region with servers, a hub, each link's direction capped at its region") {
+TEST_CASE(
+    "wan: a bridge per region with servers, a hub, each link's direction capped at its region") {
   const std::vector<std::pair<std::string, std::string>> params = {
-      {"servers_us", "2"},         {"servers_eu", "1"},        {"servers_asia", "0"},
+      {"servers_us", "2"},         {"servers_eu", "1"},         {"servers_asia", "0"},
       {"us_eu_latency", "10us"},   {"us_asia_latency", "10us"}, {"eu_asia_latency", "10us"},
       {"wan_bandwidth", "50Mbps"}, {"nic_bandwidth", "1Gbps"}};
   PlanOptions o;
@@ -218,18 +219,21 @@ TEST_CASE("wan: a bridge per region with servers, a hub, each link's direction c
   CHECK(plan.wan_links[1].device == "wn-u1a");
   // The us end: the link's class at 50 Mbit/s, a class per sending host under it, each fed by
   // its (source, destination) pairs; the hub's ends are not shaped.
-  CHECK(has_step(plan, {"tc", "class", "add", "dev", "wn-u0a", "parent", "1:", "classid", "1:10",
-                        "htb", "rate", "50000000bit", "ceil", "50000000bit", "burst", "65536b",
-                        "cburst", "65536b", "quantum", "65536"}));
-  CHECK(has_step(plan, {"tc", "class", "add", "dev", "wn-u0a", "parent", "1:10", "classid", "1:12",
-                        "htb", "rate", "25000000bit", "ceil", "50000000bit", "burst", "65536b",
-                        "cburst", "65536b", "quantum", "65536"}));
-  CHECK(has_step(plan, {"tc", "filter", "add", "dev", "wn-u0a", "parent", "1:", "protocol", "ip",
-                        "prio", "1", "u32", "match", "ip", "src", "10.213.1.2/32", "match", "ip",
-                        "dst", "10.213.1.3/32", "flowid", "1:12"}));
+  CHECK(has_step(plan, {"tc",     "class",       "add",     "dev",         "wn-u0a",
+                        "parent", "1:",          "classid", "1:10",        "htb",
+                        "rate",   "50000000bit", "ceil",    "50000000bit", "burst",
+                        "65536b", "cburst",      "65536b",  "quantum",     "65536"}));
+  CHECK(has_step(plan,
+                 {"tc",      "class",  "add",    "dev",    "wn-u0a",      "parent", "1:10",
+                  "classid", "1:12",   "htb",    "rate",   "25000000bit", "ceil",   "50000000bit",
+                  "burst",   "65536b", "cburst", "65536b", "quantum",     "65536"}));
+  CHECK(has_step(
+      plan, {"tc",    "filter", "add", "dev",           "wn-u0a", "parent", "1:",  "protocol",
+             "ip",    "prio",   "1",   "u32",           "match",  "ip",     "src", "10.213.1.2/32",
+             "match", "ip",     "dst", "10.213.1.3/32", "flowid", "1:12"}));
   for (const PlanStep& step : plan.steps) {
-    const bool tc_on_hub = step.argv[0] == "tc" &&
-                           std::find(step.argv.begin(), step.argv.end(), "wn-u0b") != step.argv.end();
+    const bool tc_on_hub = step.argv[0] == "tc" && std::find(step.argv.begin(), step.argv.end(),
+                                                             "wn-u0b") != step.argv.end();
     CHECK_FALSE(tc_on_hub);
   }
   // The hosts' NICs as anywhere.
