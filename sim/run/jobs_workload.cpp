@@ -114,15 +114,8 @@ std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointConte
     w.fail("kind", "a jobs workload is simulated only; expected mode: sim (no --live)");
   }
   const int capacity = ctx.topology.spec.servers * ctx.topology.spec.server.gpus;
-  std::filesystem::path device_path = w.string("device");
-  if (device_path.is_relative()) device_path = ctx.scenario_dir / device_path;
-  train::DeviceProfile device;
-  try {
-    device = ctx.cache != nullptr ? ctx.cache->device(device_path)
-                                  : train::load_device_profile(device_path);
-  } catch (const InputError& e) {
-    w.fail("device", e.what());
-  }
+  std::filesystem::path device_path;
+  train::DeviceProfile device = read_device(w, ctx, &device_path);
   std::filesystem::path trace_path = w.string("trace");
   if (trace_path.is_relative()) trace_path = ctx.scenario_dir / trace_path;
   io::JobTrace trace;

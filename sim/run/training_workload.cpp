@@ -356,15 +356,8 @@ constexpr std::uint64_t kMaxChunksPerStep = 1 << 14;
 }  // namespace
 
 std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointContext& ctx) {
-  std::filesystem::path device_path = w.string("device");
-  if (device_path.is_relative()) device_path = ctx.scenario_dir / device_path;
-  train::DeviceProfile device;
-  try {
-    device = ctx.cache != nullptr ? ctx.cache->device(device_path)
-                                  : train::load_device_profile(device_path);
-  } catch (const InputError& e) {
-    w.fail("device", e.what());
-  }
+  std::filesystem::path device_path;
+  train::DeviceProfile device = read_device(w, ctx, &device_path);
   simulate::TrainingOptions options;
   options.seed = ctx.seed;
   options.compute.batch_per_gpu = static_cast<int>(w.integer("batch_per_gpu", 1, 1 << 20));

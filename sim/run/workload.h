@@ -117,6 +117,11 @@ void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport);
 void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t bytes,
                         const topo::ClusterSpec& spec);
 
+// The workload's `device` key: a device profile file, relative to the scenario, read once per
+// scenario through ctx.cache; its errors located at the key.
+train::DeviceProfile read_device(io::MapReader& w, const PointContext& ctx,
+                                 std::filesystem::path* path = nullptr);
+
 // The workload kinds this build knows.
 const std::vector<WorkloadKind>& workload_kinds();
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "sim/core/error.h"
 #include "sim/core/units.h"
 
 namespace adaptsim::run {
@@ -37,6 +38,19 @@ void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t by
                     format_bandwidth(bandwidth_Bps) +
                     "); expected a message to take at most 1e6 s (integer time holds a run of "
                     "them only then)");
+  }
+}
+
+train::DeviceProfile read_device(io::MapReader& w, const PointContext& ctx,
+                                 std::filesystem::path* path) {
+  std::filesystem::path device_path = w.string("device");
+  if (device_path.is_relative()) device_path = ctx.scenario_dir / device_path;
+  if (path != nullptr) *path = device_path;
+  try {
+    return ctx.cache != nullptr ? ctx.cache->device(device_path)
+                                : train::load_device_profile(device_path);
+  } catch (const InputError& e) {
+    w.fail("device", e.what());
   }
 }
 

@@ -45,6 +45,35 @@ void check_nothing_left(const std::string& prefix, const fs::path& dir) {
   CHECK(leftovers(prefix, dir) == "");
 }
 
+// `simctl run SCENARIO` simulated, or live on the testbed `prefix` (--live), with `sets` (each a
+// --set), into dir/sim or dir/live; the rows of the output CSV `csv` there.
+std::vector<std::map<std::string, std::string>> run_rows(const std::string& scenario,
+                                                         const std::vector<std::string>& sets,
+                                                         bool live, const std::string& prefix,
+                                                         const fs::path& dir,
+                                                         const std::string& csv) {
+  const fs::path out = dir / (live ? "live" : "sim");
+  std::vector<std::string> a = {"run",
+                                scenario,
+                                "-o",
+                                out.string(),
+                                "--no-progress",
+                                "--set",
+                                "live.placement=testbed",
+                                "--set",
+                                "live.prefix=" + prefix};
+  if (live) a.insert(a.begin() + 1, "--live");
+  for (const std::string& set : sets) {
+    a.push_back("--set");
+    a.push_back(set);
+  }
+  SimctlProcess p(a, dir);
+  const int code = p.wait(150);
+  INFO("output: " << p.output());
+  REQUIRE(code == 0);
+  return read_csv(out / csv);
+}
+
 fs::path write_scenario(const fs::path& dir, const LiveScenario& sc) {
   std::ofstream(dir / "live.yaml") << sc.text();
   return dir / "live.yaml";
@@ -307,26 +336,11 @@ TEST_CASE("live testbed NIC straggler: a server's caps lowered at a step slow th
   const fs::path dir = scratch_dir("testbed_nic_straggler");
   const std::string scenario = (fs::path(ADAPTSIM_SOURCE_DIR) / "scenarios/policy-switch.yaml");
   auto slowdown = [&](bool live) {
-    std::vector<std::string> a = {"run",
-                                  scenario,
-                                  "-o",
-                                  (dir / (live ? "live" : "sim")).string(),
-                                  "--no-progress",
-                                  "--set",
-                                  "workload.policy={name: none}",
-                                  "--set",
-                                  "workload.stragglers=[{worker: 1, from_step: 5, nic_bandwidth: "
-                                  "200Mbps}]",
-                                  "--set",
-                                  "live.placement=testbed",
-                                  "--set",
-                                  "live.prefix=" + prefix};
-    if (live) a.insert(a.begin() + 1, "--live");
-    SimctlProcess p(a, dir);
-    const int code = p.wait(150);
-    INFO("output: " << p.output());
-    REQUIRE(code == 0);
-    const auto rows = read_csv(dir / (live ? "live" : "sim") / "policy-switch.steps.csv");
+    const auto rows = run_rows(scenario,
+                               {"workload.policy={name: none}",
+                                "workload.stragglers=[{worker: 1, from_step: 5, nic_bandwidth: "
+                                "200Mbps}]"},
+                               live, prefix, dir, "policy-switch.steps.csv");
     REQUIRE(rows.size() == 10);
     auto median = [&](int from, int to) {
       std::vector<double> v;
@@ -465,27 +479,12 @@ TEST_CASE("live testbed WAN: regions joined by capped links, steps as simulated"
       "nic_bandwidth: 1Gbps, wan_bandwidth: 200Mbps, us_eu_latency: 10us, us_asia_latency: "
       "10us, eu_asia_latency: 10us, nic_latency: 7.5us, nic_queue: 100ms, wan_queue: 100ms";
   auto steps = [&](bool live) {
-    std::vector<std::string> a = {
-        "run",
+    const auto rows = run_rows(
         scenario,
-        "-o",
-        (dir / (live ? "live" : "sim")).string(),
-        "--no-progress",
-        "--set",
-        "workload.systems=[{label: ring, kind: kungfu, strategy: RING}]",
-        "--set",
-        "workload.steps=3",
-        "--set",
-        "sweep.topology.params=[{servers_us: 6, servers_eu: 0, servers_asia: 0, " + net +
-            "}, {servers_us: 3, servers_eu: 3, servers_asia: 0, " + net + "}]",
-        "--set",
-        "live.prefix=" + prefix};
-    if (live) a.insert(a.begin() + 1, "--live");
-    SimctlProcess p(a, dir);
-    const int code = p.wait(150);
-    INFO("output: " << p.output());
-    REQUIRE(code == 0);
-    const auto rows = read_csv(dir / (live ? "live" : "sim") / "wan-testbed.csv");
+        {"workload.systems=[{label: ring, kind: kungfu, strategy: RING}]", "workload.steps=3",
+         "sweep.topology.params=[{servers_us: 6, servers_eu: 0, servers_asia: 0, " + net +
+             "}, {servers_us: 3, servers_eu: 3, servers_asia: 0, " + net + "}]"},
+        live, prefix, dir, "wan-testbed.csv");
     REQUIRE(rows.size() == 2);
     return std::pair{std::stod(rows[0].at("step_time_ms_mean")),
                      std::stod(rows[1].at("step_time_ms_mean"))};
