@@ -153,3 +153,42 @@ TEST_CASE("two jobs' traffic contends on the NIC they share") {
   // 4 MB through a 100 MB/s NIC: tens of ms a step, which the other job's traffic slows.
   CHECK(both.jobs[0].step_mean_s > 1.2 * alone.jobs[0].step_mean_s);
 }
+
+namespace {
+
+// A scheduler that makes room: a queued job gets half of the largest running job once its GPUs
+// are free (the driver frees a shrinking job's GPUs when its workers stop).
+class HalvingScheduler final : public runtime::JobScheduler {
+ public:
+  std::string_view name() const override { return "halving"; }
+  std::vector<Allocation> schedule(const runtime::SchedulerView& v) const override {
+    if (v.queued.empty()) return {};
+    if (v.free_gpus >= 1) return {{v.queued.front().job, v.free_gpus}};
+    for (const runtime::SchedJob& r : v.running)
+      if (r.allocated >= 2) return {{r.job, r.allocated / 2}};
+    return {};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a job shrunk to admit another leaves its GPUs once its workers stopped") {
+  const topo::Topology t = topo::testing::one_gpu_servers(4, 1e9);
+  const std::vector<io::TraceJob> trace = {job("a", 4, 0, 30 * 128), job("b", 4, 0.05, 10 * 64)};
+  const HalvingScheduler halving;
+  const simulate::SimulatedJobs r = simulate::simulate_jobs(t, trace, halving, options());
+  REQUIRE(r.jobs.size() == 2);
+  const simulate::JobOutcome &a = r.jobs[0], &b = r.jobs[1];
+  CHECK(a.max_gpus == 4);
+  CHECK(a.min_gpus == 2);  // KungFu's resize to its first two workers
+  CHECK(a.resizes == 1);
+  CHECK(a.samples >= 30 * 128);
+  // b waited for a's two leaving workers, then ran on their GPUs.
+  CHECK(b.start > b.submit);
+  CHECK(b.min_gpus == 2);
+  CHECK(b.max_gpus == 2);
+  CHECK(b.samples >= 10 * 64);
+  for (const simulate::ClusterSample& s : r.samples)
+    CHECK(s.allocated_gpus <= 4);
+  CHECK(r.samples.back().allocated_gpus == 0);
+}
