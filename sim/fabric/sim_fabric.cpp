@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/core/error.h"
@@ -43,17 +46,15 @@ class SimFabric::RankTransport final : public Transport {
   }
 
   void recv(int peer, const std::string& name, Bytes into, Callback done) override {
-    const Key key{peer, name};
-    auto it = arrived_.find(key);
-    if (it != arrived_.end() && !it->second.empty()) {
-      Arrival a = std::move(it->second.front());
-      it->second.pop_front();
+    auto it = arrived_.find(KeyView{peer, name});
+    if (it != arrived_.end()) {
+      Arrival a = it->second.pop();
       if (it->second.empty()) arrived_.erase(it);
       place(a, into);
       engine().schedule_after(0, std::move(done));
       return;
     }
-    waiting_[key].push_back({into, std::move(done)});
+    waiting_[Key{peer, name}].push({into, std::move(done)});
   }
 
   void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
@@ -78,22 +79,74 @@ class SimFabric::RankTransport final : public Transport {
 
   // Called by the fabric when a message for this rank has fully arrived.
   void on_arrival(Message& m) {
-    const Key key{m.src, m.name};
-    auto it = waiting_.find(key);
+    auto it = waiting_.find(KeyView{m.src, m.name});
     Arrival a{std::move(m.snapshot), m.data.size};
-    if (it != waiting_.end() && !it->second.empty()) {
-      Waiter w = std::move(it->second.front());
-      it->second.pop_front();
+    if (it != waiting_.end()) {
+      Waiter w = it->second.pop();
       if (it->second.empty()) waiting_.erase(it);
       place(a, w.into);
       w.done();
       return;
     }
-    arrived_[key].push_back(std::move(a));
+    arrived_[Key{m.src, m.name}].push(std::move(a));
   }
 
  private:
+  // A mailbox's key, (peer, message name), and a view of one for lookups without a copy.
   using Key = std::pair<int, std::string>;
+  struct KeyView {
+    int peer;
+    std::string_view name;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const KeyView& k) const {
+      return std::hash<std::string_view>{}(k.name) ^
+             (static_cast<std::size_t>(k.peer) * 0x9e3779b97f4a7c15ull);
+    }
+    std::size_t operator()(const Key& k) const { return (*this)(KeyView{k.first, k.second}); }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    static KeyView view(const Key& k) { return {k.first, k.second}; }
+    static KeyView view(const KeyView& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const KeyView x = view(a), y = view(b);
+      return x.peer == y.peer && x.name == y.name;
+    }
+  };
+  // The entries under one key, oldest first: almost always one (a name is used once per pair and
+  // collective), held in place; only more allocate.
+  template <class T>
+  class Queue {
+   public:
+    bool empty() const { return !first_; }
+    void push(T v) {
+      if (!first_) {
+        first_.emplace(std::move(v));
+      } else {
+        rest_.push_back(std::move(v));
+      }
+    }
+    T pop() {
+      T v = std::move(*first_);
+      first_.reset();
+      if (head_ < rest_.size()) {
+        first_.emplace(std::move(rest_[head_++]));
+        if (head_ == rest_.size()) {
+          rest_.clear();
+          head_ = 0;
+        }
+      }
+      return v;
+    }
+
+   private:
+    std::optional<T> first_;
+    std::vector<T> rest_;
+    std::size_t head_ = 0;
+  };
   struct Arrival {
     std::vector<std::byte> payload;
     std::size_t size = 0;
@@ -115,8 +168,8 @@ class SimFabric::RankTransport final : public Transport {
 
   SimFabric& fabric_;
   const int rank_;
-  std::map<Key, std::deque<Arrival>> arrived_;
-  std::map<Key, std::deque<Waiter>> waiting_;
+  std::unordered_map<Key, Queue<Arrival>, KeyHash, KeyEq> arrived_;
+  std::unordered_map<Key, Queue<Waiter>, KeyHash, KeyEq> waiting_;
 };
 
 SimFabric::SimFabric(net::Network& network, SimTransportOptions options)
