@@ -1,9 +1,11 @@
 #include "sim/topo/topology.h"
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
+#include <deque>
 #include <limits>
 #include <stdexcept>
 
@@ -65,7 +67,40 @@ struct Topology::Router {
                             boost::property<boost::edge_weight_t, std::int64_t,
                                             boost::property<boost::edge_index_t, ChannelId>>>;
   Graph graph;
-  std::unordered_map<std::uint64_t, std::vector<ChannelId>> routes;
+  // Routes by (src << 32 | dst), looked up for every message: an open-addressing table of
+  // (key, index) slots, a power of two in size, probed linearly from mix64(key); the routes
+  // themselves in a deque, so a returned reference outlives later insertions.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> slots;
+  std::deque<std::vector<ChannelId>> routes;
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  const std::vector<ChannelId>* find(std::uint64_t key) const {
+    if (slots.empty()) return nullptr;
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+      if (slots[i].first == key) return &routes[slots[i].second];
+      if (slots[i].first == kEmpty) return nullptr;
+    }
+  }
+  const std::vector<ChannelId>& insert(std::uint64_t key, std::vector<ChannelId> path) {
+    if (2 * (routes.size() + 1) > slots.size()) {
+      // Grow to keep the table at most half full.
+      std::vector<std::pair<std::uint64_t, std::uint32_t>> old(
+          std::max<std::size_t>(64, 2 * slots.size()), {kEmpty, 0});
+      old.swap(slots);
+      for (const auto& [k, v] : old)
+        if (k != kEmpty) place(k, v);
+    }
+    routes.push_back(std::move(path));
+    place(key, static_cast<std::uint32_t>(routes.size() - 1));
+    return routes.back();
+  }
+  void place(std::uint64_t key, std::uint32_t index) {
+    const std::size_t mask = slots.size() - 1;
+    std::size_t i = mix64(key) & mask;
+    while (slots[i].first != kEmpty)
+      i = (i + 1) & mask;
+    slots[i] = {key, index};
+  }
   std::unordered_map<NodeId, std::vector<std::int64_t>> dist_to;  // per destination
 };
 
@@ -176,7 +211,7 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
   if (src == dst) throw std::invalid_argument("route from a node to itself");
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
   if (router_) {
-    if (auto it = router_->routes.find(key); it != router_->routes.end()) return it->second;
+    if (const std::vector<ChannelId>* cached = router_->find(key)) return *cached;
   }
   const std::vector<std::int64_t>& dist = distances_to(dst);
   const auto inf = std::numeric_limits<std::int64_t>::max();
@@ -201,7 +236,7 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
     path.push_back(pick);
     at = channels_[pick].to;
   }
-  return router_->routes.emplace(key, std::move(path)).first->second;
+  return router_->insert(key, std::move(path));
 }
 
 std::vector<bool> Topology::reached_from(NodeId src) const {
