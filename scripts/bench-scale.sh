@@ -13,7 +13,8 @@
 # NICs), mbts32 mbts64 mbts512 (the same with MULTI_BINARY_TREE_STAR), fig9 fig9-t1 (the shipped
 # Figure 9, default threads and --threads 1), fig9-slowest (its slowest task: 32 VMs, 1 Gbit/s,
 # ResNet-50, MULTI_BINARY_TREE_STAR), train256-maxmin train256-bottleneck train1024-bottleneck
-# (ResNet-50 training, MULTI_BINARY_TREE_STAR, 10 Gbit/s egress, one thread), train1024-horovod.
+# (ResNet-50 training, MULTI_BINARY_TREE_STAR, 10 Gbit/s egress, one thread), train1024-horovod,
+# jobs50 (scenarios/jobs.yaml: 50 jobs on a 64-GPU fat tree, FIFO and elastic, default threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIMCTL=${SIMCTL:-build/sim/simctl/simctl}
@@ -24,7 +25,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --base) base=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench-scale: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) cases+=("$1"); shift ;;
   esac
@@ -33,7 +34,7 @@ done
 [[ -z $base || -x $base ]] || { echo "bench-scale: --base $base is not an executable" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "bench-scale: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
 all=(ring1024 ring2048 ring4096 mbts32 mbts64 mbts512 fig9 fig9-t1 fig9-slowest
-     train256-maxmin train256-bottleneck train1024-bottleneck train1024-horovod)
+     train256-maxmin train256-bottleneck train1024-bottleneck train1024-horovod jobs50)
 [[ ${#cases[@]} -gt 0 ]] || cases=("${all[@]}")
 
 # The arguments after `simctl` for each case (into ARGS), and its target (issue 18's table).
@@ -66,6 +67,7 @@ case_args() {
     train256-bottleneck) training 256 bottleneck "$mbts" ;;
     train1024-bottleneck) training 1024 bottleneck "$mbts" ;;
     train1024-horovod) training 1024 bottleneck "{label: horovod, kind: horovod}" ;;
+    jobs50) ARGS=(run scenarios/jobs.yaml) ;;
     *) echo "bench-scale: unknown case $1 (see --help)" >&2; exit 2 ;;
   esac
 }
@@ -75,6 +77,7 @@ target() {
     mbts512) echo "<= 30 s" ;; fig9) echo "<= 2 s" ;; fig9-t1) echo "<= 4 s" ;;
     fig9-slowest) echo "<= 0.3 s" ;; train256-maxmin) echo "<= 5 s" ;;
     train256-bottleneck) echo "<= 1 s" ;; train1024-bottleneck) echo "<= 10 s, <= 256 MB" ;;
+    jobs50) echo "<= 30 s (issue 20)" ;;
     *) echo "-" ;;
   esac
 }
