@@ -184,6 +184,18 @@ std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointConte
          "'");
     }
     check_message_time(w, "trace", train::model(j.model).totals().bytes(4), ctx.topology.spec);
+    // The compute step every job of this model will take, in the device profile's range (as the
+    // training workload checks it).
+    const double step_s = device.step_compute_time_s(train::model(j.model), compute.batch_per_gpu,
+                                                     compute.precision) *
+                          compute.compute_scale;
+    if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g s", step_s);
+      w.fail(compute.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
+             "device profile " + device_path.filename().string() + " gives " + j.model +
+                 " a compute step of " + text + "; expected a step from 1 us to 1 h");
+    }
     if (j.samples / compute.batch_per_gpu > kMaxStepsPerJob) {
       w.fail("trace", trace.file + ":" + std::to_string(j.line) +
                           ": column 'samples': takes more than 1e6 steps of batch_per_gpu on one "

@@ -784,6 +784,12 @@ TEST_CASE("bad input: a jobs workload's trace, schedulers, system and elastic ke
         jobs + "  elastic: {initial_workers: 1}\n",
         {good},
         "s.yaml:11: key 'workload.elastic.initial_workers': is the scheduler's to choose"},
+       {"a compute step beyond an hour",
+        "{dir}/s.yaml",
+        jobs + "  compute_scale: 1e9\n",
+        {good},
+        "s.yaml:11: key 'workload.compute_scale': device profile k80-half.yaml gives mobilenetv2 a "
+        "compute step of"},
        {"a jobs workload live",
         "--live {dir}/s.yaml",
         jobs,
