@@ -28,6 +28,10 @@ void FlowNetwork::set_capacity(ResourceId r, double capacity_Bps) {
 }
 
 FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
+  return start_from(spec);
+}
+
+FlowNetwork::FlowId FlowNetwork::start_from(FlowSpec& spec) {
   for (ResourceId r : spec.resources) {
     if (r >= resources_.size()) throw std::out_of_range("flow crosses an unknown resource");
   }
@@ -41,11 +45,13 @@ FlowNetwork::FlowId FlowNetwork::start(FlowSpec spec) {
     flows_.emplace_back();
   }
   Flow& f = flows_[index];
-  f.resources = std::move(spec.resources);
+  // Copied into the slot's own vectors (a reused slot keeps their capacity): no allocation per
+  // flow once the slots have grown, and the caller may reuse spec's.
+  f.resources.assign(spec.resources.begin(), spec.resources.end());
   for (ResourceId r : spec.ack_resources) {
     if (r >= resources_.size()) throw std::out_of_range("flow's ACKs cross an unknown resource");
   }
-  f.ack_resources = std::move(spec.ack_resources);
+  f.ack_resources.assign(spec.ack_resources.begin(), spec.ack_resources.end());
   f.remaining = spec.bytes;
   f.bytes = spec.bytes;
   if (!(spec.share > 0)) throw std::invalid_argument("flow share must be > 0");

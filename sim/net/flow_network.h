@@ -111,6 +111,9 @@ class FlowNetwork {
   void set_capacity(ResourceId r, double capacity_Bps);
 
   FlowId start(FlowSpec spec);
+  // The same, taking spec's callbacks and copying its resource lists, so that a caller starting
+  // many flows reuses its vectors (Network::transfer).
+  FlowId start_from(FlowSpec& spec);
   // Removes an active flow without running its completion callback (background traffic).
   // Returns false if the flow already finished or was stopped.
   bool stop(FlowId id);

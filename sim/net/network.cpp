@@ -28,9 +28,15 @@ Network::Network(EventEngine& engine, const topo::Topology& topology, Sharing sh
 Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double bytes,
                                   Callback on_done, double rate_cap_Bps, Callback on_transmitted,
                                   std::span<const ResourceId> also) {
-  FlowNetwork::FlowSpec spec;
+  // One spec reused for every transfer: its resource vectors keep their capacity (a message a
+  // transfer, so an allocation each was most of the flow's cost to start).
+  FlowNetwork::FlowSpec& spec = transfer_spec_;
+  spec.resources.clear();
+  spec.ack_resources.clear();
   spec.bytes = bytes;
+  spec.latency = 0;
   spec.rate_cap_Bps = rate_cap_Bps;
+  spec.share = 1;
   spec.on_complete = std::move(on_done);
   spec.on_transmitted = std::move(on_transmitted);
   if (src == dst) {
@@ -69,7 +75,7 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
     }
   }
   spec.resources.insert(spec.resources.end(), also.begin(), also.end());
-  return flows_.start(std::move(spec));
+  return flows_.start_from(spec);
 }
 
 TimeNs Network::round_trip_ns(topo::NodeId src, topo::NodeId dst) const {

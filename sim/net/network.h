@@ -73,6 +73,7 @@ class Network {
   EventEngine& engine_;
   const topo::Topology& topology_;
   FlowNetwork flows_;
+  FlowNetwork::FlowSpec transfer_spec_;  // transfer's, reused (FlowNetwork::start_from)
   // A node's memory, shared by its local copies and reductions (absent: unbounded).
   std::optional<ResourceId> memory_resource(topo::NodeId node);
   std::unordered_map<topo::NodeId, std::optional<ResourceId>> memory_;
