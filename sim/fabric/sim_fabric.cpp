@@ -126,26 +126,22 @@ class SimFabric::RankTransport final : public Transport {
       if (!first_) {
         first_.emplace(std::move(v));
       } else {
-        rest_.push_back(std::move(v));
+        rest_.emplace_back(std::move(v));
       }
     }
     T pop() {
       T v = std::move(*first_);
       first_.reset();
-      if (head_ < rest_.size()) {
-        first_.emplace(std::move(rest_[head_++]));
-        if (head_ == rest_.size()) {
-          rest_.clear();
-          head_ = 0;
-        }
+      if (!rest_.empty()) {
+        first_.emplace(std::move(rest_.front()));
+        rest_.pop_front();
       }
       return v;
     }
 
    private:
     std::optional<T> first_;
-    std::vector<T> rest_;
-    std::size_t head_ = 0;
+    Fifo<T> rest_;
   };
   struct Arrival {
     std::vector<std::byte> payload;

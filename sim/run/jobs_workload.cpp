@@ -18,7 +18,7 @@
 // The steps CSV: the cluster after each scheduling change (GPUs held, jobs running and queued).
 
 #include <algorithm>
-#include <cstdio>
+#include <set>
 
 #include "sim/core/error.h"
 #include "sim/core/units.h"
@@ -173,28 +173,23 @@ std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointConte
       e->fail("mechanism", "a job resizes while it runs; expected kungfu");
     }
   }
+  std::set<std::string> checked;  // models, each checked at its first job
   for (const io::TraceJob& j : trace.jobs) {
-    auto at = [&](const std::string& what) {
-      w.fail("trace", trace.file + ":" + std::to_string(j.line) + ": column 'model': " + what);
-    };
-    if (!train::find_model(j.model)) at("unknown model '" + j.model + "'");
-    if (!device.has_throughput(j.model, compute.precision)) {
-      at("device profile " + device_path.filename().string() + " has no " +
-         std::string(train::precision_name(compute.precision)) + " throughput for '" + j.model +
-         "'");
-    }
-    check_message_time(w, "trace", train::model(j.model).totals().bytes(4), ctx.topology.spec);
-    // The compute step every job of this model will take, in the device profile's range (as the
-    // training workload checks it).
-    const double step_s = device.step_compute_time_s(train::model(j.model), compute.batch_per_gpu,
-                                                     compute.precision) *
-                          compute.compute_scale;
-    if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.3g s", step_s);
-      w.fail(compute.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
-             "device profile " + device_path.filename().string() + " gives " + j.model +
-                 " a compute step of " + text + "; expected a step from 1 us to 1 h");
+    if (checked.insert(j.model).second) {
+      auto at = [&](const std::string& what) {
+        w.fail("trace", trace.file + ":" + std::to_string(j.line) + ": column 'model': " + what);
+      };
+      if (!train::find_model(j.model)) at("unknown model '" + j.model + "'");
+      if (!device.has_throughput(j.model, compute.precision)) {
+        at("device profile " + device_path.filename().string() + " has no " +
+           std::string(train::precision_name(compute.precision)) + " throughput for '" + j.model +
+           "'");
+      }
+      check_message_time(
+          w, "trace", train::model(j.model).totals().bytes(options.cluster.gradient_element_bytes),
+          ctx.topology.spec);
+      // The compute step every job of this model will take, as the training workload checks it.
+      check_compute_step(w, device, device_path, j.model, compute);
     }
     if (j.samples / compute.batch_per_gpu > kMaxStepsPerJob) {
       w.fail("trace", trace.file + ":" + std::to_string(j.line) +

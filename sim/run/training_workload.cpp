@@ -406,18 +406,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     check_message_time(w, "models", train::model(m).totals().bytes(options.gradient_element_bytes),
                        ctx.topology.spec);
     // The compute step the run will use, at this batch and scale, in the device profile's range.
-    const double step_s = device.step_compute_time_s(train::model(m), options.compute.batch_per_gpu,
-                                                     options.compute.precision) *
-                          options.compute.compute_scale;
-    if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.3g s", step_s);
-      w.fail(options.compute.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
-             "device profile " + device_path.filename().string() + " gives " + m +
-                 " a compute step of " + text + " at this batch" +
-                 (options.compute.compute_scale != 1.0 ? " and compute_scale" : "") +
-                 "; expected a step from 1 us to 1 h");
-    }
+    check_compute_step(w, device, device_path, m, options.compute);
   }
   std::vector<runtime::SystemConfig> systems;
   // A host CPU two ranks share without a loopback to carry their host messages, if any.

@@ -21,6 +21,7 @@
 #include "sim/runtime/policy.h"
 #include "sim/runtime/system.h"
 #include "sim/runtime/training_result.h"
+#include "sim/train/compute_profile.h"
 #include "sim/train/device_profile.h"
 
 namespace adaptsim::run {
@@ -121,6 +122,12 @@ void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t by
 // scenario through ctx.cache; its errors located at the key.
 train::DeviceProfile read_device(io::MapReader& w, const PointContext& ctx,
                                  std::filesystem::path* path = nullptr);
+
+// Rejects, at compute_scale (when not 1) or batch_per_gpu, a compute step of `model` on `device`
+// at `compute`'s batch, precision and scale outside the profile's range (1 us to 1 h).
+void check_compute_step(io::MapReader& w, const train::DeviceProfile& device,
+                        const std::filesystem::path& device_path, const std::string& model,
+                        const train::ComputeOptions& compute);
 
 // The workload kinds this build knows.
 const std::vector<WorkloadKind>& workload_kinds();

@@ -54,6 +54,23 @@ train::DeviceProfile read_device(io::MapReader& w, const PointContext& ctx,
   }
 }
 
+void check_compute_step(io::MapReader& w, const train::DeviceProfile& device,
+                        const std::filesystem::path& device_path, const std::string& model,
+                        const train::ComputeOptions& compute) {
+  const double step_s =
+      device.step_compute_time_s(train::model(model), compute.batch_per_gpu, compute.precision) *
+      compute.compute_scale;
+  if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g s", step_s);
+    w.fail(compute.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
+           "device profile " + device_path.filename().string() + " gives " + model +
+               " a compute step of " + text + " at this batch" +
+               (compute.compute_scale != 1.0 ? " and compute_scale" : "") +
+               "; expected a step from 1 us to 1 h");
+  }
+}
+
 const io::Document& LoadCache::topology(const std::filesystem::path& path) {
   auto it = topologies_.find(path);
   if (it == topologies_.end()) it = topologies_.emplace(path, io::Document::load_file(path)).first;
