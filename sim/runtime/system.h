@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/coll/ompi_allreduce.h"
 #include "sim/coll/strategy.h"
 #include "sim/core/time.h"
 #include "sim/runtime/env.h"
@@ -53,6 +54,9 @@ struct SystemConfig {
   // twice the size, 160 us), small against the 5 ms cycle. At least 4: the message carries each
   // tensor's index as a 32-bit word.
   std::uint64_t negotiation_bytes_per_tensor = 64;
+  // Horovod over MPI: the Open MPI release whose MPI_Allreduce reduces the fused buffers, its
+  // algorithm choice and ob1's eager/rendezvous protocol (sim/coll/ompi_allreduce.h).
+  coll::OmpiOptions mpi;
   // KungFu's NCCL scheduler polls CUDA events with 100 us sleeps before launching (spin_wait,
   // KUNGFU.md 5).
   TimeNs nccl_poll_ns = 100 * kNsPerUs;

@@ -13,6 +13,33 @@ namespace {
 // of the shortest cycle Horovod's autotuner tries: 1 ms (horovod/common/parameter_manager.cc
 // searches HOROVOD_CYCLE_TIME over {1, 2.5, 5, 7.5, 10, 20, 30, 50} ms; 0.16 defaults to 5 ms).
 constexpr TimeNs kMinCycleNs = 100 * kNsPerUs;
+// A Horovod system's `mpi:` map:
+//   mpi: {version: 4.0.0, algorithm: auto, segment_size: 0B, rendezvous: true, eager_limit: 64KiB}
+coll::OmpiOptions read_mpi(io::MapReader& m) {
+  coll::OmpiOptions o;
+  o.version = m.string_or("version", o.version);
+  const auto rules = coll::ompi_rules_for_version(o.version);
+  if (!rules) {
+    m.fail("version", "expected an Open MPI release from 2.0 to 4.1 (\"4.0.0\", \"4.1\"), got \"" +
+                          o.version + "\"");
+  }
+  o.rules = *rules;
+  std::vector<std::string> algorithms = {"auto"};
+  for (int i = 1; i < coll::kOmpiAllreduceCount; ++i)
+    algorithms.emplace_back(coll::ompi_allreduce_name(i));
+  const std::string a = m.choice_or("algorithm", algorithms, "auto");
+  if (a != "auto") o.forced = coll::parse_ompi_allreduce(a);
+  o.forced_segment_bytes = m.size_bytes_or("segment_size", o.forced_segment_bytes);
+  if (o.forced_segment_bytes > 0 && o.forced != coll::OmpiAllreduce::kSegmentedRing) {
+    m.fail("segment_size", "applies to algorithm: segmented_ring only");
+  }
+  o.rendezvous = m.boolean_or("rendezvous", o.rendezvous);
+  o.eager_limit_bytes = m.size_bytes_or("eager_limit", o.eager_limit_bytes);
+  if (o.eager_limit_bytes == 0) m.fail("eager_limit", "must be > 0");
+  m.finish();
+  return o;
+}
+
 }  // namespace
 
 SystemConfig read_system(io::MapReader& s) {
@@ -45,6 +72,10 @@ SystemConfig read_system(io::MapReader& s) {
   c.fusion_bytes = s.size_bytes_or("fusion_threshold", c.fusion_bytes);
   c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);
   if (c.nccl_poll_ns < 0) s.fail("poll_interval", "must be >= 0");
+  if (auto m = s.optional_map("mpi")) {
+    if (c.kind != SystemKind::kHorovod) s.fail("mpi", "applies to kind: horovod only");
+    c.mpi = read_mpi(*m);
+  }
   s.finish();
   return c;
 }
@@ -60,6 +91,21 @@ std::string system_yaml(const SystemConfig& c) {
   out << YAML::Key << "cycle_time" << YAML::Value << std::to_string(c.cycle_time_ns) + "ns";
   out << YAML::Key << "fusion_threshold" << YAML::Value << std::to_string(c.fusion_bytes) + "B";
   out << YAML::Key << "poll_interval" << YAML::Value << std::to_string(c.nccl_poll_ns) + "ns";
+  if (c.kind == SystemKind::kHorovod) {
+    const coll::OmpiOptions& m = c.mpi;
+    out << YAML::Key << "mpi" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "version" << YAML::Value << YAML::DoubleQuoted << m.version;
+    out << YAML::Key << "algorithm" << YAML::Value
+        << (m.forced ? std::string(coll::ompi_allreduce_name(static_cast<int>(*m.forced)))
+                     : std::string("auto"));
+    if (m.forced_segment_bytes > 0) {
+      out << YAML::Key << "segment_size" << YAML::Value
+          << std::to_string(m.forced_segment_bytes) + "B";
+    }
+    out << YAML::Key << "rendezvous" << YAML::Value << m.rendezvous;
+    out << YAML::Key << "eager_limit" << YAML::Value << std::to_string(m.eager_limit_bytes) + "B";
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   return out.c_str();
 }

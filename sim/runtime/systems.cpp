@@ -21,6 +21,8 @@
 #include <stdexcept>
 
 #include "sim/coll/allreduce.h"
+#include "sim/coll/ompi_allreduce.h"
+#include "sim/coll/rendezvous_transport.h"
 #include "sim/coll/subset_transport.h"
 #include "sim/core/error.h"
 #include "sim/runtime/horovod_coordinator.h"
@@ -168,12 +170,21 @@ class HorovodSystem : public System {
     target_ = tensors_ * static_cast<std::uint64_t>(c.total_steps);
     workers_.resize(static_cast<std::size_t>(n));
     table_ = std::make_unique<HorovodMessageTable>(n);
-    ring_ = coll::make_allreduce(coll::StrategyKind::kClassicRing, env.host_of_worker());
     if (nccl_) {
       std::vector<int> all(static_cast<std::size_t>(n));
       for (int r = 0; r < n; ++r)
         all[static_cast<std::size_t>(r)] = r;
       gpu_ = env.gpu_collectives(all);
+    } else {
+      mpi_ = std::make_unique<coll::OmpiAllReduce>(config_.mpi);
+      mpi_transports_.resize(static_cast<std::size_t>(n));
+      if (config_.mpi.rendezvous) {
+        for (int w : env.local_workers()) {
+          mpi_transports_[static_cast<std::size_t>(w)] =
+              std::make_unique<coll::RendezvousTransport>(env.transport(w),
+                                                          config_.mpi.eager_limit_bytes);
+        }
+      }
     }
     for (int w : env.local_workers())
       begin_cycle(w);
@@ -379,9 +390,11 @@ class HorovodSystem : public System {
         bytes += c_.tensor_bytes[t];
       gpu_->launch(w, train::NcclColl::kAllReduce, bytes, next);
     } else {
-      // Horovod's MPI_Allreduce of the fusion buffer (a lone tensor: its own buffers).
+      // Horovod's MPI_Allreduce of the fusion buffer (a lone tensor: its own buffers), as Open
+      // MPI runs it over its TCP BTL.
       const std::string name = "hvd:" + std::to_string(c) + ":" + std::to_string(g);
-      ring_->run(c_.env->transport(w), c_.env->fuse(w, group, name), next);
+      coll::Transport* t = mpi_transports_[static_cast<std::size_t>(w)].get();
+      mpi_->run(t ? *t : c_.env->transport(w), c_.env->fuse(w, group, name), next);
     }
   }
 
@@ -409,7 +422,8 @@ class HorovodSystem : public System {
   std::size_t tensors_ = 0;
   std::uint64_t target_ = 0;
   std::vector<Worker> workers_;
-  std::unique_ptr<coll::AllReduce> ring_;
+  std::unique_ptr<coll::OmpiAllReduce> mpi_;
+  std::vector<std::unique_ptr<coll::RendezvousTransport>> mpi_transports_;  // per local worker
   std::unique_ptr<GpuCollectives> gpu_;
   std::map<std::uint64_t, Cycle> cycles_;  // rank 0
   std::unique_ptr<HorovodMessageTable> table_;

@@ -301,6 +301,51 @@ TEST_CASE("bad input: a Horovod cycle below its stated minimum (item 1)") {
               });
 }
 
+TEST_CASE("bad input: a Horovod system's MPI model (issue 17)") {
+  const std::string horovod = with(kTraining, "{kind: ideal}", "{kind: horovod, mpi: MPI}");
+  check_cases("mpi",
+              {
+                  {"an unknown Open MPI release",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{version: 5.0.3}"),
+                   {},
+                   "s.yaml:13: key 'workload.systems[0].mpi.version': expected an Open MPI "
+                   "release from 2.0 to 4.1 (\"4.0.0\", \"4.1\"), got \"5.0.3\""},
+                  {"a malformed release",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{version: four}"),
+                   {},
+                   "key 'workload.systems[0].mpi.version': expected an Open MPI release from "
+                   "2.0 to 4.1"},
+                  {"an unknown algorithm",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{algorithm: tree}"),
+                   {},
+                   "key 'workload.systems[0].mpi.algorithm'"},
+                  {"a segment size without the segmented ring",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{algorithm: ring, segment_size: 1MiB}"),
+                   {},
+                   "key 'workload.systems[0].mpi.segment_size': applies to algorithm: "
+                   "segmented_ring only"},
+                  {"an eager limit of 0",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{eager_limit: 0B}"),
+                   {},
+                   "key 'workload.systems[0].mpi.eager_limit': must be > 0"},
+                  {"an unknown key in mpi",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{rendevous: false}"),
+                   {},
+                   "unknown key 'workload.systems[0].mpi.rendevous'"},
+                  {"mpi on a system that does not use MPI",
+                   "{dir}/s.yaml",
+                   with(kTraining, "{kind: ideal}", "{kind: kungfu, mpi: {version: 4.0.0}}"),
+                   {},
+                   "key 'workload.systems[0].mpi': applies to kind: horovod only"},
+              });
+}
+
 TEST_CASE("bad input: chunks whose count would take memory without bound (item 3)") {
   check_cases(
       "chunks",

@@ -165,9 +165,13 @@ TEST_CASE("two workers, Horovod over MPI: cycle, negotiation, fusion and ring by
   // step = 35 ms + 2 alpha + 2 (l + q) + (2 alpha + S / B) per fused buffer (see the ring trace
   // below). (doctest's Approx scales epsilon by 1 + |value|, so for seconds it is an absolute
   // tolerance: 1e-9 = 1 ns, below the 8 ns of the two lengths and the 272 ns of the lists.)
+  // The MPI is Open MPI's ring with every message eager here (the release's own choice and
+  // ob1's rendezvous are the next case).
   const double B = 1e9, alpha = 20e-6, S = 8e6;
   const topo::Topology t = cluster(2, 1, B, 10'000);
   SystemConfig hvd = system(SystemKind::kHorovod);
+  hvd.mpi.forced = coll::OmpiAllreduce::kRing;
+  hvd.mpi.rendezvous = false;
   const double q2 = (8 + 64 * 2) / B;  // two tensors reported in one cycle: 136 B
   const double l = 4 / B;              // a list's length
 
@@ -208,6 +212,39 @@ TEST_CASE("two workers, Horovod over MPI: cycle, negotiation, fusion and ring by
   CHECK(cb.step_mean_s == doctest::Approx(0.085).epsilon(1e-6));
   CHECK(cb.exposed_link_s == doctest::Approx(2 * alpha).epsilon(1e-3));
   CHECK(cb.exposed_wait_s == doctest::Approx(0.003 - 2 * alpha).epsilon(1e-4));
+}
+
+TEST_CASE("two workers, Horovod over Open MPI 4.0.0: its segmented ring and ob1's rendezvous") {
+  // The previous case's fused 8 MB buffer on 2 ranks with the defaults: 8 MB > 2 x 1 MiB, so
+  // Open MPI 4.0's decision runs the segmented ring with 1 MiB segments: 2e6 elements over
+  // 2 x 262144 per phase gives 3 phases and a remainder of 427136 > 262144, so 4 phases, each
+  // reducing an eighth of the buffer (m = S / 8B), then one all-gather step of half of it. The
+  // bytes are the ring's; the latencies are not. Rank 0 starts alpha before rank 1 (which sets
+  // the pace, previous case), so in a phase one of them receives data sent alpha before it
+  // started and waits no latency: rank 1 ends its part at 3 alpha + S/B (relative to rank 0's
+  // start) with the ring, at 5 alpha + S/B with the segmented ring (phase ends, rank 0 / rank 1:
+  // 2a+m / a+m, 2a+2m / 3a+2m, 4a+3m / 3a+3m, 4a+4m / 5a+4m, gather 6a+S/B / 5a+S/B).
+  // By rendezvous each message first sends a 40 B header and waits for the 40 B
+  // acknowledgement, a round trip of 2 (alpha + h), h = 40 / B, on rank 1's path for each of
+  // its messages: the ring's 2 messages end it at 7 alpha + S/B + 4h, the segmented ring's 5
+  // at 15 alpha + S/B + 10h.
+  const double B = 1e9, alpha = 20e-6, h = 40 / B;
+  const topo::Topology t = cluster(2, 1, B, 10'000);
+  const Model two = toy_model({1'000'000, 1'000'000});
+  const ComputeProfile late = profile(0.010, {0.021, 0.001});
+  SystemConfig ring = system(SystemKind::kHorovod);
+  ring.mpi.forced = coll::OmpiAllreduce::kRing;
+  ring.mpi.rendezvous = false;
+  const double base = step_of(t, two, late, ring);
+  SystemConfig seg = system(SystemKind::kHorovod);
+  seg.mpi.rendezvous = false;
+  CHECK(step_of(t, two, late, seg) - base == doctest::Approx(2 * alpha).epsilon(1e-9));
+  SystemConfig ring_rndv = ring;
+  ring_rndv.mpi.rendezvous = true;
+  CHECK(step_of(t, two, late, ring_rndv) - base == doctest::Approx(4 * alpha + 4 * h).epsilon(1e-9));
+  // Open MPI 4.0.0 as shipped: both.
+  const SystemConfig v400 = system(SystemKind::kHorovod);
+  CHECK(step_of(t, two, late, v400) - base == doctest::Approx(12 * alpha + 10 * h).epsilon(1e-9));
 }
 
 TEST_CASE("two workers, NCCL with KungFu's scheduler: NCCL's formula time by hand") {

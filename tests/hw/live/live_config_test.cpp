@@ -10,6 +10,7 @@
 #include "hw/live/live_config.h"
 #include "hw/live/rank_launcher.h"
 #include "sim/core/error.h"
+#include "sim/runtime/system_config.h"
 #include "sim/train/device_profile.h"
 #include "tests/hw/live/live_test_support.h"
 #include "tests/hw/tcp/tcp_test_support.h"
@@ -94,6 +95,35 @@ TEST_CASE("config: a zoo model with a device profile uses train::compute_profile
   CHECK(s.live.system.kind == runtime::SystemKind::kHorovod);
   CHECK(s.live.system.cycle_time_ns == 5 * kNsPerMs);
   CHECK(s.model.backward_order.size() == 161);  // ResNet-50's parameter tensors
+}
+
+TEST_CASE("config: a Horovod system's MPI model reaches the live ranks as the scenario wrote it") {
+  runtime::SystemConfig c;
+  c.kind = runtime::SystemKind::kHorovod;
+  c.label = "hvd";
+  c.mpi.version = "4.1.4";
+  c.mpi.rules = coll::OmpiRules::k41;
+  c.mpi.forced = coll::OmpiAllreduce::kSegmentedRing;
+  c.mpi.forced_segment_bytes = 1 << 20;
+  c.mpi.rendezvous = false;
+  c.mpi.eager_limit_bytes = 4096;
+  const LiveRunSpec s = parse(R"({"model": "resnet50", "batch_per_gpu": 32,
+    "device": "../traces/devices/k80-half.yaml", "system": )" + runtime::system_yaml(c) + "}");
+  const coll::OmpiOptions& m = s.live.system.mpi;
+  CHECK(m.version == "4.1.4");
+  CHECK(m.rules == coll::OmpiRules::k41);
+  CHECK(m.forced == coll::OmpiAllreduce::kSegmentedRing);
+  CHECK(m.forced_segment_bytes == 1 << 20);
+  CHECK(!m.rendezvous);
+  CHECK(m.eager_limit_bytes == 4096);
+  // The defaults: Open MPI 4.0.0's fixed decision, rendezvous above 64 KiB.
+  c.mpi = {};
+  const LiveRunSpec d = parse(R"({"model": "resnet50", "batch_per_gpu": 32,
+    "device": "../traces/devices/k80-half.yaml", "system": )" + runtime::system_yaml(c) + "}");
+  CHECK(d.live.system.mpi.version == "4.0.0");
+  CHECK(!d.live.system.mpi.forced);
+  CHECK(d.live.system.mpi.rendezvous);
+  CHECK(d.live.system.mpi.eager_limit_bytes == 65536);
 }
 
 TEST_CASE("config: bad input names the file and the key") {
