@@ -3,7 +3,6 @@
 #define OMPI_SKIP_MPICXX 1  // the C API only: Open MPI's deprecated C++ bindings warn
 #include <mpi.h>
 
-
 namespace adaptsim::mpi {
 namespace {
 

@@ -19,7 +19,9 @@ namespace adaptsim::mpi {
 // model runs them too); adaptsim-mpi labels its rows with the same code.
 using TunedAllreduce = coll::OmpiAllreduce;
 inline constexpr int kTunedAllreduceCount = coll::kOmpiAllreduceCount;
-inline std::string_view tuned_allreduce_name(int id) { return coll::ompi_allreduce_name(id); }
+inline std::string_view tuned_allreduce_name(int id) {
+  return coll::ompi_allreduce_name(id);
+}
 using coll::ompi41_effective_allreduce;
 using coll::ompi41_fixed_allreduce;
 

@@ -99,11 +99,10 @@ class OmpiRingRun : public std::enable_shared_from_this<OmpiRingRun> {
       Slot& s = self->slots_[static_cast<std::size_t>(k % 2)];
       const Bytes into = self->at(self->part(b, p));
       const Bytes incoming = s.buffer;
-      self->t_.reduce(into, incoming, into, self->w_.dtype, self->w_.op,
-                      [self, incoming, next] {
-                        release_scratch_for(self->t_, incoming);
-                        next();
-                      });
+      self->t_.reduce(into, incoming, into, self->w_.dtype, self->w_.op, [self, incoming, next] {
+        release_scratch_for(self->t_, incoming);
+        next();
+      });
     };
     Slot& s = slots_[static_cast<std::size_t>(k % 2)];
     if (s.arrived) {
@@ -373,7 +372,7 @@ OmpiAllreduce ompi_pre41_fixed_allreduce(int p, std::uint64_t b, std::uint64_t c
   if (b < 10000) return A::kRecursiveDoubling;
   if (count > static_cast<std::uint64_t>(p)) {
     return static_cast<std::uint64_t>(p) * kOmpiPre41SegmentBytes >= b ? A::kRing
-                                                                        : A::kSegmentedRing;
+                                                                       : A::kSegmentedRing;
   }
   return A::kNonoverlapping;
 }
@@ -410,7 +409,8 @@ OmpiAllreduce ompi_allreduce_for(const OmpiOptions& o, int p, std::uint64_t coun
 }
 
 OmpiAllReduce::OmpiAllReduce(OmpiOptions options)
-    : options_(std::move(options)), rabenseifner_(make_allreduce(StrategyKind::kHalvingDoubling, {})) {}
+    : options_(std::move(options)),
+      rabenseifner_(make_allreduce(StrategyKind::kHalvingDoubling, {})) {}
 
 void OmpiAllReduce::run(Transport& t, const Workspace& w, Callback done) const {
   const int n = t.size();
@@ -426,8 +426,7 @@ void OmpiAllReduce::run(Transport& t, const Workspace& w, Callback done) const {
       std::size_t phases = 1;
       if (a == OmpiAllreduce::kSegmentedRing) {
         // num_phases = count / (n x segcount), one more for a large enough remainder.
-        const std::uint64_t segcount =
-            segment_count(ring_segment_bytes(options_), es, w.count);
+        const std::uint64_t segcount = segment_count(ring_segment_bytes(options_), es, w.count);
         const std::uint64_t whole = static_cast<std::uint64_t>(n) * segcount;
         phases = static_cast<std::size_t>(w.count / whole);
         const std::uint64_t rest = w.count % whole;

@@ -23,8 +23,12 @@ struct Header {
   Bytes buffer() { return {bytes.data(), bytes.size()}; }
 };
 
-std::string rts_name(const std::string& name) { return name + "|rndv"; }
-std::string ack_name(const std::string& name) { return name + "|ack"; }
+std::string rts_name(const std::string& name) {
+  return name + "|rndv";
+}
+std::string ack_name(const std::string& name) {
+  return name + "|ack";
+}
 
 }  // namespace
 
@@ -42,8 +46,8 @@ void RendezvousTransport::send(int peer, const std::string& name, ConstBytes dat
                if (ack->length() != data.size) {
                  throw RuntimeFailure("rank " + std::to_string(base_.rank()) + ": rank " +
                                       std::to_string(peer) + " acknowledged " +
-                                      std::to_string(ack->length()) + " bytes of message '" +
-                                      name + "', which has " + std::to_string(data.size));
+                                      std::to_string(ack->length()) + " bytes of message '" + name +
+                                      "', which has " + std::to_string(data.size));
                }
                base_.send(peer, name, data, std::move(done));
              });
@@ -61,8 +65,7 @@ void RendezvousTransport::recv(int peer, const std::string& name, Bytes into, Ca
                  throw RuntimeFailure("rank " + std::to_string(base_.rank()) + ": rank " +
                                       std::to_string(peer) + " announced " +
                                       std::to_string(rts->length()) + " bytes for message '" +
-                                      name + "', the receive expects " +
-                                      std::to_string(into.size));
+                                      name + "', the receive expects " + std::to_string(into.size));
                }
                // The acknowledgement reuses the announcement's bytes (same length).
                base_.send(peer, ack_name(name), rts->buffer(), [rts] {});

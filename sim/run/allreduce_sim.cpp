@@ -1,14 +1,23 @@
 #include "sim/run/allreduce_sim.h"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <optional>
 
+#include "sim/coll/rendezvous_transport.h"
 #include "sim/net/network.h"
 
 namespace adaptsim::run {
 
-AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::StrategyKind strategy,
-                                      std::uint64_t bytes, const AllReduceSimOptions& options) {
+namespace {
+
+// Starts rank r's part of the all-reduce of workspace w on the fabric, calling done at its end.
+using RunRank =
+    std::function<void(fabric::SimFabric&, int, const coll::Workspace&, coll::Callback)>;
+
+AllReduceSimResult simulate(const topo::Topology& topology, const RunRank& run_rank,
+                            std::uint64_t bytes, const AllReduceSimOptions& options) {
   EventEngine engine;
   net::Network network(engine, topology, options.sharing);
   std::optional<net::LinkRecorder> recorder;
@@ -20,10 +29,6 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::Stra
   }
   fabric::SimFabric fabric(network, transport);
   const int n = topology.rank_count();
-  std::vector<int> hosts(n);
-  for (int r = 0; r < n; ++r)
-    hosts[r] = topology.rank_server(r);
-  auto algo = coll::make_allreduce(strategy, hosts, options.algorithm);
   const std::size_t esize = coll::dtype_size(options.dtype);
   AllReduceSimResult result;
   int finished = 0;
@@ -34,7 +39,7 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::Stra
     w.dtype = options.dtype;
     w.send = {nullptr, w.count * esize};
     w.recv = {nullptr, w.count * esize};
-    algo->run(fabric.transport(r), w, [&] {
+    run_rank(fabric, r, w, [&] {
       ++finished;
       result.time_ns = std::max(result.time_ns, engine.now());
     });
@@ -51,6 +56,39 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::Stra
     result.transmissions = fabric.transmissions();
   }
   return result;
+}
+
+}  // namespace
+
+AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::StrategyKind strategy,
+                                      std::uint64_t bytes, const AllReduceSimOptions& options) {
+  std::vector<int> hosts(static_cast<std::size_t>(topology.rank_count()));
+  for (int r = 0; r < topology.rank_count(); ++r)
+    hosts[static_cast<std::size_t>(r)] = topology.rank_server(r);
+  const auto algo = coll::make_allreduce(strategy, hosts, options.algorithm);
+  return simulate(
+      topology,
+      [&](fabric::SimFabric& f, int r, const coll::Workspace& w, coll::Callback done) {
+        algo->run(f.transport(r), w, std::move(done));
+      },
+      bytes, options);
+}
+
+AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll::OmpiOptions& mpi,
+                                      std::uint64_t bytes, const AllReduceSimOptions& options) {
+  const coll::OmpiAllReduce algo(mpi);
+  std::vector<std::unique_ptr<coll::RendezvousTransport>> ob1;
+  return simulate(
+      topology,
+      [&](fabric::SimFabric& f, int r, const coll::Workspace& w, coll::Callback done) {
+        coll::Transport* t = &f.transport(r);
+        if (mpi.rendezvous) {
+          ob1.push_back(std::make_unique<coll::RendezvousTransport>(*t, mpi.eager_limit_bytes));
+          t = ob1.back().get();
+        }
+        algo.run(*t, w, std::move(done));
+      },
+      bytes, options);
 }
 
 }  // namespace adaptsim::run

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/coll/allreduce.h"
+#include "sim/coll/ompi_allreduce.h"
 #include "sim/fabric/sim_fabric.h"
 #include "sim/topo/cluster_spec.h"
 
@@ -31,6 +32,9 @@ struct AllReduceSimResult {
 };
 
 AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::StrategyKind strategy,
+                                      std::uint64_t bytes, const AllReduceSimOptions& options);
+// Open MPI's MPI_Allreduce (its release's algorithm for the size; ob1's rendezvous where set).
+AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll::OmpiOptions& mpi,
                                       std::uint64_t bytes, const AllReduceSimOptions& options);
 
 }  // namespace adaptsim::run

@@ -13,9 +13,13 @@
 //     per_message_overhead: 0us
 //     socket_buffer: 0B         # serialized only: the sender's kernel socket buffer
 //     sharing: max-min          # or bottleneck (cheaper, for very large clusters)
+//     mpi:                      # Open MPI's MPI_Allreduce too, one series per entry (optional;
+//       - {version: 4.1.4}      #   then strategies may be left out): release, algorithm, ...
+//       - {version: 4.0.0, algorithm: ring, rendezvous: false}   # as a horovod system's mpi:
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "sim/coll/collective.h"
 #include "sim/core/error.h"
@@ -24,16 +28,37 @@
 #include "sim/run/allreduce_sim.h"
 #include "sim/run/link_stats_files.h"
 #include "sim/run/workload.h"
+#include "sim/runtime/system_config.h"
 
 namespace adaptsim::run {
 namespace {
 
+// One series of rows: a KungFu/classic strategy, or Open MPI's all-reduce.
+struct Series {
+  std::string name;  // the rows' strategy column
+  std::optional<coll::StrategyKind> strategy;
+  coll::OmpiOptions mpi;
+};
+
+// "OMPI-4.1.4-fixed", "OMPI-4.0.0-ring-eager".
+std::string mpi_series_name(const coll::OmpiOptions& o) {
+  std::string name = "OMPI-" + o.version + "-" +
+                     (o.forced ? std::string(coll::ompi_allreduce_name(static_cast<int>(*o.forced)))
+                               : std::string("fixed"));
+  if (o.forced_segment_bytes > 0) name += "-" + std::to_string(o.forced_segment_bytes) + "B";
+  if (!o.rendezvous) name += "-eager";
+  if (o.rendezvous && o.eager_limit_bytes != coll::OmpiOptions{}.eager_limit_bytes) {
+    name += "-eager" + std::to_string(o.eager_limit_bytes) + "B";
+  }
+  return name;
+}
+
 class AllReduceWorkload final : public Workload {
  public:
-  AllReduceWorkload(const io::LoadedTopology& topology, std::vector<coll::StrategyKind> strategies,
+  AllReduceWorkload(const io::LoadedTopology& topology, std::vector<Series> series,
                     std::vector<std::uint64_t> sizes, AllReduceSimOptions options)
       : spec_(topology.spec),
-        strategies_(std::move(strategies)),
+        series_(std::move(series)),
         sizes_(std::move(sizes)),
         options_(options) {
     // Validate the topology once here, so bad input (a disconnected topology, located at the
@@ -48,9 +73,9 @@ class AllReduceWorkload final : public Workload {
 
   std::vector<Task> tasks() const override {
     std::vector<Task> out;
-    for (coll::StrategyKind s : strategies_) {
+    for (const Series& s : series_) {
       for (std::uint64_t size : sizes_) {
-        out.push_back({[this, s, size](const TaskContext& context) {
+        out.push_back({[this, &s, size](const TaskContext& context) {
           return TaskRows{{run_one(s, size, context)}, {}};
         }});
       }
@@ -60,19 +85,20 @@ class AllReduceWorkload final : public Workload {
   bool has_link_stats() const override { return true; }
 
  private:
-  Row run_one(coll::StrategyKind strategy, std::uint64_t size, const TaskContext& context) const {
+  Row run_one(const Series& series, std::uint64_t size, const TaskContext& context) const {
     const topo::Topology topology = topo::build_cluster(spec_);
     const std::size_t esize = coll::dtype_size(options_.dtype);
     const std::uint64_t count = size / esize;
     AllReduceSimOptions options = options_;
     const bool link_stats = !context.link_stats_dir.empty() && context.files != nullptr;
     if (link_stats) options.link_stats_bin_ns = context.link_stats_bin_ns;
-    const AllReduceSimResult r = simulate_allreduce(topology, strategy, count * esize, options);
+    const AllReduceSimResult r =
+        series.strategy ? simulate_allreduce(topology, *series.strategy, count * esize, options)
+                        : simulate_allreduce(topology, series.mpi, count * esize, options);
     if (link_stats) {
       for (io::OutputFile& f :
-           link_stats_files(context.link_stats_dir / (context.trace_name + "-" +
-                                                      std::string(coll::strategy_name(strategy)) +
-                                                      "-" + std::to_string(count * esize)),
+           link_stats_files(context.link_stats_dir / (context.trace_name + "-" + series.name + "-" +
+                                                      std::to_string(count * esize)),
                             r.links, options.link_stats_bin_ns, r.transmissions)) {
         context.files->push_back(std::move(f));
       }
@@ -83,7 +109,7 @@ class AllReduceWorkload final : public Workload {
     return {"sim",
             spec_.name,
             std::to_string(ranks_),
-            std::string(coll::strategy_name(strategy)),
+            series.name,
             std::to_string(count * esize),
             std::to_string(count),
             std::string(coll::dtype_name(options_.dtype)),
@@ -93,7 +119,7 @@ class AllReduceWorkload final : public Workload {
   }
 
   topo::ClusterSpec spec_;
-  std::vector<coll::StrategyKind> strategies_;
+  std::vector<Series> series_;
   std::vector<std::uint64_t> sizes_;
   AllReduceSimOptions options_;
   int ranks_ = 0;
@@ -101,6 +127,7 @@ class AllReduceWorkload final : public Workload {
 
 std::vector<coll::StrategyKind> read_strategies(io::MapReader& w) {
   std::vector<std::string> names;
+  if (!w.has("strategies") && w.has("mpi")) return {};
   const YAML::Node node = w.node()["strategies"];
   if (node.IsScalar() && node.Scalar() == "all") {
     w.accept("strategies");
@@ -140,6 +167,24 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
         "all-reduce sweeps");
   }
   auto strategies = read_strategies(w);
+  std::vector<Series> series;
+  for (coll::StrategyKind k : strategies)
+    series.push_back({std::string(coll::strategy_name(k)), k, {}});
+  if (w.has("mpi")) {
+    const std::vector<YAML::Node> items = w.list("mpi");
+    if (items.empty()) w.fail("mpi", "expected at least one entry ({version: 4.1.4})");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      io::MapReader m = io::MapReader::item_map(w, "mpi", i, items[i]);
+      const coll::OmpiOptions o = runtime::read_mpi(m);
+      const std::string name = mpi_series_name(o);
+      for (const Series& other : series) {
+        if (other.name == name) {
+          m.fail_here("Open MPI series " + name + " is listed twice; expected each once");
+        }
+      }
+      series.push_back({name, std::nullopt, o});
+    }
+  }
   const std::uint64_t min_bytes = w.size_bytes("min_bytes");
   const std::uint64_t max_bytes = w.size_bytes("max_bytes");
   const std::int64_t factor = w.integer_or("step_factor", 2, 2, 1024);
@@ -199,7 +244,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
     w.fail("max_bytes", "no size from min_bytes to max_bytes holds a whole " + dtype +
                             " element (" + std::to_string(element_bytes) + " B)");
   }
-  return std::make_unique<AllReduceWorkload>(ctx.topology, std::move(strategies), std::move(sizes),
+  return std::make_unique<AllReduceWorkload>(ctx.topology, std::move(series), std::move(sizes),
                                              options);
 }
 

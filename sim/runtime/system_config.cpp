@@ -13,6 +13,8 @@ namespace {
 // of the shortest cycle Horovod's autotuner tries: 1 ms (horovod/common/parameter_manager.cc
 // searches HOROVOD_CYCLE_TIME over {1, 2.5, 5, 7.5, 10, 20, 30, 50} ms; 0.16 defaults to 5 ms).
 constexpr TimeNs kMinCycleNs = 100 * kNsPerUs;
+}  // namespace
+
 // A Horovod system's `mpi:` map:
 //   mpi: {version: 4.0.0, algorithm: auto, segment_size: 0B, rendezvous: true, eager_limit: 64KiB}
 coll::OmpiOptions read_mpi(io::MapReader& m) {
@@ -39,8 +41,6 @@ coll::OmpiOptions read_mpi(io::MapReader& m) {
   m.finish();
   return o;
 }
-
-}  // namespace
 
 SystemConfig read_system(io::MapReader& s) {
   SystemConfig c;

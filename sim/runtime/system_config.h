@@ -14,6 +14,9 @@ namespace adaptsim::runtime {
 
 // Throws InputError naming the file, line and key.
 SystemConfig read_system(io::MapReader& r);
+// Open MPI's all-reduce as a horovod system's `mpi:` map or an allreduce workload's `mpi:` entry
+// sets it (sim/coll/ompi_allreduce.h): version, algorithm, segment_size, rendezvous, eager_limit.
+coll::OmpiOptions read_mpi(io::MapReader& r);
 // The YAML (one line, flow style) that read_system reads back to `config`.
 std::string system_yaml(const SystemConfig& config);
 

@@ -62,8 +62,8 @@ void check_sum(const OmpiOptions& o, int n, std::size_t count, std::size_t eager
   for (int r = 0; r < n; ++r) {
     for (std::size_t i = 0; i < count; ++i) {
       if (recv[r][i] != factor * static_cast<float>((i % 11) + 1)) {
-        FAIL("n=" << n << " count=" << count << " eager=" << eager << " rank " << r
-                  << " element " << i << ": " << recv[r][i]);
+        FAIL("n=" << n << " count=" << count << " eager=" << eager << " rank " << r << " element "
+                  << i << ": " << recv[r][i]);
       }
     }
   }
@@ -104,8 +104,8 @@ TEST_CASE("releases: 2.0-4.0 share the old decision, 4.1 has its own, others are
   CHECK(ompi_rules_for_version("3.1") == OmpiRules::kBefore41);
   CHECK(ompi_rules_for_version("4.1") == OmpiRules::k41);
   CHECK(ompi_rules_for_version("4.1.4") == OmpiRules::k41);
-  for (const char* bad : {"", "4", "4.", "4.0.", "4.0.x", "x.1", "1.10.2", "4.2.0", "5.0.0", "4.0.0.1",
-                          " 4.0"}) {
+  for (const char* bad :
+       {"", "4", "4.", "4.0.", "4.0.x", "x.1", "1.10.2", "4.2.0", "5.0.0", "4.0.0.1", " 4.0"}) {
     CHECK_MESSAGE(!ompi_rules_for_version(bad), bad);
   }
   CHECK(parse_ompi_allreduce("segmented_ring") == OmpiAllreduce::kSegmentedRing);
@@ -113,14 +113,15 @@ TEST_CASE("releases: 2.0-4.0 share the old decision, 4.1 has its own, others are
   CHECK(!parse_ompi_allreduce("RING"));
 }
 
-TEST_CASE("the decision before 4.1: recursive doubling below 10000 B, ring to n MiB, then segments") {
+TEST_CASE(
+    "the decision before 4.1: recursive doubling below 10000 B, ring to n MiB, then segments") {
   using A = OmpiAllreduce;
-  const OmpiOptions o;  // 4.0.0
+  const OmpiOptions o;                                                // 4.0.0
   CHECK(ompi_allreduce_for(o, 4, 2499, 4) == A::kRecursiveDoubling);  // 9996 B
   CHECK(ompi_allreduce_for(o, 4, 2500, 4) == A::kRing);               // 10000 B
   CHECK(ompi_allreduce_for(o, 4, 1 << 20, 4) == A::kRing);            // 4 MiB = 4 x 1 MiB
   CHECK(ompi_allreduce_for(o, 4, (1 << 20) + 1, 4) == A::kSegmentedRing);
-  CHECK(ompi_allreduce_for(o, 32, 8 << 20, 4) == A::kRing);           // 32 MiB
+  CHECK(ompi_allreduce_for(o, 32, 8 << 20, 4) == A::kRing);            // 32 MiB
   CHECK(ompi_allreduce_for(o, 32, 16 << 20, 4) == A::kSegmentedRing);  // 64 MiB
   // 4.1 at 32 ranks: Rabenseifner from 128 B; a forced ring with fewer elements than ranks
   // runs recursive doubling, a forced segmented ring without a segment size the ring.
@@ -130,18 +131,18 @@ TEST_CASE("the decision before 4.1: recursive doubling below 10000 B, ring to n 
   CHECK(ompi_allreduce_for(v41, 32, 1 << 20, 4) == A::kRabenseifner);
   CHECK(ompi_allreduce_for(forced(A::kRing), 8, 7, 4) == A::kRecursiveDoubling);
   CHECK(ompi_allreduce_for(forced(A::kSegmentedRing), 8, 1 << 20, 4) == A::kRing);
-  CHECK(ompi_allreduce_for(forced(A::kSegmentedRing, 1 << 16), 8, 1 << 20, 4) ==
-        A::kSegmentedRing);
+  CHECK(ompi_allreduce_for(forced(A::kSegmentedRing, 1 << 16), 8, 1 << 20, 4) == A::kSegmentedRing);
 }
 
 TEST_CASE("every modelled algorithm gives the exact sum, eager and by rendezvous, in place too") {
   using A = OmpiAllreduce;
   const std::vector<OmpiOptions> cases = {forced(A::kRing), forced(A::kSegmentedRing, 64),
-                                          forced(A::kRecursiveDoubling),
-                                          forced(A::kRabenseifner), OmpiOptions{}};
+                                          forced(A::kRecursiveDoubling), forced(A::kRabenseifner),
+                                          OmpiOptions{}};
   for (const OmpiOptions& o : cases) {
     for (int n = 1; n <= 9; ++n) {
-      for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{100}, std::size_t{1001}}) {
+      for (std::size_t count :
+           {std::size_t{1}, std::size_t{7}, std::size_t{100}, std::size_t{1001}}) {
         if (o.forced == A::kRabenseifner && count < 8 && n >= 2) continue;  // basic linear
         check_sum(o, n, count, 0, false);
         check_sum(o, n, count, 64, false);
@@ -172,7 +173,8 @@ TEST_CASE("the segmented ring reduce-scatters phase by phase, then gathers whole
   check_close(simulate(OmpiOptions{}, n, static_cast<std::size_t>(S)), expect);
 }
 
-TEST_CASE("recursive doubling: lg p exchanges of the whole buffer, two more when p is not a power") {
+TEST_CASE(
+    "recursive doubling: lg p exchanges of the whole buffer, two more when p is not a power") {
   const double S = 1.0 * 1024 * 1024;
   check_close(simulate(forced(OmpiAllreduce::kRecursiveDoubling), 8, static_cast<std::size_t>(S)),
               3 * (kAlpha + S / kB));
@@ -185,7 +187,8 @@ TEST_CASE("recursive doubling: lg p exchanges of the whole buffer, two more when
   CHECK(got <= (4 * kAlpha + 5 * S / kB) * 1.001);
 }
 
-TEST_CASE("rendezvous: the payload waits for the receive to be posted and for the acknowledgement") {
+TEST_CASE(
+    "rendezvous: the payload waits for the receive to be posted and for the acknowledgement") {
   const std::size_t bytes = 1 << 20;
   for (bool late : {false, true}) {
     SimCluster c(switched(2, 1, kB, kHop));
@@ -221,9 +224,9 @@ TEST_CASE("rendezvous: a receive of another size fails the run naming both ranks
   std::vector<std::byte> out(200), in(100);
   a.send(1, "m", ConstBytes{out.data(), out.size()}, [] {});
   b.recv(0, "m", Bytes{in.data(), in.size()}, [] {});
-  CHECK_THROWS_WITH_AS(c.engine.run(),
-                       "rank 1: rank 0 announced 200 bytes for message 'm', the receive expects 100",
-                       RuntimeFailure);
+  CHECK_THROWS_WITH_AS(
+      c.engine.run(), "rank 1: rank 0 announced 200 bytes for message 'm', the receive expects 100",
+      RuntimeFailure);
 }
 
 TEST_CASE("an algorithm the model does not run fails with what Open MPI would have run") {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "sim/core/error.h"
@@ -158,4 +159,47 @@ TEST_CASE("a result that is not a number is bad input, never a CSV cell (issue 2
                          doctest::Contains("row 2, column throughput_total: the result is"),
                          InputError);
   }
+}
+
+TEST_CASE(
+    "an all-reduce sweep's Open MPI series: one per entry, named, rendezvous costing a round "
+    "trip") {
+  // 4 hosts, 1 MiB: Open MPI 4.0.0's decision runs the ring (1 MiB <= 4 x 1 MiB), whose 6 steps
+  // each send a 256 KiB block; by rendezvous each step first waits for a header's round trip,
+  // two more path latencies (2 x 2 x 12.5 us on cloud-vms.yaml): at least 6 x 50 us = 300 us
+  // more. In the all-gather a step's receive is posted only when the previous step ended, so a
+  // header that arrives earlier waits for it: up to one more round trip in all.
+  const std::string text =
+      "name: mpi\n"
+      "topology:\n"
+      "  file: " +
+      (fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/cloud-vms.yaml").string() +
+      "\n"
+      "  params: {servers: 4}\n"
+      "workload:\n"
+      "  kind: allreduce\n"
+      "  min_bytes: 1MiB\n"
+      "  max_bytes: 1MiB\n"
+      "  mpi:\n"
+      "    - {version: 4.0.0}\n"
+      "    - {version: 4.0.0, rendezvous: false}\n"
+      "    - {version: 4.1.4, algorithm: recursive_doubling}\n";
+  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "mpi.yaml");
+  run::RunOptions options;
+  options.progress = false;
+  const run::Tables t = run::collect_rows(s, options);
+  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us");
+  REQUIRE(t.summary.size() == 3);
+  std::map<std::string, double> us;
+  for (const auto& row : t.summary.rows())
+    us[row[strategy]] = std::stod(row[time]);
+  REQUIRE(us.count("OMPI-4.0.0-fixed") == 1);
+  REQUIRE(us.count("OMPI-4.0.0-fixed-eager") == 1);
+  REQUIRE(us.count("OMPI-4.1.4-recursive_doubling") == 1);
+  const double header_us = 2 * 6 * 40 / 1.25e3;  // 40 B each way per step at 10 Gbit/s
+  const double extra = us["OMPI-4.0.0-fixed"] - us["OMPI-4.0.0-fixed-eager"];
+  CHECK(extra >= 300 + header_us - 1e-3);
+  CHECK(extra <= 350 + header_us);
+  // Recursive doubling sends the whole message twice (lg 4), the ring 1.5 times.
+  CHECK(us["OMPI-4.1.4-recursive_doubling"] > us["OMPI-4.0.0-fixed"]);
 }

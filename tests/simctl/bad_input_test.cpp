@@ -301,7 +301,9 @@ TEST_CASE("bad input: a Horovod cycle below its stated minimum (item 1)") {
               });
 }
 
-TEST_CASE("bad input: a Horovod system's MPI model (issue 17)") {
+TEST_CASE(
+    "bad input: Open MPI's model, a horovod system's mpi and an all-reduce sweep's series (issue "
+    "17)") {
   const std::string horovod = with(kTraining, "{kind: ideal}", "{kind: horovod, mpi: MPI}");
   check_cases("mpi",
               {
@@ -338,6 +340,18 @@ TEST_CASE("bad input: a Horovod system's MPI model (issue 17)") {
                    with(horovod, "MPI", "{rendevous: false}"),
                    {},
                    "unknown key 'workload.systems[0].mpi.rendevous'"},
+                  {"an all-reduce sweep's Open MPI series listed twice",
+                   "{dir}/s.yaml",
+                   with(kAllreduce, "strategies: [STAR]",
+                        "strategies: [STAR]\n  mpi: [{version: 4.1.4}, {version: \"4.1.4\"}]"),
+                   {},
+                   "key 'workload.mpi[1]': Open MPI series OMPI-4.1.4-fixed is listed twice; "
+                   "expected each once"},
+                  {"an all-reduce sweep's empty mpi list",
+                   "{dir}/s.yaml",
+                   with(kAllreduce, "strategies: [STAR]", "strategies: [STAR]\n  mpi: []"),
+                   {},
+                   "key 'workload.mpi': expected at least one entry"},
                   {"mpi on a system that does not use MPI",
                    "{dir}/s.yaml",
                    with(kTraining, "{kind: ideal}", "{kind: kungfu, mpi: {version: 4.0.0}}"),

@@ -206,9 +206,8 @@ TEST_CASE("two workers, Horovod over MPI: cycle, negotiation, fusion and ring by
   // 2 alpha + 4 / B = 40 us of ring (link) and 3 ms - 40 us of waiting for the cycle and for
   // the negotiation messages (nothing of this worker's own in flight).
   hvd.fusion_bytes = 64ull << 20;
-  const TrainingResult cb =
-      run_training(t, toy_model({500'000, 1}), profile(0.010, {0.022, 0.050}), 0.0,
-                        GpuArch::kVolta, hvd, options());
+  const TrainingResult cb = run_training(t, toy_model({500'000, 1}), profile(0.010, {0.022, 0.050}),
+                                         0.0, GpuArch::kVolta, hvd, options());
   CHECK(cb.step_mean_s == doctest::Approx(0.085).epsilon(1e-6));
   CHECK(cb.exposed_link_s == doctest::Approx(2 * alpha).epsilon(1e-3));
   CHECK(cb.exposed_wait_s == doctest::Approx(0.003 - 2 * alpha).epsilon(1e-4));
@@ -241,7 +240,8 @@ TEST_CASE("two workers, Horovod over Open MPI 4.0.0: its segmented ring and ob1'
   CHECK(step_of(t, two, late, seg) - base == doctest::Approx(2 * alpha).epsilon(1e-9));
   SystemConfig ring_rndv = ring;
   ring_rndv.mpi.rendezvous = true;
-  CHECK(step_of(t, two, late, ring_rndv) - base == doctest::Approx(4 * alpha + 4 * h).epsilon(1e-9));
+  CHECK(step_of(t, two, late, ring_rndv) - base ==
+        doctest::Approx(4 * alpha + 4 * h).epsilon(1e-9));
   // Open MPI 4.0.0 as shipped: both.
   const SystemConfig v400 = system(SystemKind::kHorovod);
   CHECK(step_of(t, two, late, v400) - base == doctest::Approx(12 * alpha + 10 * h).epsilon(1e-9));

@@ -108,7 +108,8 @@ TEST_CASE("config: a Horovod system's MPI model reaches the live ranks as the sc
   c.mpi.rendezvous = false;
   c.mpi.eager_limit_bytes = 4096;
   const LiveRunSpec s = parse(R"({"model": "resnet50", "batch_per_gpu": 32,
-    "device": "../traces/devices/k80-half.yaml", "system": )" + runtime::system_yaml(c) + "}");
+    "device": "../traces/devices/k80-half.yaml", "system": )" +
+                              runtime::system_yaml(c) + "}");
   const coll::OmpiOptions& m = s.live.system.mpi;
   CHECK(m.version == "4.1.4");
   CHECK(m.rules == coll::OmpiRules::k41);
@@ -119,7 +120,8 @@ TEST_CASE("config: a Horovod system's MPI model reaches the live ranks as the sc
   // The defaults: Open MPI 4.0.0's fixed decision, rendezvous above 64 KiB.
   c.mpi = {};
   const LiveRunSpec d = parse(R"({"model": "resnet50", "batch_per_gpu": 32,
-    "device": "../traces/devices/k80-half.yaml", "system": )" + runtime::system_yaml(c) + "}");
+    "device": "../traces/devices/k80-half.yaml", "system": )" +
+                              runtime::system_yaml(c) + "}");
   CHECK(d.live.system.mpi.version == "4.0.0");
   CHECK(!d.live.system.mpi.forced);
   CHECK(d.live.system.mpi.rendezvous);
