@@ -13,6 +13,8 @@ simctl=${SIMCTL:-build/sim/simctl/simctl}
 common=(--set "sweep.topology.params.servers=[8]"
         --set "sweep.topology.params.nic_egress_bandwidth=[1Gbps]"
         --set "workload.models=[resnet50]" --set "workload.steps=2"
+        # the testbed's own path latency (its veth/bridge hops; no netem to add fig9.yaml's 95 us)
+        --set "topology.params.nic_latency=7.5us"
         --set "workload.systems=[{label: kungfu-mbts, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR}, {label: horovod, kind: horovod}]"
         --link-stats-bin 10ms --no-progress)
 rm -rf "$out"
