@@ -14,7 +14,8 @@
 # Figure 9, default threads and --threads 1), fig9-slowest (its slowest task: 32 VMs, 1 Gbit/s,
 # ResNet-50, MULTI_BINARY_TREE_STAR), train256-maxmin train256-bottleneck train1024-bottleneck
 # (ResNet-50 training, MULTI_BINARY_TREE_STAR, 10 Gbit/s egress, one thread), train1024-horovod,
-# jobs50 (scenarios/jobs.yaml: 50 jobs on a 64-GPU fat tree, FIFO and elastic, default threads).
+# jobs50 (scenarios/jobs.yaml: 50 jobs on a 64-GPU fat tree, FIFO and elastic, default threads;
+# the shipped scenario adds elastic-fair, a third task).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIMCTL=${SIMCTL:-build/sim/simctl/simctl}
@@ -67,7 +68,7 @@ case_args() {
     train256-bottleneck) training 256 bottleneck "$mbts" ;;
     train1024-bottleneck) training 1024 bottleneck "$mbts" ;;
     train1024-horovod) training 1024 bottleneck "{label: horovod, kind: horovod}" ;;
-    jobs50) ARGS=(run scenarios/jobs.yaml) ;;
+    jobs50) ARGS=(run scenarios/jobs.yaml --set "workload.schedulers=[fifo, elastic]") ;;
     *) echo "bench-scale: unknown case $1 (see --help)" >&2; exit 2 ;;
   esac
 }

@@ -21,6 +21,8 @@ struct SchedJob {
 
 struct SchedulerView {
   int free_gpus = 0;
+  // GPUs a shrinking job gave back whose workers have not stopped yet: free soon.
+  int releasing_gpus = 0;
   std::vector<SchedJob> queued;   // in arrival order
   std::vector<SchedJob> running;  // in the order they started
 };
@@ -47,6 +49,14 @@ class JobScheduler {
 // "elastic": jobs still start in arrival order, but with the free GPUs when fewer than they asked
 // for are free (at least one); then running jobs below their request grow, oldest first, into GPUs
 // that became free (an elastic job is never given more than it asked for, nor shrunk).
+// "elastic-fair": every job in the system gets its max-min fair share of the cluster's GPUs
+// (water-filling, each job capped at what it asked for, at least one GPU each, queued jobs in
+// arrival order as long as a GPU each remains): running jobs above their share shrink to it
+// (through KungFu's protocol; their GPUs are free once the leaving workers stopped), queued jobs
+// start with up to their share of what is free (waiting for the whole share while GPUs are
+// being given back), running jobs below it grow, oldest first. Max-min
+// fairness of one resource, the single-resource case of DRF (Ghodsi et al., NSDI'11); an elastic
+// job shrinks to admit a newcomer, as AFS-style elastic sharing does (Hwang et al., NSDI'21).
 std::unique_ptr<JobScheduler> make_job_scheduler(std::string_view name);
 const std::vector<std::string>& job_scheduler_names();
 

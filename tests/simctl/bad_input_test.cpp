@@ -811,7 +811,7 @@ TEST_CASE("bad input: a jobs workload's trace, schedulers, system and elastic ke
         "{dir}/s.yaml",
         with(jobs, "[fifo, elastic]", "[fifo, sjf]"),
         {good},
-        "s.yaml:10: key 'workload.schedulers': unknown scheduler 'sjf' (known: fifo, elastic)"},
+        "s.yaml:10: key 'workload.schedulers': unknown scheduler 'sjf' (known: fifo, elastic, elastic-fair)"},
        {"a scheduler twice",
         "{dir}/s.yaml",
         with(jobs, "[fifo, elastic]", "[fifo, fifo]"),

@@ -192,3 +192,57 @@ TEST_CASE("a job shrunk to admit another leaves its GPUs once its workers stoppe
     CHECK(s.allocated_gpus <= 4);
   CHECK(r.samples.back().allocated_gpus == 0);
 }
+
+TEST_CASE("elastic-fair: max-min fair shares, running jobs shrink to admit queued ones") {
+  runtime::SchedulerView v;
+  // 8 GPUs: job 0 holds all of them; job 1 (asks 8) and job 2 (asks 1) arrive. Shares: 1 for
+  // job 2, then 8 - 1 = 7 split 4 / 3, the earlier job first: job 0 shrinks to 4.
+  v.free_gpus = 0;
+  v.running = {{0, 8, 8}};
+  v.queued = {{1, 8, 0}, {2, 1, 0}};
+  CHECK(decide("elastic-fair", v) == std::vector<Allocation>{{0, 4}});
+  // Its 4 GPUs given back and not yet free: the queued jobs wait for them (no start then grow).
+  v.running = {{0, 8, 4}};
+  v.releasing_gpus = 4;
+  CHECK(decide("elastic-fair", v).empty());
+  // Free now: job 1 starts with its 3, job 2 with its 1.
+  v.releasing_gpus = 0;
+  v.free_gpus = 4;
+  CHECK(decide("elastic-fair", v) == std::vector<Allocation>{{1, 3}, {2, 1}});
+  // No queue: a job below its request grows into free GPUs, oldest first, up to its request.
+  v.queued.clear();
+  v.running = {{0, 8, 4}, {2, 1, 1}};
+  v.free_gpus = 4;
+  CHECK(decide("elastic-fair", v) == std::vector<Allocation>{{0, 8}});
+  // More queued jobs than GPUs: one GPU each for the earliest, the rest wait.
+  v.running = {};
+  v.free_gpus = 2;
+  v.queued = {{5, 4, 0}, {6, 4, 0}, {7, 4, 0}};
+  CHECK(decide("elastic-fair", v) == std::vector<Allocation>{{5, 1}, {6, 1}});
+}
+
+TEST_CASE(
+    "elastic-fair shrinks a running job to start a newcomer at once, where elastic makes it wait") {
+  const topo::Topology t = topo::testing::one_gpu_servers(4, 1e9);
+  // a takes all 4 GPUs for a long run; b asks for 2 soon after.
+  const std::vector<io::TraceJob> trace = {job("a", 4, 0, 60 * 128), job("b", 2, 0.05, 10 * 64)};
+  const simulate::SimulatedJobs elastic = run(t, trace, "elastic");
+  const simulate::SimulatedJobs fair = run(t, trace, "elastic-fair");
+  REQUIRE(fair.jobs.size() == 2);
+  const simulate::JobOutcome &ea = elastic.jobs[0], &eb = elastic.jobs[1];
+  const simulate::JobOutcome &fa = fair.jobs[0], &fb = fair.jobs[1];
+  CHECK(eb.start == ea.end);  // elastic never shrinks a: b waits for all of it
+  CHECK(fa.min_gpus == 2);    // a's share with b beside it
+  CHECK(fa.max_gpus == 4);    // and back to its request once b ended
+  CHECK(fa.resizes == 2);
+  CHECK(fb.start > fb.submit);  // a's two leaving workers stopped first
+  CHECK(fb.start < fa.end);
+  CHECK(fb.min_gpus == 2);
+  CHECK(fb.resizes == 0);  // it waited for its whole share
+  CHECK(fb.end < eb.end);
+  CHECK(fa.samples >= 60 * 128);
+  CHECK(fb.samples >= 10 * 64);
+  for (const simulate::ClusterSample& s : fair.samples)
+    CHECK(s.allocated_gpus <= 4);
+  CHECK(fair.samples.back().allocated_gpus == 0);
+}
