@@ -15,8 +15,8 @@ namespace {
 constexpr TimeNs kMinCycleNs = 100 * kNsPerUs;
 }  // namespace
 
-// A Horovod system's `mpi:` map:
-//   mpi: {version: 4.0.0, algorithm: auto, segment_size: 0B, rendezvous: true, eager_limit: 64KiB}
+// A horovod system's `mpi:` map, or an entry of an all-reduce workload's `mpi:` list:
+//   {version: 4.0.0, algorithm: auto, segment_size: 0B, rendezvous: true, eager_limit: 64KiB}
 coll::OmpiOptions read_mpi(io::MapReader& m) {
   coll::OmpiOptions o;
   o.version = m.string_or("version", o.version);
