@@ -23,32 +23,22 @@ namespace adaptsim::coll {
 
 inline constexpr std::size_t kRendezvousHeaderBytes = 40;
 
-class RendezvousTransport final : public Transport {
+class RendezvousTransport final : public DelegatingTransport {
  public:
   // Messages of more than `eager_limit` bytes go by rendezvous (ob1 compares the payload with
   // btl_eager_limit less its 14-byte match header; the difference is not modelled).
   RendezvousTransport(Transport& base, std::size_t eager_limit)
-      : base_(base), eager_limit_(eager_limit) {}
+      : DelegatingTransport(base), eager_limit_(eager_limit) {}
 
   int rank() const override { return base_.rank(); }
   int size() const override { return base_.size(); }
   int host_of(int r) const override { return base_.host_of(r); }
   void send(int peer, const std::string& name, ConstBytes data, Callback done) override;
   void recv(int peer, const std::string& name, Bytes into, Callback done) override;
-  void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
-              Callback done) override {
-    base_.reduce(out, a, b, dtype, op, std::move(done));
-  }
-  void copy(Bytes dst, ConstBytes src, Callback done) override {
-    base_.copy(dst, src, std::move(done));
-  }
-  Bytes acquire_scratch(std::size_t size) override { return base_.acquire_scratch(size); }
-  void release_scratch(Bytes buffer) override { base_.release_scratch(buffer); }
 
   std::size_t eager_limit() const { return eager_limit_; }
 
  private:
-  Transport& base_;
   std::size_t eager_limit_;
 };
 

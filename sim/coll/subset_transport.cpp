@@ -6,7 +6,7 @@
 namespace adaptsim::coll {
 
 SubsetTransport::SubsetTransport(Transport& base, std::vector<int> members, std::string prefix)
-    : base_(base), members_(std::move(members)), prefix_(std::move(prefix)) {
+    : DelegatingTransport(base), members_(std::move(members)), prefix_(std::move(prefix)) {
   const auto it = std::find(members_.begin(), members_.end(), base.rank());
   if (it == members_.end()) {
     throw std::invalid_argument("rank " + std::to_string(base.rank()) + " is not in the subset");

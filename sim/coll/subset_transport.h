@@ -10,7 +10,7 @@
 
 namespace adaptsim::coll {
 
-class SubsetTransport final : public Transport {
+class SubsetTransport final : public DelegatingTransport {
  public:
   // `base` is the transport of rank members[index]; `prefix` distinguishes the communicator.
   SubsetTransport(Transport& base, std::vector<int> members, std::string prefix);
@@ -24,18 +24,8 @@ class SubsetTransport final : public Transport {
   void recv(int peer, const std::string& name, Bytes into, Callback done) override {
     base_.recv(members_.at(peer), prefix_ + name, into, std::move(done));
   }
-  void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
-              Callback done) override {
-    base_.reduce(out, a, b, dtype, op, std::move(done));
-  }
-  void copy(Bytes dst, ConstBytes src, Callback done) override {
-    base_.copy(dst, src, std::move(done));
-  }
-  Bytes acquire_scratch(std::size_t size) override { return base_.acquire_scratch(size); }
-  void release_scratch(Bytes buffer) override { base_.release_scratch(buffer); }
 
  private:
-  Transport& base_;
   std::vector<int> members_;
   std::string prefix_;
   int index_ = -1;

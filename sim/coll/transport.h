@@ -72,4 +72,24 @@ class Transport {
   virtual void release_scratch(Bytes buffer) = 0;
 };
 
+// A transport over another that passes the local operations (reduction, copy, scratch) to it:
+// the base of adapters that change only who is addressed or how messages travel
+// (SubsetTransport, RendezvousTransport).
+class DelegatingTransport : public Transport {
+ public:
+  explicit DelegatingTransport(Transport& base) : base_(base) {}
+  void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
+              Callback done) override {
+    base_.reduce(out, a, b, dtype, op, std::move(done));
+  }
+  void copy(Bytes dst, ConstBytes src, Callback done) override {
+    base_.copy(dst, src, std::move(done));
+  }
+  Bytes acquire_scratch(std::size_t size) override { return base_.acquire_scratch(size); }
+  void release_scratch(Bytes buffer) override { base_.release_scratch(buffer); }
+
+ protected:
+  Transport& base_;
+};
+
 }  // namespace adaptsim::coll

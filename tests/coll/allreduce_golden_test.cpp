@@ -12,14 +12,13 @@
 
 using namespace adaptsim;
 using namespace adaptsim::coll;
+using adaptsim::testing::kAlpha;
+using adaptsim::testing::kB;
+using adaptsim::testing::kHop;
 using adaptsim::testing::SimCluster;
 using adaptsim::testing::switched;
 
 namespace {
-
-constexpr double kB = 1.25e9;  // 10 Gbit/s
-constexpr TimeNs kHop = 5000;  // 5 us per NIC hop
-constexpr double kAlpha = 2 * kHop * 1e-9;
 
 double simulate(StrategyKind kind, int n, std::size_t bytes, std::size_t chunk_bytes,
                 double reduce_Bps = 0) {

@@ -15,14 +15,13 @@
 
 using namespace adaptsim;
 using namespace adaptsim::coll;
+using adaptsim::testing::kAlpha;
+using adaptsim::testing::kB;
+using adaptsim::testing::kHop;
 using adaptsim::testing::SimCluster;
 using adaptsim::testing::switched;
 
 namespace {
-
-constexpr double kB = 1.25e9;  // 10 Gbit/s
-constexpr TimeNs kHop = 5000;  // 5 us per NIC hop; a path crosses two
-constexpr double kAlpha = 2 * kHop * 1e-9;
 
 OmpiOptions forced(OmpiAllreduce a, std::uint64_t segment_bytes = 0) {
   OmpiOptions o;

@@ -6,8 +6,8 @@
 
 #include "sim/coll/allreduce.h"
 #include "sim/fabric/sim_fabric.h"
-#include "sim/topo/cluster_spec.h"
 #include "sim/net/network.h"
+#include "sim/topo/cluster_spec.h"
 
 namespace adaptsim::testing {
 
@@ -27,10 +27,16 @@ struct SimCluster {
   }
 };
 
+// The closed-form tests' switch: 10 Gbit/s NICs, 5 us per NIC hop; host-to-host paths cross two
+// NIC hops, so alpha = 2 hops.
+inline constexpr double kB = 1.25e9;
+inline constexpr TimeNs kHop = 5000;
+inline constexpr double kAlpha = 2 * kHop * 1e-9;
+
 // Servers with `gpus` GPUs each; NIC bandwidth B (bytes/s) and per-hop latency as given; PCIe
 // so fast and close that it never matters; reductions free unless set.
 inline topo::ClusterSpec switched(int servers, int gpus, double nic_Bps = 1.25e9,
-                                 TimeNs nic_latency = 5000) {
+                                  TimeNs nic_latency = 5000) {
   topo::ClusterSpec c;
   c.name = "test";
   c.servers = servers;
