@@ -29,32 +29,23 @@ struct Call {
 };
 
 // Forwards everything to the simulated transport and records send/recv calls.
-class RecordingTransport final : public Transport {
+class RecordingTransport final : public DelegatingTransport {
  public:
-  RecordingTransport(Transport& inner, std::vector<Call>& log) : inner_(inner), log_(log) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  int host_of(int rank) const override { return inner_.host_of(rank); }
+  RecordingTransport(Transport& inner, std::vector<Call>& log)
+      : DelegatingTransport(inner), log_(log) {}
+  int rank() const override { return base_.rank(); }
+  int size() const override { return base_.size(); }
+  int host_of(int rank) const override { return base_.host_of(rank); }
   void send(int peer, const std::string& name, ConstBytes data, Callback done) override {
     log_.push_back({true, name});
-    inner_.send(peer, name, data, std::move(done));
+    base_.send(peer, name, data, std::move(done));
   }
   void recv(int peer, const std::string& name, Bytes into, Callback done) override {
     log_.push_back({false, name});
-    inner_.recv(peer, name, into, std::move(done));
+    base_.recv(peer, name, into, std::move(done));
   }
-  void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
-              Callback done) override {
-    inner_.reduce(out, a, b, dtype, op, std::move(done));
-  }
-  void copy(Bytes dst, ConstBytes src, Callback done) override {
-    inner_.copy(dst, src, std::move(done));
-  }
-  Bytes acquire_scratch(std::size_t size) override { return inner_.acquire_scratch(size); }
-  void release_scratch(Bytes buffer) override { inner_.release_scratch(buffer); }
 
  private:
-  Transport& inner_;
   std::vector<Call>& log_;
 };
 
