@@ -94,9 +94,10 @@ class FairScheduler final : public JobScheduler {
       if (jobs[i]->allocated > share[i]) out.push_back({jobs[i]->job, share[i]});
     }
     for (std::size_t i = running; i < jobs.size(); ++i) {  // queued, in arrival order
+      if (free < 1) break;
       // While GPUs are still being given back, a job waits for its whole share rather than
-      // start smaller and pay a resize to grow moments later.
-      if (free < 1 || (free < share[i] && view.releasing_gpus > 0)) break;
+      // start smaller and pay a resize to grow moments later; the free GPUs are kept for it.
+      if (free < share[i] && view.releasing_gpus > 0) return out;
       const int gpus = std::min(share[i], free);
       out.push_back({jobs[i]->job, gpus});
       free -= gpus;

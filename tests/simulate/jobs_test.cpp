@@ -205,6 +205,14 @@ TEST_CASE("elastic-fair: max-min fair shares, running jobs shrink to admit queue
   v.running = {{0, 8, 4}};
   v.releasing_gpus = 4;
   CHECK(decide("elastic-fair", v).empty());
+  // Two of them free already: still too few for job 1's share of 3, and no running job below
+  // its share may take them meanwhile.
+  v.running = {{0, 8, 4}, {3, 2, 1}};
+  v.free_gpus = 2;
+  v.releasing_gpus = 2;
+  CHECK(decide("elastic-fair", v) == std::vector<Allocation>{{0, 3}});
+  v.running = {{0, 8, 4}};
+  v.free_gpus = 0;
   // Free now: job 1 starts with its 3, job 2 with its 1.
   v.releasing_gpus = 0;
   v.free_gpus = 4;
