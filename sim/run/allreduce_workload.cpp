@@ -16,6 +16,8 @@
 //     mpi:                      # Open MPI's MPI_Allreduce too, one series per entry (optional;
 //       - {version: 4.1.4}      #   then strategies may be left out): release, algorithm, ...
 //       - {version: 4.0.0, algorithm: ring, rendezvous: false}   # as a horovod system's mpi:
+//     nccl: false               # true: NCCL's all-reduce too, by NCCL's own cost model over the
+//                               #   topology's GPUs (sim/train/nccl_model.h), series "NCCL"
 
 #include <algorithm>
 #include <memory>
@@ -29,15 +31,17 @@
 #include "sim/run/link_stats_files.h"
 #include "sim/run/workload.h"
 #include "sim/runtime/system_config.h"
+#include "sim/train/nccl_model.h"
 
 namespace adaptsim::run {
 namespace {
 
-// One series of rows: a KungFu/classic strategy, or Open MPI's all-reduce.
+// One series of rows: a KungFu/classic strategy, Open MPI's all-reduce, or NCCL's (its model).
 struct Series {
   std::string name;  // the rows' strategy column
   std::optional<coll::StrategyKind> strategy;
   coll::OmpiOptions mpi;
+  bool nccl = false;
 };
 
 // "OMPI-4.1.4-fixed", "OMPI-4.0.0-ring-eager".
@@ -92,10 +96,19 @@ class AllReduceWorkload final : public Workload {
     AllReduceSimOptions options = options_;
     const bool link_stats = !context.link_stats_dir.empty() && context.files != nullptr;
     if (link_stats) options.link_stats_bin_ns = context.link_stats_bin_ns;
-    const AllReduceSimResult r =
-        series.strategy ? simulate_allreduce(topology, *series.strategy, count * esize, options)
-                        : simulate_allreduce(topology, series.mpi, count * esize, options);
-    if (link_stats) {
+    AllReduceSimResult r;
+    if (series.nccl) {
+      // NCCL is not flow-simulated: its own cost model's time (no link statistics).
+      r.time_ns = seconds_to_ns_ceil(
+          train::nccl_predict(train::NcclColl::kAllReduce, count * esize, nccl_params(topology))
+              .time_us *
+          1e-6);
+    } else if (series.strategy) {
+      r = simulate_allreduce(topology, *series.strategy, count * esize, options);
+    } else {
+      r = simulate_allreduce(topology, series.mpi, count * esize, options);
+    }
+    if (link_stats && !series.nccl) {
       for (io::OutputFile& f :
            link_stats_files(context.link_stats_dir / (context.trace_name + "-" + series.name + "-" +
                                                       std::to_string(count * esize)),
@@ -118,6 +131,14 @@ class AllReduceWorkload final : public Workload {
             io::fmt_fixed(algbw * bus_factor, 6)};
   }
 
+  train::NcclCommParams nccl_params(const topo::Topology& topology) const {
+    std::vector<int> ranks(static_cast<std::size_t>(topology.rank_count()));
+    for (int r = 0; r < topology.rank_count(); ++r)
+      ranks[static_cast<std::size_t>(r)] = r;
+    return train::nccl_params_from_topology(topology, ranks,
+                                            train::gpu_arch_of(spec_.server.gpu_model));
+  }
+
   topo::ClusterSpec spec_;
   std::vector<Series> series_;
   std::vector<std::uint64_t> sizes_;
@@ -127,7 +148,7 @@ class AllReduceWorkload final : public Workload {
 
 std::vector<coll::StrategyKind> read_strategies(io::MapReader& w) {
   std::vector<std::string> names;
-  if (!w.has("strategies") && w.has("mpi")) return {};
+  if (!w.has("strategies") && (w.has("mpi") || w.has("nccl"))) return {};
   const YAML::Node node = w.node()["strategies"];
   if (node.IsScalar() && node.Scalar() == "all") {
     w.accept("strategies");
@@ -185,6 +206,23 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
       series.push_back({name, std::nullopt, o});
     }
   }
+  if (w.boolean_or("nccl", false)) {
+    if (ctx.topology.spec.server.gpus < 1) w.fail("nccl", "needs a topology with GPUs");
+    // NCCL's topology search over every GPU, once here: a topology it cannot join (servers
+    // without a NIC) is bad input at this key, not a failed task.
+    try {
+      const topo::Topology t = topo::build_cluster(ctx.topology.spec);
+      std::vector<int> ranks(static_cast<std::size_t>(t.rank_count()));
+      for (int r = 0; r < t.rank_count(); ++r)
+        ranks[static_cast<std::size_t>(r)] = r;
+      train::nccl_params_from_topology(t, ranks,
+                                       train::gpu_arch_of(ctx.topology.spec.server.gpu_model));
+    } catch (const InputError& e) {
+      w.fail("nccl", e.what());
+    }
+    series.push_back({"NCCL", std::nullopt, {}, true});
+  }
+  if (series.empty()) w.fail("strategies", "expected at least one strategy");
   const std::uint64_t min_bytes = w.size_bytes("min_bytes");
   const std::uint64_t max_bytes = w.size_bytes("max_bytes");
   const std::int64_t factor = w.integer_or("step_factor", 2, 2, 1024);

@@ -14,8 +14,10 @@
 #include <string>
 
 #include "sim/core/error.h"
+#include "sim/io/topology_loader.h"
 #include "sim/run/runner.h"
 #include "sim/run/scenario.h"
+#include "sim/train/nccl_model.h"
 
 namespace fs = std::filesystem;
 using namespace adaptsim;
@@ -202,4 +204,30 @@ TEST_CASE(
   CHECK(extra <= 350 + header_us);
   // Recursive doubling sends the whole message twice (lg 4), the ring 1.5 times.
   CHECK(us["OMPI-4.1.4-recursive_doubling"] > us["OMPI-4.0.0-fixed"]);
+}
+
+TEST_CASE("an all-reduce sweep's NCCL series is NCCL's own cost model over the topology's GPUs") {
+  const fs::path topo = fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/hgx-h100.yaml";
+  const std::string text =
+      "name: nccl\n"
+      "topology: {file: " +
+      topo.string() +
+      "}\n"
+      "workload: {kind: allreduce, nccl: true, endpoint: gpu, min_bytes: 1MiB, "
+      "max_bytes: 1GiB, step_factor: 1024}\n";
+  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "nccl.yaml");
+  run::RunOptions options;
+  const run::Tables t = run::collect_rows(s, options);
+  REQUIRE(t.summary.size() == 2);
+  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us"),
+                    size = t.summary.column("size_bytes");
+  const topo::Topology h100 = topo::build_cluster(io::load_topology(topo).spec);
+  const train::NcclCommParams p =
+      train::nccl_params_from_topology(h100, {0, 1, 2, 3, 4, 5, 6, 7}, train::GpuArch::kHopper);
+  for (const auto& row : t.summary.rows()) {
+    CHECK(row[strategy] == "NCCL");
+    const double us =
+        train::nccl_predict(train::NcclColl::kAllReduce, std::stoull(row[size]), p).time_us;
+    CHECK(std::stod(row[time]) == doctest::Approx(us).epsilon(1e-4));  // rounded up to the ns
+  }
 }
