@@ -302,8 +302,8 @@ TEST_CASE("bad input: a Horovod cycle below its stated minimum (item 1)") {
 }
 
 TEST_CASE(
-    "bad input: Open MPI's model, a horovod system's mpi and an all-reduce sweep's series (issue "
-    "17)") {
+    "bad input: Open MPI's and NCCL's models, a horovod system's mpi and an all-reduce sweep's "
+    "series (issue 17)") {
   const std::string horovod = with(kTraining, "{kind: ideal}", "{kind: horovod, mpi: MPI}");
   check_cases("mpi",
               {
@@ -352,6 +352,11 @@ TEST_CASE(
                    with(kAllreduce, "strategies: [STAR]", "strategies: [STAR]\n  mpi: []"),
                    {},
                    "key 'workload.mpi': expected at least one entry"},
+                  {"an all-reduce sweep's nccl that is not a boolean",
+                   "{dir}/s.yaml",
+                   with(kAllreduce, "strategies: [STAR]", "strategies: [STAR]\n  nccl: sometimes"),
+                   {},
+                   "key 'workload.nccl'"},
                   {"mpi on a system that does not use MPI",
                    "{dir}/s.yaml",
                    with(kTraining, "{kind: ideal}", "{kind: kungfu, mpi: {version: 4.0.0}}"),
@@ -811,7 +816,8 @@ TEST_CASE("bad input: a jobs workload's trace, schedulers, system and elastic ke
         "{dir}/s.yaml",
         with(jobs, "[fifo, elastic]", "[fifo, sjf]"),
         {good},
-        "s.yaml:10: key 'workload.schedulers': unknown scheduler 'sjf' (known: fifo, elastic, elastic-fair)"},
+        "s.yaml:10: key 'workload.schedulers': unknown scheduler 'sjf' (known: fifo, elastic, "
+        "elastic-fair)"},
        {"a scheduler twice",
         "{dir}/s.yaml",
         with(jobs, "[fifo, elastic]", "[fifo, fifo]"),
