@@ -27,6 +27,8 @@ import os
 import statistics
 import sys
 
+from atomic_csv import write_rows
+
 
 def read_rows(path):
     with open(path, newline="") as f:
@@ -92,13 +94,7 @@ def main():
             print(f"  {series:34s} {ranks:3d} ranks  {summary(rows)}")
         print(f"  {series:34s} all ranks  {summary([p for p in big if p['series'] == series])}")
     if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(pairs[0].keys()))
-            w.writeheader()
-            for p in pairs:
-                w.writerow({**p, "error": f"{p['error']:.4f}"})
-        os.replace(tmp, args.out)
+        write_rows(args.out, [{**p, "error": f"{p['error']:.4f}"} for p in pairs])
         print(f"wrote {args.out} ({len(pairs)} pairs)")
 
 

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from atomic_csv import write_rows
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -65,12 +67,7 @@ def main():
             print(f"{label}: {len(e)} rows, median |error| {100 * statistics.median(e):.1f} %, "
                   f"max {100 * max(e):.1f} %")
     if args.out:
-        tmp_out = args.out + ".tmp"
-        with open(tmp_out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(pairs[0].keys()))
-            w.writeheader()
-            w.writerows(pairs)
-        os.replace(tmp_out, args.out)
+        write_rows(args.out, pairs)
         print(f"wrote {args.out}")
 
 

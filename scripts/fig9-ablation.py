@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from atomic_csv import write_rows
+
 SYSTEMS = ("[{label: ideal, kind: ideal},"
            " {label: kungfu-mbts, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR},"
            " {label: horovod, kind: horovod, mpi: {version: 4.0.0}},"
@@ -100,13 +102,7 @@ def main():
             f"{cap} {100 * (thr('12.5us', cap, model, 'horovod') - thr('95us', cap, model, 'horovod')) / max(thr('95us', cap, model, 'ideal') - thr('95us', cap, model, 'horovod'), 1e-9):+.0f}%"
             for cap in caps))
 
-    fields = ["nic_latency"] + [k for k in rows[0].keys() if k != "nic_latency"]
-    out_tmp = args.out + ".tmp"
-    with open(out_tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(out_tmp, args.out)
+    write_rows(args.out, rows, ["nic_latency"] + [k for k in rows[0].keys() if k != "nic_latency"])
     print(f"\nwrote {args.out} ({len(rows)} rows)")
 
 
