@@ -32,6 +32,16 @@ std::uint64_t segment_count(std::uint64_t segment_bytes, std::uint64_t element_b
   return count;
 }
 
+// Open MPI's algorithms work in the receive buffer: rbuf = sbuf first, unless the call is
+// MPI_IN_PLACE (Horovod's fused buffer: the same buffer, or a size-only workspace), then `next`.
+void into_receive_buffer(Transport& t, const Workspace& w, Callback next) {
+  if (w.send.data != w.recv.data) {
+    t.copy(w.recv, w.send, std::move(next));
+  } else {
+    next();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // ompi_coll_base_allreduce_intra_ring_segmented (coll_base_allreduce.c, v4.0.0); the ring is the
 // same with one phase. The count is cut into ranks blocks (the first count % ranks one element
@@ -53,12 +63,7 @@ class OmpiRingRun : public std::enable_shared_from_this<OmpiRingRun> {
 
   void start() {
     auto self = shared_from_this();
-    // MPI_IN_PLACE (Horovod's fused buffer) needs no copy; otherwise rbuf = sbuf first.
-    if (w_.send.data != w_.recv.data) {
-      t_.copy(w_.recv, w_.send, [self] { self->phase(0); });
-    } else {
-      phase(0);
-    }
+    into_receive_buffer(t_, w_, [self] { self->phase(0); });
   }
 
  private:
@@ -71,7 +76,7 @@ class OmpiRingRun : public std::enable_shared_from_this<OmpiRingRun> {
   int mod(int x) const { return ((x % n_) + n_) % n_; }
   // Block b's part in phase p (COLL_BASE_COMPUTE_BLOCKCOUNT of the block over the phases).
   Interval part(int b, std::size_t p) const {
-    return even_partition(blocks_[static_cast<std::size_t>(b)], phases_)[p];
+    return even_part(blocks_[static_cast<std::size_t>(b)], phases_, p);
   }
   Bytes at(Interval i) const { return w_.recv.sub(i.begin * es_, i.length() * es_); }
   std::string name(std::size_t p, int k) const {
@@ -191,12 +196,7 @@ class OmpiRecursiveDoublingRun : public std::enable_shared_from_this<OmpiRecursi
 
   void start() {
     auto self = shared_from_this();
-    Callback begin = [self] { self->fold_in(); };
-    if (w_.send.data != w_.recv.data) {
-      t_.copy(w_.recv, w_.send, std::move(begin));
-    } else {
-      begin();
-    }
+    into_receive_buffer(t_, w_, [self] { self->fold_in(); });
   }
 
  private:

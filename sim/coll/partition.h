@@ -14,18 +14,19 @@ struct Interval {
   std::size_t length() const { return end - begin; }
 };
 
-inline std::vector<Interval> even_partition(Interval range, std::size_t k) {
-  std::vector<Interval> parts;
-  if (k == 0) return parts;
-  parts.reserve(k);
+// Part i of the k parts below, without building the others.
+inline Interval even_part(Interval range, std::size_t k, std::size_t i) {
   const std::size_t quo = range.length() / k;
   const std::size_t rem = range.length() % k;
-  std::size_t offset = range.begin;
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::size_t len = quo + (i < rem ? 1 : 0);
-    parts.push_back({offset, offset + len});
-    offset += len;
-  }
+  const std::size_t begin = range.begin + i * quo + (i < rem ? i : rem);
+  return {begin, begin + quo + (i < rem ? 1 : 0)};
+}
+
+inline std::vector<Interval> even_partition(Interval range, std::size_t k) {
+  std::vector<Interval> parts;
+  parts.reserve(k);
+  for (std::size_t i = 0; i < k; ++i)
+    parts.push_back(even_part(range, k, i));
   return parts;
 }
 

@@ -42,6 +42,7 @@ struct Series {
   std::optional<coll::StrategyKind> strategy;
   coll::OmpiOptions mpi;
   bool nccl = false;
+  train::NcclCommParams nccl_params;  // nccl: NCCL's topology search over every GPU, done once
 };
 
 // "OMPI-4.1.4-fixed", "OMPI-4.0.0-ring-eager".
@@ -90,7 +91,6 @@ class AllReduceWorkload final : public Workload {
 
  private:
   Row run_one(const Series& series, std::uint64_t size, const TaskContext& context) const {
-    const topo::Topology topology = topo::build_cluster(spec_);
     const std::size_t esize = coll::dtype_size(options_.dtype);
     const std::uint64_t count = size / esize;
     AllReduceSimOptions options = options_;
@@ -100,13 +100,13 @@ class AllReduceWorkload final : public Workload {
     if (series.nccl) {
       // NCCL is not flow-simulated: its own cost model's time (no link statistics).
       r.time_ns = seconds_to_ns_ceil(
-          train::nccl_predict(train::NcclColl::kAllReduce, count * esize, nccl_params(topology))
+          train::nccl_predict(train::NcclColl::kAllReduce, count * esize, series.nccl_params)
               .time_us *
           1e-6);
-    } else if (series.strategy) {
-      r = simulate_allreduce(topology, *series.strategy, count * esize, options);
     } else {
-      r = simulate_allreduce(topology, series.mpi, count * esize, options);
+      const topo::Topology topology = topo::build_cluster(spec_);
+      r = series.strategy ? simulate_allreduce(topology, *series.strategy, count * esize, options)
+                          : simulate_allreduce(topology, series.mpi, count * esize, options);
     }
     if (link_stats && !series.nccl) {
       for (io::OutputFile& f :
@@ -129,14 +129,6 @@ class AllReduceWorkload final : public Workload {
             io::fmt_fixed(to_us(r.time_ns), 3),
             io::fmt_fixed(algbw, 6),
             io::fmt_fixed(algbw * bus_factor, 6)};
-  }
-
-  train::NcclCommParams nccl_params(const topo::Topology& topology) const {
-    std::vector<int> ranks(static_cast<std::size_t>(topology.rank_count()));
-    for (int r = 0; r < topology.rank_count(); ++r)
-      ranks[static_cast<std::size_t>(r)] = r;
-    return train::nccl_params_from_topology(topology, ranks,
-                                            train::gpu_arch_of(spec_.server.gpu_model));
   }
 
   topo::ClusterSpec spec_;
@@ -210,17 +202,18 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
     if (ctx.topology.spec.server.gpus < 1) w.fail("nccl", "needs a topology with GPUs");
     // NCCL's topology search over every GPU, once here: a topology it cannot join (servers
     // without a NIC) is bad input at this key, not a failed task.
+    Series nccl{"NCCL", std::nullopt, {}, true, {}};
     try {
       const topo::Topology t = topo::build_cluster(ctx.topology.spec);
       std::vector<int> ranks(static_cast<std::size_t>(t.rank_count()));
       for (int r = 0; r < t.rank_count(); ++r)
         ranks[static_cast<std::size_t>(r)] = r;
-      train::nccl_params_from_topology(t, ranks,
-                                       train::gpu_arch_of(ctx.topology.spec.server.gpu_model));
+      nccl.nccl_params = train::nccl_params_from_topology(
+          t, ranks, train::gpu_arch_of(ctx.topology.spec.server.gpu_model));
     } catch (const InputError& e) {
       w.fail("nccl", e.what());
     }
-    series.push_back({"NCCL", std::nullopt, {}, true});
+    series.push_back(std::move(nccl));
   }
   if (series.empty()) w.fail("strategies", "expected at least one strategy");
   const std::uint64_t min_bytes = w.size_bytes("min_bytes");

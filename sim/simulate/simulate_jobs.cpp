@@ -92,14 +92,10 @@ class JobsRun {
     runtime::SchedulerView view;
     view.free_gpus = free_gpus();
     // GPUs still owned by a job that no longer counts them (its leaving workers have not
-    // stopped yet).
-    for (std::size_t g = 0; g < owner_.size(); ++g) {
-      const int o = owner_[g];
-      if (o >= 0 && std::find(jobs_[static_cast<std::size_t>(o)].gpus.begin(),
-                              jobs_[static_cast<std::size_t>(o)].gpus.end(),
-                              static_cast<int>(g)) == jobs_[static_cast<std::size_t>(o)].gpus.end())
-        ++view.releasing_gpus;
-    }
+    // stopped yet): the owned ones less the running jobs' own.
+    view.releasing_gpus = static_cast<int>(owner_.size()) - view.free_gpus;
+    for (int j : running_)
+      view.releasing_gpus -= static_cast<int>(jobs_[static_cast<std::size_t>(j)].gpus.size());
     for (int j : queue_)
       view.queued.push_back({j, jobs_[j].spec->gpus, 0});
     for (int j : running_)
