@@ -367,7 +367,8 @@ void LiveEnv::unfuse(int, const std::vector<std::size_t>& tensors) {
   }
 }
 
-std::unique_ptr<runtime::GpuCollectives> LiveEnv::gpu_collectives(const std::vector<int>&) {
+std::unique_ptr<runtime::GpuCollectives> LiveEnv::gpu_collectives(const std::vector<int>&,
+                                                                  const train::NcclNet&) {
   throw InputError(
       "this system needs GPUs and NCCL; live training over TCP runs ideal, kungfu "
       "and horovod");

@@ -128,8 +128,8 @@ class LiveEnv final : public runtime::TrainingEnv {
   coll::Workspace fuse(int worker, const std::vector<std::size_t>& tensors,
                        const std::string& name) override;
   void unfuse(int worker, const std::vector<std::size_t>& tensors) override;
-  std::unique_ptr<runtime::GpuCollectives> gpu_collectives(
-      const std::vector<int>& members) override;
+  std::unique_ptr<runtime::GpuCollectives> gpu_collectives(const std::vector<int>& members,
+                                                           const train::NcclNet& net) override;
   void gradient_norms(int worker,
                       std::function<void(double local_sq, double reduced_sq)> done) override;
   void square_gradients(int worker, runtime::Callback done) override;

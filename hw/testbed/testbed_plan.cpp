@@ -313,6 +313,11 @@ TestbedPlan make_plan(const topo::ClusterSpec& spec, const PlanOptions& options)
   if (spec.server.nic.bandwidth_Bps <= 0) {
     throw InputError("testbed: topology '" + spec.name + "' gives its NIC no bandwidth");
   }
+  if (spec.server.nic.stream_bandwidth_Bps > 0) {
+    throw InputError("testbed: topology '" + spec.name +
+                     "' limits each connection through its NIC (stream_bandwidth); the testbed "
+                     "caps a host's whole NIC, not each connection");
+  }
   if (spec.fabric.kind == topo::FabricKind::kFatTree && spec.fabric.uplink.loss > 0) {
     throw InputError("testbed: topology '" + spec.name +
                      "' sets a loss on its fat tree's uplinks; the testbed drops packets at the "

@@ -26,6 +26,7 @@ topo::LinkParams read_link_fields(MapReader& m) {
   if (!(p.loss >= 0 && p.loss <= kMaxLinkLoss)) {
     m.fail("loss", "expected a packet loss rate from 0% to 10%");
   }
+  p.stream_bandwidth_Bps = m.bandwidth_Bps_or("stream_bandwidth", 0);
   return p;
 }
 

@@ -57,8 +57,15 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
     spec.latency = topology_.path_latency(path);
     spec.share = connection_share(src, dst);
     double delivered = 1;  // fraction of the packets sent that arrive
-    for (topo::ChannelId c : path)
-      delivered *= 1 - topology_.channel(c).params.loss;
+    for (topo::ChannelId c : path) {
+      const topo::LinkParams& link = topology_.channel(c).params;
+      delivered *= 1 - link.loss;
+      // One connection through a link that limits each stream (topo::LinkParams): a transfer
+      // is one connection's message (SimFabric sends a connection's messages one at a time).
+      if (link.stream_bandwidth_Bps > 0) {
+        spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, link.stream_bandwidth_Bps);
+      }
+    }
     if (delivered < 1) {
       spec.bytes = bytes / delivered;  // the resent packets cross the path too
       spec.rate_cap_Bps = std::min(spec.rate_cap_Bps,

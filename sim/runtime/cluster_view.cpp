@@ -35,11 +35,12 @@ coll::Transport& ClusterView::transport(int worker) {
   return *t;
 }
 
-std::unique_ptr<GpuCollectives> ClusterView::gpu_collectives(const std::vector<int>& members) {
+std::unique_ptr<GpuCollectives> ClusterView::gpu_collectives(const std::vector<int>& members,
+                                                             const train::NcclNet& net) {
   std::vector<int> base_members;
   for (int m : members)
     base_members.push_back(base_worker(m));
-  return base_.gpu_collectives(base_members);
+  return base_.gpu_collectives(base_members, net);
 }
 
 }  // namespace adaptsim::runtime

@@ -51,7 +51,8 @@ class ClusterView final : public TrainingEnv {
   void unfuse(int worker, const std::vector<std::size_t>& tensors) override {
     base_.unfuse(base_worker(worker), tensors);
   }
-  std::unique_ptr<GpuCollectives> gpu_collectives(const std::vector<int>& members) override;
+  std::unique_ptr<GpuCollectives> gpu_collectives(const std::vector<int>& members,
+                                                  const train::NcclNet& net) override;
   void gradient_norms(int worker,
                       std::function<void(double local_sq, double reduced_sq)> done) override {
     base_.gradient_norms(base_worker(worker), std::move(done));

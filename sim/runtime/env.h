@@ -95,9 +95,10 @@ class TrainingEnv {
                                const std::string& name) = 0;
   virtual void unfuse(int worker, const std::vector<std::size_t>& tensors) = 0;
 
-  // A GPU collective communicator over `members` (workers, in member order). Throws InputError
-  // where the environment has none (live training over TCP).
-  virtual std::unique_ptr<GpuCollectives> gpu_collectives(const std::vector<int>& members) = 0;
+  // A GPU collective communicator over `members` (workers, in member order), crossing servers by
+  // `net`. Throws InputError where the environment has none (live training over TCP).
+  virtual std::unique_ptr<GpuCollectives> gpu_collectives(const std::vector<int>& members,
+                                                          const train::NcclNet& net) = 0;
 
   // The squared L2 norms of `worker`'s gradients in this step, over every tensor: its own
   // gradient's and the reduced one's (the sum over workers), computed by a kernel pass over both

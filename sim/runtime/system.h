@@ -60,6 +60,9 @@ struct SystemConfig {
   // KungFu's NCCL scheduler polls CUDA events with 100 us sleeps before launching (spin_wait,
   // KUNGFU.md 5).
   TimeNs nccl_poll_ns = 100 * kNsPerUs;
+  // How a flat NCCL communicator (kinds nccl, horovod-nccl) crosses servers: IB verbs, NCCL's
+  // default where they load, or its socket transport (train::NcclNet).
+  train::NcclNet nccl_net;
 };
 
 std::string_view system_kind_name(SystemKind kind);  // "ideal", "kungfu", ...

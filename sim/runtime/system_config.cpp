@@ -72,6 +72,22 @@ SystemConfig read_system(io::MapReader& s) {
   c.fusion_bytes = s.size_bytes_or("fusion_threshold", c.fusion_bytes);
   c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);
   if (c.nccl_poll_ns < 0) s.fail("poll_interval", "must be >= 0");
+  if (auto m = s.optional_map("nccl_net")) {
+    if (c.kind != SystemKind::kNcclScheduled && c.kind != SystemKind::kHorovodNccl) {
+      s.fail("nccl_net",
+             "applies to kinds nccl and horovod-nccl only (hierarchical's NCCL stays inside a "
+             "server)");
+    }
+    const std::string t = m->choice_or("transport", {"ib", "socket"}, "ib");
+    c.nccl_net.transport =
+        t == "socket" ? train::NcclNetTransport::kSocket : train::NcclNetTransport::kIb;
+    c.nccl_net.socket_interfaces =
+        static_cast<int>(m->integer_or("interfaces", c.nccl_net.socket_interfaces, 1, 64));
+    if (m->has("interfaces") && c.nccl_net.transport != train::NcclNetTransport::kSocket) {
+      m->fail("interfaces", "applies to transport: socket only");
+    }
+    m->finish();
+  }
   if (auto m = s.optional_map("mpi")) {
     if (c.kind != SystemKind::kHorovod) s.fail("mpi", "applies to kind: horovod only");
     c.mpi = read_mpi(*m);
@@ -91,6 +107,15 @@ std::string system_yaml(const SystemConfig& c) {
   out << YAML::Key << "cycle_time" << YAML::Value << std::to_string(c.cycle_time_ns) + "ns";
   out << YAML::Key << "fusion_threshold" << YAML::Value << std::to_string(c.fusion_bytes) + "B";
   out << YAML::Key << "poll_interval" << YAML::Value << std::to_string(c.nccl_poll_ns) + "ns";
+  if (c.kind == SystemKind::kNcclScheduled || c.kind == SystemKind::kHorovodNccl) {
+    out << YAML::Key << "nccl_net" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "transport" << YAML::Value
+        << std::string(train::nccl_net_name(c.nccl_net.transport));
+    if (c.nccl_net.transport == train::NcclNetTransport::kSocket) {
+      out << YAML::Key << "interfaces" << YAML::Value << c.nccl_net.socket_interfaces;
+    }
+    out << YAML::EndMap;
+  }
   if (c.kind == SystemKind::kHorovod) {
     const coll::OmpiOptions& m = c.mpi;
     out << YAML::Key << "mpi" << YAML::Value << YAML::BeginMap;

@@ -3,7 +3,7 @@
 // both the scenario loader and a live run's processes use:
 //   {label: kungfu, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR, chunk_size: 1MiB}
 //   {label: horovod, kind: horovod, cycle_time: 5ms, fusion_threshold: 64MiB}
-//   {label: kungfu-nccl, kind: nccl, poll_interval: 100us}
+//   {label: kungfu-nccl, kind: nccl, poll_interval: 100us, nccl_net: {transport: socket}}
 
 #include <string>
 

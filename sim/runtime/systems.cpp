@@ -174,7 +174,7 @@ class HorovodSystem : public System {
       std::vector<int> all(static_cast<std::size_t>(n));
       for (int r = 0; r < n; ++r)
         all[static_cast<std::size_t>(r)] = r;
-      gpu_ = env.gpu_collectives(all);
+      gpu_ = env.gpu_collectives(all, config_.nccl_net);
     } else {
       mpi_ = std::make_unique<coll::OmpiAllReduce>(config_.mpi);
       mpi_transports_.resize(static_cast<std::size_t>(n));
@@ -495,7 +495,7 @@ class NcclScheduledSystem final : public System {
     std::vector<int> all(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r)
       all[static_cast<std::size_t>(r)] = r;
-    gpu_ = env.gpu_collectives(all);
+    gpu_ = env.gpu_collectives(all, config_.nccl_net);
     const std::size_t tensors = c.tensor_bytes.size();
     launchers_.resize(static_cast<std::size_t>(n));
     for (int w : env.local_workers()) {
@@ -544,7 +544,7 @@ class HierarchicalSystem final : public System {
       by_server[host[static_cast<std::size_t>(r)]].push_back(r);
     for (const auto& [server, ranks] : by_server) {
       const int q = static_cast<int>(groups_.size());
-      groups_.push_back(env.gpu_collectives(ranks));
+      groups_.push_back(env.gpu_collectives(ranks, config_.nccl_net));  // inside a server
       masters_.push_back(ranks.front());
       for (std::size_t i = 0; i < ranks.size(); ++i) {
         local_index_[ranks[i]] = static_cast<int>(i);

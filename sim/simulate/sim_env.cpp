@@ -322,9 +322,10 @@ void SimEnv::gradient_variance(int, std::function<void(double)> done) {
   });
 }
 
-std::unique_ptr<runtime::GpuCollectives> SimEnv::gpu_collectives(const std::vector<int>& members) {
+std::unique_ptr<runtime::GpuCollectives> SimEnv::gpu_collectives(const std::vector<int>& members,
+                                                                 const train::NcclNet& net) {
   return std::make_unique<SimGpuCollectives>(
-      engine_, train::nccl_params_from_topology(topology_, members, options_.arch));
+      engine_, train::nccl_params_from_topology(topology_, members, options_.arch, net));
 }
 
 }  // namespace adaptsim::simulate

@@ -41,6 +41,11 @@ struct LinkParams {
   // Fraction of the packets crossing the link dropped at random (0: none). A TCP connection
   // through it resends what is lost and its window is bounded by the loss (net::Network::transfer).
   double loss = 0;
+  // The most one TCP connection carries through this link (0: no limit beyond the link's own
+  // rate). A link whose stack processes each connection's packets on one core -- IP over
+  // InfiniBand, whose datagram and connected modes have no segmentation offload on that path --
+  // moves a single stream far below its line rate, while several streams together reach it.
+  double stream_bandwidth_Bps = 0;
 };
 
 struct Node {

@@ -385,18 +385,28 @@ class TopologyView {
     return sc;
   }
 
-  // Sum over the server's NICs of their fabric link bandwidth (min of the two directions).
-  double nic_bw(int server) const {
+  // Sum over the server's first `count` NICs of their fabric link bandwidth (min of the two
+  // directions); `stream`: the smallest per-connection limit among them (infinite: none).
+  double nic_bw(int server, int count, double* stream = nullptr) const {
     double total = 0;
-    for (topo::NodeId v = 0; v < t_.node_count(); ++v) {
+    double min_stream = std::numeric_limits<double>::infinity();
+    for (topo::NodeId v = 0; v < t_.node_count() && count > 0; ++v) {
       const topo::Node& node = t_.node(v);
       if (node.kind != topo::NodeKind::kNic || node.server != server) continue;
       double nic = 0;
       for (topo::ChannelId c : out_[v]) {
-        if (t_.channel(c).kind != topo::LinkKind::kPcie) nic = std::max(nic, both_ways_bw(t_, c));
+        const topo::Channel& ch = t_.channel(c);
+        if (ch.kind == topo::LinkKind::kPcie) continue;
+        nic = std::max(nic, both_ways_bw(t_, c));
+        for (const topo::ChannelId d : {c, ch.reverse}) {
+          const double s = t_.channel(d).params.stream_bandwidth_Bps;
+          if (s > 0) min_stream = std::min(min_stream, s);
+        }
       }
       total += nic;
+      --count;
     }
+    if (stream != nullptr) *stream = min_stream;
     return total;
   }
 
@@ -413,7 +423,8 @@ class TopologyView {
       double mine = 0;
       for (topo::ChannelId c : out_[g]) {
         const topo::Channel& ch = t_.channel(c);
-        if (ch.kind == topo::LinkKind::kNvLink && t_.node(ch.to).kind == topo::NodeKind::kNvSwitch) {
+        if (ch.kind == topo::LinkKind::kNvLink &&
+            t_.node(ch.to).kind == topo::NodeKind::kNvSwitch) {
           mine = std::max(mine, both_ways_bw(t_, c));
         }
       }
@@ -473,8 +484,16 @@ int pack_directed_rings(const std::vector<std::vector<int>>& capacity) {
   return RingPacker(capacity).run();
 }
 
+std::string_view nccl_net_name(NcclNetTransport transport) {
+  return transport == NcclNetTransport::kSocket ? "socket" : "ib";
+}
+
 NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
-                                         const std::vector<int>& ranks, GpuArch arch) {
+                                         const std::vector<int>& ranks, GpuArch arch,
+                                         const NcclNet& net) {
+  if (net.socket_interfaces < 1) {
+    throw InputError("NCCL model: sockets need at least one interface");
+  }
   if (ranks.empty()) throw InputError("NCCL model: a communicator needs at least one rank");
   std::map<int, std::vector<int>> by_server;
   std::set<int> seen;
@@ -499,12 +518,21 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
   p.channels = std::numeric_limits<int>::max();
   double intra_Bps = std::numeric_limits<double>::infinity();
   double nic_Bps = std::numeric_limits<double>::infinity();
+  double stream_Bps = std::numeric_limits<double>::infinity();
+  const bool sockets = net.transport == NcclNetTransport::kSocket;
   for (const auto& [server, server_ranks] : by_server) {
     const ServerChannels sc = view.server_channels(server, server_ranks);
     if (sc.intra == NcclIntraLink::kPcie) p.intra = NcclIntraLink::kPcie;
     p.channels = std::min(p.channels, sc.channels);
     intra_Bps = std::min(intra_Bps, sc.bw_per_channel_Bps);
-    if (p.n_nodes > 1) nic_Bps = std::min(nic_Bps, view.nic_bw(server));
+    if (p.n_nodes > 1) {
+      double stream = 0;
+      nic_Bps = std::min(
+          nic_Bps,
+          view.nic_bw(server, sockets ? net.socket_interfaces : std::numeric_limits<int>::max(),
+                      &stream));
+      if (sockets) stream_Bps = std::min(stream_Bps, stream);
+    }
   }
   p.intra_bw_per_channel_GBps = intra_Bps / 1e9;
   if (p.n_nodes > 1) {
@@ -513,7 +541,7 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
                        "' has servers without a network link, but the communicator spans " +
                        std::to_string(p.n_nodes) + " servers");
     }
-    p.inter_bw_per_channel_GBps = nic_Bps / p.channels / 1e9;
+    p.inter_bw_per_channel_GBps = std::min(nic_Bps / p.channels, stream_Bps) / 1e9;
   }
   return p;
 }

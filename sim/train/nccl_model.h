@@ -63,6 +63,21 @@ std::vector<NcclEstimate> nccl_estimates(NcclColl coll, std::uint64_t bytes,
 // NCCL's choice: the first estimate of minimum time.
 NcclEstimate nccl_predict(NcclColl coll, std::uint64_t bytes, const NcclCommParams& p);
 
+// How NCCL crosses servers: its net transport. NCCL takes IB verbs wherever libibverbs finds an
+// active port, else its socket transport (src/init.cu initNet, v2.4.2-1 to v2.4.8-1 alike; a net
+// plugin aside). Sockets run over the IP interfaces NCCL finds (src/include/socket.h
+// findInterfaces: NCCL_SOCKET_IFNAME, else every "ib*" interface, else any but docker and lo),
+// one TCP connection per channel and direction (src/transport/net_socket.cu: one fd per comm;
+// v2.4.8 splits a connection over several sockets and threads only on AWS), through host memory
+// (NCCL_PTR_HOST only: no GPUDirect RDMA).
+enum class NcclNetTransport { kIb, kSocket };
+struct NcclNet {
+  NcclNetTransport transport = NcclNetTransport::kIb;
+  // Sockets: how many of a server's NICs carry an IP interface NCCL finds (its first ones).
+  int socket_interfaces = 1;
+};
+std::string_view nccl_net_name(NcclNetTransport transport);  // "ib", "socket"
+
 // Derives NcclCommParams for the ranks `ranks` (topology rank ids, e.g. all GPUs, or the GPUs of
 // one server). n_nodes = distinct servers. Per server, over the communicator's GPUs in it:
 //   - GPUs on an NVSwitch: NVLink; channels = per-GPU NVSwitch bandwidth / 25 GB/s (one NVLink
@@ -75,10 +90,13 @@ NcclEstimate nccl_predict(NcclColl coll, std::uint64_t bytes, const NcclCommPara
 // Across the communicator's servers the smallest channel count and bandwidth are taken (PCIe if
 // any server is). Inter-node per-channel bw = the server's NIC bandwidth (min of the NIC's two
 // directions) summed over its NICs, divided by channels (NCCL spreads channels over NICs); the
-// fabric beyond the NICs is assumed non-blocking. Throws InputError on bad rank ids, or if servers
-// must be joined but have no NIC.
+// fabric beyond the NICs is assumed non-blocking. Over sockets (`net`), only the server's first
+// net.socket_interfaces NICs count, and a channel's connection carries at most the NICs' per-stream
+// bandwidth (topo::LinkParams::stream_bandwidth_Bps). Throws InputError on bad rank ids, or if
+// servers must be joined but have no NIC.
 NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
-                                         const std::vector<int>& ranks, GpuArch arch);
+                                         const std::vector<int>& ranks, GpuArch arch,
+                                         const NcclNet& net = {});
 
 // The most edge-disjoint directed Hamiltonian cycles over n nodes, where capacity[i][j] is the
 // number of cycles that may use the directed edge i -> j (a cycle uses each of its edges once).

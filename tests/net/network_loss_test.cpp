@@ -1,7 +1,10 @@
-// net::Network's loss model: resent bytes and the window bound, against hand computation.
+// net::Network's loss model (resent bytes and the window bound) and a link's per-connection limit,
+// against hand computation.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "sim/core/event_engine.h"
 #include "sim/net/network.h"
@@ -70,4 +73,29 @@ TEST_CASE("a lossy path: the window bound where it is below the link rate") {
   const TimeNs lossy = transfer_time(two_hosts(link, 0.01), bytes);
   CHECK(static_cast<double>(lossy - 10'000) ==
         doctest::Approx(bytes / (1 - p) / bound * 1e9).epsilon(1e-8));  // to the nanosecond
+}
+
+TEST_CASE("a link's per-connection limit caps each transfer, not the link") {
+  // 100 Gbit/s NICs that carry at most 20 Gbit/s (2.5 GB/s) per connection: one 1e8 B message
+  // takes 1e8 / 2.5e9 = 40 ms plus 10 us; five at once from five senders to five receivers each
+  // keep their 2.5 GB/s (12.5 GB/s together, the link's rate).
+  topo::ClusterSpec c = two_hosts(1.25e10, 0);
+  c.server.nic.stream_bandwidth_Bps = 2.5e9;
+  CHECK(transfer_time(c, 1e8) == 40'000'000 + 10'000);
+  c.server.nic.stream_bandwidth_Bps = 0;
+  CHECK(transfer_time(c, 1e8) == 8'000'000 + 10'000);  // the link's own rate
+  c.servers = 6;
+  c.server.nic.stream_bandwidth_Bps = 2.5e9;
+  const topo::Topology topology = topo::build_cluster(c);
+  EventEngine engine;
+  net::Network network(engine, topology);
+  std::vector<TimeNs> done;
+  for (int s = 1; s < 6; ++s) {  // s -> 0: five connections into server 0's 12.5 GB/s NIC
+    network.transfer(*topology.find("s" + std::to_string(s) + ".cpu0"), *topology.find("s0.cpu0"),
+                     1e8, [&] { done.push_back(engine.now()); });
+  }
+  engine.run();
+  REQUIRE(done.size() == 5);
+  for (TimeNs t : done)
+    CHECK(t == 40'000'000 + 10'000);
 }

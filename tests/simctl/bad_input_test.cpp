@@ -362,6 +362,36 @@ TEST_CASE(
                    with(kTraining, "{kind: ideal}", "{kind: kungfu, mpi: {version: 4.0.0}}"),
                    {},
                    "key 'workload.systems[0].mpi': applies to kind: horovod only"},
+                  {"an unknown NCCL net transport",
+                   "{dir}/s.yaml",
+                   with(kTraining, "{kind: ideal}", "{kind: nccl, nccl_net: {transport: tcp}}"),
+                   {},
+                   "s.yaml:13: key 'workload.systems[0].nccl_net.transport'"},
+                  {"NCCL's interfaces with IB verbs",
+                   "{dir}/s.yaml",
+                   with(kTraining, "{kind: ideal}",
+                        "{kind: horovod-nccl, nccl_net: {transport: ib, interfaces: 2}}"),
+                   {},
+                   "key 'workload.systems[0].nccl_net.interfaces': applies to transport: socket "
+                   "only"},
+                  {"no interface for NCCL's sockets",
+                   "{dir}/s.yaml",
+                   with(kTraining, "{kind: ideal}",
+                        "{kind: nccl, nccl_net: {transport: socket, interfaces: 0}}"),
+                   {},
+                   "key 'workload.systems[0].nccl_net.interfaces'"},
+                  {"nccl_net on a system whose NCCL stays inside a server",
+                   "{dir}/s.yaml",
+                   with(kTraining, "{kind: ideal}", "{kind: hierarchical, nccl_net: {}}"),
+                   {},
+                   "key 'workload.systems[0].nccl_net': applies to kinds nccl and horovod-nccl "
+                   "only (hierarchical's NCCL stays inside a server)"},
+                  {"a per-connection limit that is not a bandwidth",
+                   "{root}/scenarios/fig10.yaml --set topology.params.nic_stream_bandwidth=fast",
+                   "",
+                   {},
+                   "--set topology.params.nic_stream_bandwidth=fast: key "
+                   "'server.nic.stream_bandwidth': expected a bandwidth"},
               });
 }
 

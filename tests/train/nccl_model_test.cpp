@@ -318,6 +318,56 @@ TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s: half a DGX-1 packs 4: 2 servers sha
   CHECK_THROWS_AS(nccl_params_from_topology(topo, {1, 1}, GpuArch::kVolta), InputError);
 }
 
+TEST_CASE(
+    "DGX-1 x 2 over NCCL's socket transport: the interfaces, then each connection, bound a "
+    "channel") {
+  io::LoadedTopology t = io::load_topology(kTopologies / "dgx1.yaml");
+  t.spec.servers = 2;
+  std::vector<int> all(16);
+  std::iota(all.begin(), all.end(), 0);
+  NcclNet sockets;
+  sockets.transport = NcclNetTransport::kSocket;
+  {
+    // As shipped: IP over InfiniBand carries 20 Gbit/s = 2.5 GB/s per connection. One
+    // interface (ib0, 12.5 GB/s) over 6 channels gives 2.083 GB/s each, below that limit.
+    const topo::Topology topo = topo::build_cluster(t.spec);
+    const NcclCommParams one = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
+    CHECK(one.channels == 6);
+    CHECK(one.inter_bw_per_channel_GBps == doctest::Approx(12.5 / 6));
+    // Four interfaces (50 GB/s): each channel's one connection is the bound, 2.5 GB/s.
+    sockets.socket_interfaces = 4;
+    const NcclCommParams four = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
+    CHECK(four.inter_bw_per_channel_GBps == doctest::Approx(2.5));
+    // More interfaces than NICs: the NICs there are.
+    sockets.socket_interfaces = 9;
+    CHECK(
+        nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets).inter_bw_per_channel_GBps ==
+        doctest::Approx(2.5));
+    // IB verbs ignore the per-connection limit of the IP path: 4 x 12.5 / 6.
+    CHECK(nccl_params_from_topology(topo, all, GpuArch::kVolta).inter_bw_per_channel_GBps ==
+          doctest::Approx(50.0 / 6));
+    // Inside one server the transport does not matter.
+    const NcclCommParams local =
+        nccl_params_from_topology(topo, {0, 1, 2, 3, 4, 5, 6, 7}, GpuArch::kVolta, sockets);
+    CHECK(local.inter_bw_per_channel_GBps == 0.0);
+    // The time follows: a 100 MB ring over sockets takes longer than over IB verbs.
+    sockets.socket_interfaces = 1;
+    const NcclEstimate ib = nccl_predict(NcclColl::kAllReduce, 100'000'000,
+                                         nccl_params_from_topology(topo, all, GpuArch::kVolta));
+    const NcclEstimate sock = nccl_predict(NcclColl::kAllReduce, 100'000'000, one);
+    CHECK(sock.algo == NcclAlgo::kRing);
+    CHECK(sock.time_us > 3 * ib.time_us);
+    sockets.socket_interfaces = 0;
+    CHECK_THROWS_AS(nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets), InputError);
+  }
+  // Without the per-connection limit, four interfaces give IB verbs' channel bandwidth.
+  t.spec.server.nic.stream_bandwidth_Bps = 0;
+  const topo::Topology topo = topo::build_cluster(t.spec);
+  sockets.socket_interfaces = 4;
+  CHECK(nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets).inter_bw_per_channel_GBps ==
+        doctest::Approx(50.0 / 6));
+}
+
 TEST_CASE("HGX H100: NVSwitch, 450 GB/s per GPU = 18 channels of 25 GB/s") {
   const io::LoadedTopology t = io::load_topology(kTopologies / "hgx-h100.yaml");
   const topo::Topology topo = topo::build_cluster(t.spec);

@@ -254,6 +254,10 @@ TEST_CASE("what cannot be emulated is bad input") {
                        doctest::Contains("exceeds 15 characters"), InputError);
   o.prefix = "abcdefghijkl";  // "-br" and "-v0".."-v7" fit
   CHECK_NOTHROW(make_plan(load("cloud-vms.yaml", {}), o));
+  // A per-connection limit through the NIC (IP over InfiniBand's): tc caps a whole NIC.
+  CHECK_THROWS_WITH_AS(
+      make_plan(load("dgx1.yaml", {{"servers", "2"}}), PlanOptions{}),
+      doctest::Contains("limits each connection through its NIC (stream_bandwidth)"), InputError);
 }
 
 TEST_CASE("names and prefixes") {
