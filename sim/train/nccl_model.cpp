@@ -31,6 +31,8 @@ constexpr int kRing = 1;
 constexpr int kHwNvLink = 0;
 constexpr int kHwPci = 1;
 constexpr int kHwNet = 2;
+// The most channels NCCL builds (MAXCHANNELS, src/include/core.h: 16 in v2.4.2-1).
+constexpr int kMaxChannels = 16;
 
 // baseLat[algo][proto], us (NCCL 2.7 tuning.cc; FACTS 1.6).
 constexpr double kBaseLatency_us[2][3] = {{4.4, 4.4, 0.0}, {3.6, 10.0, 8.4}};
@@ -385,11 +387,15 @@ class TopologyView {
     return sc;
   }
 
-  // Sum over the server's first `count` NICs of their fabric link bandwidth (min of the two
-  // directions); `stream`: the smallest per-connection limit among them (infinite: none).
-  double nic_bw(int server, int count, double* stream = nullptr) const {
-    double total = 0;
-    double min_stream = std::numeric_limits<double>::infinity();
+  // The server's first `count` NICs: how many, the sum of their fabric link bandwidth (min of the
+  // two directions), and the smallest per-connection limit among them (infinite: none).
+  struct Nics {
+    int cards = 0;
+    double total_Bps = 0;
+    double stream_Bps = std::numeric_limits<double>::infinity();
+  };
+  Nics nics(int server, int count) const {
+    Nics out;
     for (topo::NodeId v = 0; v < t_.node_count() && count > 0; ++v) {
       const topo::Node& node = t_.node(v);
       if (node.kind != topo::NodeKind::kNic || node.server != server) continue;
@@ -400,14 +406,14 @@ class TopologyView {
         nic = std::max(nic, both_ways_bw(t_, c));
         for (const topo::ChannelId d : {c, ch.reverse}) {
           const double s = t_.channel(d).params.stream_bandwidth_Bps;
-          if (s > 0) min_stream = std::min(min_stream, s);
+          if (s > 0) out.stream_Bps = std::min(out.stream_Bps, s);
         }
       }
-      total += nic;
+      out.total_Bps += nic;
+      ++out.cards;
       --count;
     }
-    if (stream != nullptr) *stream = min_stream;
-    return total;
+    return out;
   }
 
  private:
@@ -519,6 +525,7 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
   double intra_Bps = std::numeric_limits<double>::infinity();
   double nic_Bps = std::numeric_limits<double>::infinity();
   double stream_Bps = std::numeric_limits<double>::infinity();
+  int cards = std::numeric_limits<int>::max();
   const bool sockets = net.transport == NcclNetTransport::kSocket;
   for (const auto& [server, server_ranks] : by_server) {
     const ServerChannels sc = view.server_channels(server, server_ranks);
@@ -526,12 +533,11 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
     p.channels = std::min(p.channels, sc.channels);
     intra_Bps = std::min(intra_Bps, sc.bw_per_channel_Bps);
     if (p.n_nodes > 1) {
-      double stream = 0;
-      nic_Bps = std::min(
-          nic_Bps,
-          view.nic_bw(server, sockets ? net.socket_interfaces : std::numeric_limits<int>::max(),
-                      &stream));
-      if (sockets) stream_Bps = std::min(stream_Bps, stream);
+      const TopologyView::Nics n =
+          view.nics(server, sockets ? net.socket_interfaces : std::numeric_limits<int>::max());
+      nic_Bps = std::min(nic_Bps, n.total_Bps);
+      cards = std::min(cards, n.cards);
+      if (sockets) stream_Bps = std::min(stream_Bps, n.stream_Bps);
     }
   }
   p.intra_bw_per_channel_GBps = intra_Bps / 1e9;
@@ -541,6 +547,13 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
                        "' has servers without a network link, but the communicator spans " +
                        std::to_string(p.n_nodes) + " servers");
     }
+    // NCCL 2.4's rings across nodes (src/transport/net.cu netGetRings, v2.4.2-1 and v2.4.8-1):
+    // each ring enters and leaves a node through a network card no other ring of that node uses,
+    // so at most one ring per card (and per ring found inside the node); with NVLink inside the
+    // nodes every ring is then duplicated (src/misc/rings.cu ncclGetRings, "Duplicate the rings
+    // in case of multinode+NVLink"), up to MAXCHANNELS = 16 (src/include/core.h).
+    const int rings = std::min(p.channels, cards);
+    p.channels = p.intra == NcclIntraLink::kNvLink ? std::min(2 * rings, kMaxChannels) : rings;
     p.inter_bw_per_channel_GBps = std::min(nic_Bps / p.channels, stream_Bps) / 1e9;
   }
   return p;

@@ -90,7 +90,9 @@ std::string_view nccl_net_name(NcclNetTransport transport);  // "ib", "socket"
 // Across the communicator's servers the smallest channel count and bandwidth are taken (PCIe if
 // any server is). Inter-node per-channel bw = the server's NIC bandwidth (min of the NIC's two
 // directions) summed over its NICs, divided by channels (NCCL spreads channels over NICs); the
-// fabric beyond the NICs is assumed non-blocking. Over sockets (`net`), only the server's first
+// fabric beyond the NICs is assumed non-blocking. Across servers NCCL 2.4 runs at most one ring
+// per network card of a node, doubled where the nodes use NVLink (channels = 2 x min(rings inside
+// a node, cards), at most 16). Over sockets (`net`), only the server's first
 // net.socket_interfaces NICs count, and a channel's connection carries at most the NICs' per-stream
 // bandwidth (topo::LinkParams::stream_bandwidth_Bps). Throws InputError on bad rank ids, or if
 // servers must be joined but have no NIC.

@@ -270,7 +270,8 @@ TEST_CASE("ring packing: edge-disjoint directed Hamiltonian cycles") {
   CHECK_THROWS_AS(pack_directed_rings(Cap{{0, 1}}), InputError);
 }
 
-TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s: half a DGX-1 packs 4: 2 servers share 4 NICs") {
+TEST_CASE(
+    "DGX-1: 6 NVLink rings of 25 GB/s: half a DGX-1 packs 4: 2 servers, a ring per NIC, doubled") {
   io::LoadedTopology t = io::load_topology(kTopologies / "dgx1.yaml");
   {
     const topo::Topology topo = topo::build_cluster(t.spec);
@@ -304,11 +305,12 @@ TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s: half a DGX-1 packs 4: 2 servers sha
   std::vector<int> all(16);
   std::iota(all.begin(), all.end(), 0);
   const NcclCommParams p = nccl_params_from_topology(topo, all, GpuArch::kVolta);
-  // 4 NICs x 100 Gb/s = 50 GB/s per server, spread over 6 channels.
+  // NCCL 2.4: one ring per NIC (4 of the 6 NVLink rings), doubled across NVLink nodes: 8
+  // channels; 4 NICs x 100 Gb/s = 50 GB/s per server spread over them.
   CHECK(p.n_ranks == 16);
   CHECK(p.n_nodes == 2);
-  CHECK(p.channels == 6);
-  CHECK(p.inter_bw_per_channel_GBps == doctest::Approx(4 * 12.5 / 6));
+  CHECK(p.channels == 8);
+  CHECK(p.inter_bw_per_channel_GBps == doctest::Approx(4 * 12.5 / 8));
   // The GPUs of the second server alone: one node again.
   const NcclCommParams second =
       nccl_params_from_topology(topo, {8, 9, 10, 11, 12, 13, 14, 15}, GpuArch::kVolta);
@@ -318,9 +320,7 @@ TEST_CASE("DGX-1: 6 NVLink rings of 25 GB/s: half a DGX-1 packs 4: 2 servers sha
   CHECK_THROWS_AS(nccl_params_from_topology(topo, {1, 1}, GpuArch::kVolta), InputError);
 }
 
-TEST_CASE(
-    "DGX-1 x 2 over NCCL's socket transport: the interfaces, then each connection, bound a "
-    "channel") {
+TEST_CASE("DGX-1 x 2 over NCCL's socket transport: a ring per interface, each connection bounded") {
   io::LoadedTopology t = io::load_topology(kTopologies / "dgx1.yaml");
   t.spec.servers = 2;
   std::vector<int> all(16);
@@ -329,26 +329,29 @@ TEST_CASE(
   sockets.transport = NcclNetTransport::kSocket;
   {
     // As shipped: IP over InfiniBand carries 20 Gbit/s = 2.5 GB/s per connection. One
-    // interface (ib0, 12.5 GB/s) over 6 channels gives 2.083 GB/s each, below that limit.
+    // interface (ib0) is one card: one ring, doubled, 2 channels; 12.5 GB/s / 2 is above the
+    // connection's limit, so each channel gets 2.5 GB/s.
     const topo::Topology topo = topo::build_cluster(t.spec);
     const NcclCommParams one = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
-    CHECK(one.channels == 6);
-    CHECK(one.inter_bw_per_channel_GBps == doctest::Approx(12.5 / 6));
-    // Four interfaces (50 GB/s): each channel's one connection is the bound, 2.5 GB/s.
+    CHECK(one.channels == 2);
+    CHECK(one.inter_bw_per_channel_GBps == doctest::Approx(2.5));
+    // Four interfaces: 8 channels, 50 GB/s / 8 = 6.25, again bounded by the connection.
     sockets.socket_interfaces = 4;
     const NcclCommParams four = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
+    CHECK(four.channels == 8);
     CHECK(four.inter_bw_per_channel_GBps == doctest::Approx(2.5));
     // More interfaces than NICs: the NICs there are.
     sockets.socket_interfaces = 9;
-    CHECK(
-        nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets).inter_bw_per_channel_GBps ==
-        doctest::Approx(2.5));
-    // IB verbs ignore the per-connection limit of the IP path: 4 x 12.5 / 6.
+    const NcclCommParams nine = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
+    CHECK(nine.channels == 8);
+    CHECK(nine.inter_bw_per_channel_GBps == doctest::Approx(2.5));
+    // IB verbs ignore the per-connection limit of the IP path: 4 x 12.5 / 8.
     CHECK(nccl_params_from_topology(topo, all, GpuArch::kVolta).inter_bw_per_channel_GBps ==
-          doctest::Approx(50.0 / 6));
+          doctest::Approx(50.0 / 8));
     // Inside one server the transport does not matter.
     const NcclCommParams local =
         nccl_params_from_topology(topo, {0, 1, 2, 3, 4, 5, 6, 7}, GpuArch::kVolta, sockets);
+    CHECK(local.channels == 6);
     CHECK(local.inter_bw_per_channel_GBps == 0.0);
     // The time follows: a 100 MB ring over sockets takes longer than over IB verbs.
     sockets.socket_interfaces = 1;
@@ -360,12 +363,16 @@ TEST_CASE(
     sockets.socket_interfaces = 0;
     CHECK_THROWS_AS(nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets), InputError);
   }
-  // Without the per-connection limit, four interfaces give IB verbs' channel bandwidth.
+  // Without the per-connection limit, four interfaces give IB verbs' channels; one gives its 2
+  // channels half of ib0's 12.5 GB/s each.
   t.spec.server.nic.stream_bandwidth_Bps = 0;
   const topo::Topology topo = topo::build_cluster(t.spec);
   sockets.socket_interfaces = 4;
   CHECK(nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets).inter_bw_per_channel_GBps ==
-        doctest::Approx(50.0 / 6));
+        doctest::Approx(50.0 / 8));
+  sockets.socket_interfaces = 1;
+  CHECK(nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets).inter_bw_per_channel_GBps ==
+        doctest::Approx(12.5 / 2));
 }
 
 TEST_CASE("HGX H100: NVSwitch, 450 GB/s per GPU = 18 channels of 25 GB/s") {
