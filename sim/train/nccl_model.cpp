@@ -554,7 +554,15 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
     // in case of multinode+NVLink"), up to MAXCHANNELS = 16 (src/include/core.h).
     const int rings = std::min(p.channels, cards);
     p.channels = p.intra == NcclIntraLink::kNvLink ? std::min(2 * rings, kMaxChannels) : rings;
-    p.inter_bw_per_channel_GBps = std::min(nic_Bps / p.channels, stream_Bps) / 1e9;
+    // Sockets: a channel's connection moves at most the per-connection limit, and a duplicated
+    // ring leaves a node through the same GPU as its original, whose one proxy thread does the
+    // socket I/O of both (v2.4.2-1 src/transport.cu: one proxy thread per rank; net_socket.cu
+    // sends and receives inline, no helper threads before v2.4.8), so the channels through one
+    // boundary GPU share one core's socket throughput, taken as that same limit [D]. NCCL 2.4.2's
+    // sockets measured so: 1.85-1.95 GB/s busbw over 32 Gbit/s TCP whether 1, 2, 4 or 8 rings
+    // (NVIDIA/nccl#209), where 2.3.7 grew to 3.75.
+    p.inter_bw_per_channel_GBps =
+        std::min({nic_Bps / p.channels, stream_Bps, stream_Bps * rings / p.channels}) / 1e9;
   }
   return p;
 }

@@ -93,9 +93,10 @@ std::string_view nccl_net_name(NcclNetTransport transport);  // "ib", "socket"
 // fabric beyond the NICs is assumed non-blocking. Across servers NCCL 2.4 runs at most one ring
 // per network card of a node, doubled where the nodes use NVLink (channels = 2 x min(rings inside
 // a node, cards), at most 16). Over sockets (`net`), only the server's first
-// net.socket_interfaces NICs count, and a channel's connection carries at most the NICs' per-stream
-// bandwidth (topo::LinkParams::stream_bandwidth_Bps). Throws InputError on bad rank ids, or if
-// servers must be joined but have no NIC.
+// net.socket_interfaces NICs count, a channel's connection carries at most the NICs' per-stream
+// bandwidth (topo::LinkParams::stream_bandwidth_Bps), and the channels that leave a node through
+// one GPU (a ring and its duplicate) share that much, one proxy thread's. Throws InputError on
+// bad rank ids, or if servers must be joined but have no NIC.
 NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
                                          const std::vector<int>& ranks, GpuArch arch,
                                          const NcclNet& net = {});

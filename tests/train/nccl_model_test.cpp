@@ -329,22 +329,23 @@ TEST_CASE("DGX-1 x 2 over NCCL's socket transport: a ring per interface, each co
   sockets.transport = NcclNetTransport::kSocket;
   {
     // As shipped: IP over InfiniBand carries 20 Gbit/s = 2.5 GB/s per connection. One
-    // interface (ib0) is one card: one ring, doubled, 2 channels; 12.5 GB/s / 2 is above the
-    // connection's limit, so each channel gets 2.5 GB/s.
+    // interface (ib0) is one card: one ring, doubled, 2 channels, both leaving the node through
+    // the same GPU, whose one proxy thread moves 2.5 GB/s: 1.25 GB/s each (12.5 GB/s / 2 and
+    // the connection's 2.5 are above that).
     const topo::Topology topo = topo::build_cluster(t.spec);
     const NcclCommParams one = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
     CHECK(one.channels == 2);
-    CHECK(one.inter_bw_per_channel_GBps == doctest::Approx(2.5));
-    // Four interfaces: 8 channels, 50 GB/s / 8 = 6.25, again bounded by the connection.
+    CHECK(one.inter_bw_per_channel_GBps == doctest::Approx(1.25));
+    // Four interfaces: 4 rings through 4 GPUs, doubled: 8 channels of 4 x 2.5 / 8 = 1.25.
     sockets.socket_interfaces = 4;
     const NcclCommParams four = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
     CHECK(four.channels == 8);
-    CHECK(four.inter_bw_per_channel_GBps == doctest::Approx(2.5));
+    CHECK(four.inter_bw_per_channel_GBps == doctest::Approx(1.25));
     // More interfaces than NICs: the NICs there are.
     sockets.socket_interfaces = 9;
     const NcclCommParams nine = nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets);
     CHECK(nine.channels == 8);
-    CHECK(nine.inter_bw_per_channel_GBps == doctest::Approx(2.5));
+    CHECK(nine.inter_bw_per_channel_GBps == doctest::Approx(1.25));
     // IB verbs ignore the per-connection limit of the IP path: 4 x 12.5 / 8.
     CHECK(nccl_params_from_topology(topo, all, GpuArch::kVolta).inter_bw_per_channel_GBps ==
           doctest::Approx(50.0 / 8));
@@ -363,8 +364,8 @@ TEST_CASE("DGX-1 x 2 over NCCL's socket transport: a ring per interface, each co
     sockets.socket_interfaces = 0;
     CHECK_THROWS_AS(nccl_params_from_topology(topo, all, GpuArch::kVolta, sockets), InputError);
   }
-  // Without the per-connection limit, four interfaces give IB verbs' channels; one gives its 2
-  // channels half of ib0's 12.5 GB/s each.
+  // Without the per-connection limit (nor a proxy thread's), four interfaces give IB verbs'
+  // channels; one gives its 2 channels half of ib0's 12.5 GB/s each.
   t.spec.server.nic.stream_bandwidth_Bps = 0;
   const topo::Topology topo = topo::build_cluster(t.spec);
   sockets.socket_interfaces = 4;
