@@ -3,7 +3,7 @@
 # (docs/reliability.md, "Fuzzing"):
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   each target (default: all) for SECONDS (default 60)
-#   scripts/fuzz.sh --smoke [TARGET...]     each target for 10 s (CI: about a minute in all)
+#   scripts/fuzz.sh --smoke [TARGET...]     each target for 8 s (CI's run: about a minute in all)
 #   scripts/fuzz.sh --runs N [TARGET...]    each target for N executions instead of a time
 #   scripts/fuzz.sh --merge ...             afterwards, add the inputs that found new coverage to
 #                                           the checked-in corpus, fuzz/corpus/TARGET/
@@ -33,7 +33,7 @@ list=0
 targets=()
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --smoke) seconds=10 ;;
+    --smoke) seconds=8 ;;
     --runs)
       [[ $# -ge 2 && $2 =~ ^[0-9]+$ ]] || usage
       runs=$2

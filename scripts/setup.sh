@@ -2,6 +2,9 @@
 # Installs adaptsim's build and run dependencies from Debian's packages.
 # Idempotent: packages already present are left as they are; `apt-get update` runs first
 # because a fresh machine's package lists may be stale or missing.
+#
+#   scripts/setup.sh          what building, running and testing need
+#   scripts/setup.sh fuzz     and clang with libFuzzer's runtime, for scripts/fuzz.sh
 set -euo pipefail
 
 packages=(
@@ -14,6 +17,15 @@ packages=(
   python3-matplotlib python3-pandas
   iproute2 iperf3 procps iptables
 )
+for group in "$@"; do
+  case $group in
+    fuzz) packages+=(clang libclang-rt-dev) ;;  # Debian 12: clang 14, libclang_rt.fuzzer
+    *)
+      echo "setup: unknown group '$group'; expected: fuzz" >&2
+      exit 2
+      ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
