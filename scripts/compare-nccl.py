@@ -16,11 +16,11 @@ import argparse
 import csv
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 from atomic_csv import write_rows
+from simctl_rows import simulate
 
 
 def main():
@@ -46,11 +46,7 @@ def main():
                             f"topology: {{file: {os.path.join(root, topology)}, params: {{servers: {servers}}}}}\n"
                             "workload: {kind: allreduce, nccl: true, endpoint: gpu, "
                             f"min_bytes: {size}B, max_bytes: {size}B}}\n")
-                out = os.path.join(tmp, f"out-{size}")
-                subprocess.run([args.simctl, "run", scenario, "--no-progress", "-o", out], check=True,
-                               stdout=subprocess.DEVNULL)
-                with open(os.path.join(out, "nccl.csv"), newline="") as f:
-                    row = next(csv.DictReader(f))
+                row = simulate(args.simctl, scenario, os.path.join(tmp, f"out-{size}"), "nccl.csv")[0]
                 predicted[(topology, servers, size)] = float(row["busbw_GBps"])
     pairs = []
     for p in published:

@@ -23,13 +23,12 @@ and each mechanism's effect. Writes every row to the CSV (temporary file, then r
 """
 
 import argparse
-import csv
 import os
-import subprocess
 import sys
 import tempfile
 
 from atomic_csv import write_rows
+from simctl_rows import simulate
 
 SYSTEMS = ("[{label: ideal, kind: ideal},"
            " {label: kungfu-tcp, kind: kungfu, strategy: BINARY_TREE_STAR},"
@@ -48,15 +47,12 @@ SHOWN = ("ideal", "kungfu-tcp", "hierarchical", "nccl-ib", "nccl-socket", "nccl-
 
 
 def run(simctl, params, out_dir):
-    cmd = [simctl, "run", "scenarios/fig10.yaml", "--no-progress", "-o", out_dir,
-           "--set", "sweep.topology.params.servers=[2]", "--set", f"workload.systems={SYSTEMS}"]
+    sets = ["sweep.topology.params.servers=[2]", f"workload.systems={SYSTEMS}"]
     if params and params.startswith("{"):
-        cmd += ["--set", f"topology.params={params}"]
+        sets.append(f"topology.params={params}")
     elif params:
-        cmd += ["--set", f"topology.params.nic_stream_bandwidth={params}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(out_dir, "fig10.csv"), newline="") as f:
-        return list(csv.DictReader(f))
+        sets.append(f"topology.params.nic_stream_bandwidth={params}")
+    return simulate(simctl, "scenarios/fig10.yaml", out_dir, "fig10.csv", sets)
 
 
 def main():

@@ -21,13 +21,12 @@ Writes every row to the CSV (temporary file, then rename).
 """
 
 import argparse
-import csv
 import os
-import subprocess
 import sys
 import tempfile
 
 from atomic_csv import write_rows
+from simctl_rows import simulate
 
 SYSTEMS = ("[{label: ideal, kind: ideal},"
            " {label: kungfu-mbts, kind: kungfu, strategy: MULTI_BINARY_TREE_STAR},"
@@ -43,13 +42,9 @@ ABLATIONS = [("no-rendezvous", "ob1's rendezvous"), ("ring", "the fixed decision
 
 
 def run(simctl, latency, out_dir):
-    cmd = [simctl, "run", "scenarios/fig9.yaml", "--no-progress", "-o", out_dir,
-           "--set", "sweep.topology.params.servers=[32]",
-           "--set", f"topology.params.nic_latency={latency}",
-           "--set", f"workload.systems={SYSTEMS}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(out_dir, "fig9.csv"), newline="") as f:
-        return list(csv.DictReader(f))
+    return simulate(simctl, "scenarios/fig9.yaml", out_dir, "fig9.csv",
+                    ["sweep.topology.params.servers=[32]", f"topology.params.nic_latency={latency}",
+                     f"workload.systems={SYSTEMS}"])
 
 
 def main():
