@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "tests/support/read_yaml.h"
 
 using namespace adaptsim;
 using namespace adaptsim::runtime;
@@ -19,11 +20,7 @@ using namespace adaptsim::runtime;
 namespace {
 
 SeamSpec read(const std::string& yaml) {
-  const io::Document doc = io::Document::parse_string(yaml, "s.yaml");
-  io::MapReader r(doc, doc.root(), "");
-  SeamSpec spec = read_seam(r);
-  r.finish();
-  return spec;
+  return testing::read_yaml(yaml, [](io::MapReader& r) { return read_seam(r); });
 }
 
 std::string error_of(const std::string& yaml) {

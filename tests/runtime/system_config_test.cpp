@@ -6,6 +6,7 @@
 #include "sim/core/error.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/runtime/system_config.h"
+#include "tests/support/read_yaml.h"
 
 using namespace adaptsim;
 using namespace adaptsim::runtime;
@@ -13,9 +14,7 @@ using namespace adaptsim::runtime;
 namespace {
 
 SystemConfig read(const std::string& yaml) {
-  const io::Document doc = io::Document::parse_string(yaml, "s.yaml");
-  io::MapReader r(doc, doc.root(), "");
-  return read_system(r);
+  return testing::read_yaml(yaml, [](io::MapReader& r) { return read_system(r); });
 }
 
 }  // namespace

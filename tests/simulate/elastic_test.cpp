@@ -12,6 +12,7 @@
 #include "sim/core/rng.h"
 #include "sim/io/yaml_reader.h"
 #include "sim/simulate/simulate_training.h"
+#include "tests/support/read_yaml.h"
 #include "tests/support/toy_cluster.h"
 #include "tests/support/toy_model.h"
 
@@ -26,11 +27,8 @@ using topo::testing::one_gpu_servers;
 constexpr double kOneWay = 20e-6;
 
 SeamSpec seam(const std::string& policy) {
-  const io::Document doc = io::Document::parse_string("policy: " + policy + "\n", "t.yaml");
-  io::MapReader r(doc, doc.root(), "");
-  SeamSpec s = read_seam(r);
-  r.finish();
-  return s;
+  return testing::read_yaml(
+      "policy: " + policy + "\n", [](io::MapReader& r) { return read_seam(r); }, "t.yaml");
 }
 
 struct Run {

@@ -11,6 +11,7 @@
 
 #include "sim/io/yaml_reader.h"
 #include "sim/simulate/simulate_training.h"
+#include "tests/support/read_yaml.h"
 #include "tests/support/toy_cluster.h"
 #include "tests/support/toy_model.h"
 
@@ -21,11 +22,8 @@ namespace {
 
 SeamSpec seam(const std::string& yaml) {
   if (yaml.empty()) return {};
-  const io::Document doc = io::Document::parse_string(yaml, "t.yaml");
-  io::MapReader r(doc, doc.root(), "");
-  SeamSpec s = read_seam(r);
-  r.finish();
-  return s;
+  return testing::read_yaml(
+      yaml, [](io::MapReader& r) { return read_seam(r); }, "t.yaml");
 }
 
 std::shared_ptr<const train::TrainingDynamics> dynamics(const std::string& noise_scale) {
