@@ -18,6 +18,8 @@
 //       - {version: 4.0.0, algorithm: ring, rendezvous: false}   # as a horovod system's mpi:
 //     nccl: false               # true: NCCL's all-reduce too, by NCCL's own cost model over the
 //                               #   topology's GPUs (sim/train/nccl_model.h), series "NCCL"
+//     nccl_net: {transport: ib} # how that NCCL crosses servers (a system's nccl_net); sockets:
+//                               #   series "NCCL-socket"
 
 #include <algorithm>
 #include <memory>
@@ -198,18 +200,25 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
       series.push_back({name, std::nullopt, o});
     }
   }
-  if (w.boolean_or("nccl", false)) {
+  const bool with_nccl = w.boolean_or("nccl", false);
+  train::NcclNet nccl_net;
+  if (auto m = w.optional_map("nccl_net")) {
+    if (!with_nccl) w.fail("nccl_net", "applies with nccl: true only");
+    nccl_net = runtime::read_nccl_net(*m);
+  }
+  if (with_nccl) {
     if (ctx.topology.spec.server.gpus < 1) w.fail("nccl", "needs a topology with GPUs");
     // NCCL's topology search over every GPU, once here: a topology it cannot join (servers
     // without a NIC) is bad input at this key, not a failed task.
-    Series nccl{"NCCL", std::nullopt, {}, true, {}};
+    const bool sockets = nccl_net.transport == train::NcclNetTransport::kSocket;
+    Series nccl{sockets ? "NCCL-socket" : "NCCL", std::nullopt, {}, true, {}};
     try {
       const topo::Topology t = topo::build_cluster(ctx.topology.spec);
       std::vector<int> ranks(static_cast<std::size_t>(t.rank_count()));
       for (int r = 0; r < t.rank_count(); ++r)
         ranks[static_cast<std::size_t>(r)] = r;
       nccl.nccl_params = train::nccl_params_from_topology(
-          t, ranks, train::gpu_arch_of(ctx.topology.spec.server.gpu_model));
+          t, ranks, train::gpu_arch_of(ctx.topology.spec.server.gpu_model), nccl_net);
     } catch (const InputError& e) {
       w.fail("nccl", e.what());
     }

@@ -42,6 +42,19 @@ coll::OmpiOptions read_mpi(io::MapReader& m) {
   return o;
 }
 
+train::NcclNet read_nccl_net(io::MapReader& m) {
+  train::NcclNet net;
+  const std::string t = m.choice_or("transport", {"ib", "socket"}, "ib");
+  net.transport = t == "socket" ? train::NcclNetTransport::kSocket : train::NcclNetTransport::kIb;
+  net.socket_interfaces =
+      static_cast<int>(m.integer_or("interfaces", net.socket_interfaces, 1, 64));
+  if (m.has("interfaces") && net.transport != train::NcclNetTransport::kSocket) {
+    m.fail("interfaces", "applies to transport: socket only");
+  }
+  m.finish();
+  return net;
+}
+
 SystemConfig read_system(io::MapReader& s) {
   SystemConfig c;
   std::vector<std::string> kinds;
@@ -78,15 +91,7 @@ SystemConfig read_system(io::MapReader& s) {
              "applies to kinds nccl and horovod-nccl only (hierarchical's NCCL stays inside a "
              "server)");
     }
-    const std::string t = m->choice_or("transport", {"ib", "socket"}, "ib");
-    c.nccl_net.transport =
-        t == "socket" ? train::NcclNetTransport::kSocket : train::NcclNetTransport::kIb;
-    c.nccl_net.socket_interfaces =
-        static_cast<int>(m->integer_or("interfaces", c.nccl_net.socket_interfaces, 1, 64));
-    if (m->has("interfaces") && c.nccl_net.transport != train::NcclNetTransport::kSocket) {
-      m->fail("interfaces", "applies to transport: socket only");
-    }
-    m->finish();
+    c.nccl_net = read_nccl_net(*m);
   }
   if (auto m = s.optional_map("mpi")) {
     if (c.kind != SystemKind::kHorovod) s.fail("mpi", "applies to kind: horovod only");

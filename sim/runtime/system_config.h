@@ -17,6 +17,9 @@ SystemConfig read_system(io::MapReader& r);
 // Open MPI's all-reduce as a horovod system's `mpi:` map or an allreduce workload's `mpi:` entry
 // sets it (sim/coll/ompi_allreduce.h): version, algorithm, segment_size, rendezvous, eager_limit.
 coll::OmpiOptions read_mpi(io::MapReader& r);
+// How NCCL crosses servers, as a system's `nccl_net:` map or an all-reduce workload's sets it
+// (train::NcclNet): {transport: ib} or {transport: socket, interfaces: N}.
+train::NcclNet read_nccl_net(io::MapReader& r);
 // The YAML (one line, flow style) that read_system reads back to `config`.
 std::string system_yaml(const SystemConfig& config);
 

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/core/error.h"
 #include "sim/io/topology_loader.h"
@@ -229,5 +230,41 @@ TEST_CASE("an all-reduce sweep's NCCL series is NCCL's own cost model over the t
     const double us =
         train::nccl_predict(train::NcclColl::kAllReduce, std::stoull(row[size]), p).time_us;
     CHECK(std::stod(row[time]) == doctest::Approx(us).epsilon(1e-4));  // rounded up to the ns
+  }
+}
+
+TEST_CASE("an all-reduce sweep's NCCL series over NCCL's socket transport: series NCCL-socket") {
+  const fs::path topo = fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/dgx1.yaml";
+  const std::string text =
+      "name: nccl\n"
+      "topology: {file: " +
+      topo.string() +
+      ", params: {servers: 2}}\n"
+      "workload: {kind: allreduce, nccl: true, nccl_net: {transport: socket}, endpoint: gpu, "
+      "min_bytes: 1MiB, max_bytes: 1GiB, step_factor: 1024}\n";
+  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "nccl.yaml");
+  run::RunOptions options;
+  const run::Tables t = run::collect_rows(s, options);
+  REQUIRE(t.summary.size() == 2);
+  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us"),
+                    size = t.summary.column("size_bytes");
+  io::LoadedTopology loaded = io::load_topology(topo);
+  loaded.spec.servers = 2;
+  const topo::Topology dgx = topo::build_cluster(loaded.spec);
+  std::vector<int> all(16);
+  for (int r = 0; r < 16; ++r)
+    all[static_cast<std::size_t>(r)] = r;
+  train::NcclNet sockets;
+  sockets.transport = train::NcclNetTransport::kSocket;
+  const train::NcclCommParams p =
+      train::nccl_params_from_topology(dgx, all, train::GpuArch::kVolta, sockets);
+  const train::NcclCommParams ib =
+      train::nccl_params_from_topology(dgx, all, train::GpuArch::kVolta);
+  for (const auto& row : t.summary.rows()) {
+    CHECK(row[strategy] == "NCCL-socket");
+    const std::uint64_t bytes = std::stoull(row[size]);
+    const double us = train::nccl_predict(train::NcclColl::kAllReduce, bytes, p).time_us;
+    CHECK(std::stod(row[time]) == doctest::Approx(us).epsilon(1e-4));
+    CHECK(us > train::nccl_predict(train::NcclColl::kAllReduce, bytes, ib).time_us);
   }
 }

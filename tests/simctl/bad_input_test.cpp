@@ -386,6 +386,12 @@ TEST_CASE(
                    {},
                    "key 'workload.systems[0].nccl_net': applies to kinds nccl and horovod-nccl "
                    "only (hierarchical's NCCL stays inside a server)"},
+                  {"an all-reduce sweep's nccl_net without its NCCL series",
+                   "{dir}/s.yaml",
+                   with(kAllreduce, "strategies: [STAR]",
+                        "strategies: [STAR]\n  nccl_net: {transport: socket}"),
+                   {},
+                   "key 'workload.nccl_net': applies with nccl: true only"},
                   {"a per-connection limit that is not a bandwidth",
                    "{root}/scenarios/fig10.yaml --set topology.params.nic_stream_bandwidth=fast",
                    "",
