@@ -10,16 +10,17 @@ these systems beside ideal:
     hierarchical        NCCL reduce and broadcast inside each server, KungFu across the masters
     nccl-ib             flat NCCL over all 16 GPUs, IB verbs on the four HCAs (NCCL's default
                         wherever libibverbs finds an active port)
-    nccl-socket         flat NCCL by its socket transport over one IP interface (ib0), one TCP
-                        connection per channel and direction
+    nccl-socket         flat NCCL 2.4 by its socket transport over one IP interface (ib0): one
+                        ring per card, doubled (2 channels), one TCP connection per channel and
+                        direction, both channels' sockets on one proxy thread per boundary GPU
     nccl-socket-4if     the same over four IP interfaces (ib0..ib3 all configured)
     horovod-nccl        Horovod's coordinator cycle, flat NCCL over IB verbs
 
 each with the DGX-1's per-connection limit of IP over InfiniBand (topologies/dgx1.yaml
 nic_stream_bandwidth, 20 Gbit/s, sourced), without it, and, as a sensitivity (no source), at
-10, 5, 2.5 and 1 Gbit/s, and prints img/s per GPU, the order of
-the three systems the paper compares (flat NCCL, KungFu TCP, hierarchical) under each transport,
-and each mechanism's effect. Writes every row to the CSV (temporary file, then rename).
+10, 5, 2.5 and 1 Gbit/s, and prints img/s per GPU, the order of the three systems the paper
+compares (flat NCCL, KungFu TCP, hierarchical) under each transport, and each mechanism's
+effect. Writes every row to the CSV (temporary file, then rename).
 """
 
 import argparse
