@@ -39,7 +39,7 @@ SYSTEMS = ("[{label: ideal, kind: ideal},"
            " {label: nccl-socket-4if, kind: nccl, nccl_net: {transport: socket, interfaces: 4}},"
            " {label: horovod-nccl, kind: horovod-nccl}]")
 # The per-connection limit as the topology ships it, and switched off (null: the link's rate only).
-STREAMS = [("20Gbps", None), ("none", "{servers: 2, nic_stream_bandwidth: null}")]
+STREAMS = [("20Gbps", None), ("none", "null")]
 # Sensitivity, not a source: the order as that limit falls (every TCP system slows with it).
 SENSITIVITY = ["10Gbps", "5Gbps", "2.5Gbps", "1Gbps"]
 MODELS = ("resnet50", "mobilenetv2", "vgg16")
@@ -49,9 +49,7 @@ SHOWN = ("ideal", "kungfu-tcp", "hierarchical", "nccl-ib", "nccl-socket", "nccl-
 
 def run(simctl, params, out_dir):
     sets = ["sweep.topology.params.servers=[2]", f"workload.systems={SYSTEMS}"]
-    if params and params.startswith("{"):
-        sets.append(f"topology.params={params}")
-    elif params:
+    if params:
         sets.append(f"topology.params.nic_stream_bandwidth={params}")
     return simulate(simctl, "scenarios/fig10.yaml", out_dir, "fig10.csv", sets)
 

@@ -305,7 +305,12 @@ void Document::set(std::string_view dotted_key, const std::string& yaml_text,
     value = YAML::Node(yaml_text);
   }
   check_unique_keys(value, origin, yaml_text.size(), std::string(dotted_key));
-  if (!value.IsDefined() || value.IsNull()) value = YAML::Node(yaml_text);
+  // Only text YAML reads as null on purpose stays null ("null", "~"); empty or blank text, which
+  // YAML also reads as null, is the empty string a user typed.
+  if (!value.IsDefined() ||
+      (value.IsNull() && yaml_text.find_first_not_of(" \t") == std::string::npos)) {
+    value = YAML::Node(yaml_text);
+  }
 
   // Split into segments; at each map prefer the longest key that matches the remaining path.
   std::vector<std::string> parts;

@@ -61,7 +61,9 @@ class Document {
   // Sets the value at a dotted key ("topology.params.servers") from YAML text ("16", "[1, 2]",
   // "10Gbps"), creating intermediate maps. A map key may itself contain dots: the longest key
   // that matches the rest of the path wins. `origin` labels the value in error messages
-  // ("--set topology.params.servers=16").
+  // ("--set topology.params.servers=16"). "null" or "~" is YAML's null, as in a file (a
+  // parameter left unset: `--set topology.params.nic_queue=null`); empty text is the empty
+  // string.
   void set(std::string_view dotted_key, const std::string& yaml_text, const std::string& origin);
   // Declares a top-level mapping whose keys are themselves dotted paths (a scenario's `sweep:`
   // maps "topology.params.servers" to its values): set("sweep.a.b", ...) then sets the key "a.b"

@@ -127,6 +127,25 @@ TEST_CASE("--set overrides replace values and errors name the override") {
                        InputError);
 }
 
+TEST_CASE("--set KEY=null is YAML's null, as in a file, and empty text the empty string") {
+  Document d = Document::parse_string("a: 1\nb: 2\nc: 3\nd: x\n", "n.yaml");
+  d.set("a", "null", "--set a=null");
+  d.set("b", "~", "--set b=~");
+  d.set("c", "", "--set c=");
+  d.set("d", " ", "--set 'd= '");
+  CHECK(d.root()["a"].IsNull());
+  CHECK(d.root()["b"].IsNull());
+  REQUIRE(d.root()["c"].IsScalar());
+  CHECK(d.root()["c"].Scalar().empty());
+  REQUIRE(d.root()["d"].IsScalar());
+  CHECK(d.root()["d"].Scalar() == " ");
+  // A null reads as absent: the reader's default.
+  MapReader r(d, d.root(), "");
+  CHECK_FALSE(r.has("a"));
+  CHECK(r.integer_or("a", 7) == 7);
+  CHECK(r.has("c"));
+}
+
 TEST_CASE("a dotted key may itself contain dots (sweep keys)") {
   Document d = Document::parse_string("sweep:\n  topology.params.servers: [1, 2]\n", "w.yaml");
   d.set("sweep.topology.params.servers", "[4, 8, 16]", "--set");
