@@ -76,6 +76,9 @@ bool has_squares_allreduce(SystemKind kind);
 // Whether a policy may change the kind's all-reduce strategy (kungfu; hierarchical's cross-host
 // part).
 bool has_strategy(SystemKind kind);
+// Whether the kind runs one NCCL communicator across servers, whose way across `nccl_net` sets:
+// nccl and horovod-nccl (hierarchical's NCCL stays inside a server).
+bool has_flat_nccl(SystemKind kind);
 
 // The step loop, as a system reports to it.
 class StepSink {

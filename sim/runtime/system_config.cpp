@@ -86,7 +86,7 @@ SystemConfig read_system(io::MapReader& s) {
   c.nccl_poll_ns = s.duration_ns_or("poll_interval", c.nccl_poll_ns);
   if (c.nccl_poll_ns < 0) s.fail("poll_interval", "must be >= 0");
   if (auto m = s.optional_map("nccl_net")) {
-    if (c.kind != SystemKind::kNcclScheduled && c.kind != SystemKind::kHorovodNccl) {
+    if (!has_flat_nccl(c.kind)) {
       s.fail("nccl_net",
              "applies to kinds nccl and horovod-nccl only (hierarchical's NCCL stays inside a "
              "server)");
@@ -112,7 +112,7 @@ std::string system_yaml(const SystemConfig& c) {
   out << YAML::Key << "cycle_time" << YAML::Value << std::to_string(c.cycle_time_ns) + "ns";
   out << YAML::Key << "fusion_threshold" << YAML::Value << std::to_string(c.fusion_bytes) + "B";
   out << YAML::Key << "poll_interval" << YAML::Value << std::to_string(c.nccl_poll_ns) + "ns";
-  if (c.kind == SystemKind::kNcclScheduled || c.kind == SystemKind::kHorovodNccl) {
+  if (has_flat_nccl(c.kind)) {
     out << YAML::Key << "nccl_net" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "transport" << YAML::Value
         << std::string(train::nccl_net_name(c.nccl_net.transport));

@@ -684,6 +684,10 @@ bool has_strategy(SystemKind kind) {
   return kind == SystemKind::kKungFu;
 }
 
+bool has_flat_nccl(SystemKind kind) {
+  return kind == SystemKind::kNcclScheduled || kind == SystemKind::kHorovodNccl;
+}
+
 bool has_squares_allreduce(SystemKind kind) {
   return kind == SystemKind::kIdeal || kind == SystemKind::kKungFu;
 }

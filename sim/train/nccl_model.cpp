@@ -560,9 +560,9 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
     // sends and receives inline, no helper threads before v2.4.8), so the channels through one
     // boundary GPU share one core's socket throughput, taken as that same limit [D]. NCCL 2.4.2's
     // sockets measured so: 1.85-1.95 GB/s busbw over 32 Gbit/s TCP whether 1, 2, 4 or 8 rings
-    // (NVIDIA/nccl#209), where 2.3.7 grew to 3.75.
-    p.inter_bw_per_channel_GBps =
-        std::min({nic_Bps / p.channels, stream_Bps, stream_Bps * rings / p.channels}) / 1e9;
+    // (NVIDIA/nccl#209), where 2.3.7 grew to 3.75. rings <= channels, so the proxy thread's share
+    // is also within each connection's limit.
+    p.inter_bw_per_channel_GBps = std::min(nic_Bps, stream_Bps * rings) / p.channels / 1e9;
   }
   return p;
 }

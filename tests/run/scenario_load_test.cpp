@@ -207,48 +207,57 @@ TEST_CASE(
   CHECK(us["OMPI-4.1.4-recursive_doubling"] > us["OMPI-4.0.0-fixed"]);
 }
 
-TEST_CASE("an all-reduce sweep's NCCL series is NCCL's own cost model over the topology's GPUs") {
-  const fs::path topo = fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/hgx-h100.yaml";
-  const std::string text =
-      "name: nccl\n"
-      "topology: {file: " +
-      topo.string() +
-      "}\n"
-      "workload: {kind: allreduce, nccl: true, endpoint: gpu, min_bytes: 1MiB, "
-      "max_bytes: 1GiB, step_factor: 1024}\n";
+namespace {
+
+// The rows of an all-reduce sweep of one NCCL series, 1 MiB and 1 GiB, over `topology` (a file of
+// topologies/ with `params`, YAML flow text) and `workload_keys` (more workload keys, each with
+// its trailing ", ").
+struct NcclRow {
+  std::string series;
+  std::uint64_t bytes;
+  double time_us;
+};
+std::vector<NcclRow> nccl_series_rows(const std::string& topology, const std::string& params,
+                                      const std::string& workload_keys) {
+  const fs::path topo = fs::path(ADAPTSIM_SOURCE_DIR) / "topologies" / topology;
+  const std::string text = "name: nccl\ntopology: {file: " + topo.string() + ", params: " + params +
+                           "}\n"
+                           "workload: {kind: allreduce, nccl: true, " +
+                           workload_keys +
+                           "endpoint: gpu, min_bytes: 1MiB, max_bytes: 1GiB, step_factor: 1024}\n";
   const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "nccl.yaml");
   run::RunOptions options;
   const run::Tables t = run::collect_rows(s, options);
-  REQUIRE(t.summary.size() == 2);
   const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us"),
                     size = t.summary.column("size_bytes");
-  const topo::Topology h100 = topo::build_cluster(io::load_topology(topo).spec);
+  std::vector<NcclRow> out;
+  for (const auto& row : t.summary.rows())
+    out.push_back({row[strategy], std::stoull(row[size]), std::stod(row[time])});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an all-reduce sweep's NCCL series is NCCL's own cost model over the topology's GPUs") {
+  const std::vector<NcclRow> rows = nccl_series_rows("hgx-h100.yaml", "{}", "");
+  REQUIRE(rows.size() == 2);
+  const topo::Topology h100 = topo::build_cluster(
+      io::load_topology(fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/hgx-h100.yaml").spec);
   const train::NcclCommParams p =
       train::nccl_params_from_topology(h100, {0, 1, 2, 3, 4, 5, 6, 7}, train::GpuArch::kHopper);
-  for (const auto& row : t.summary.rows()) {
-    CHECK(row[strategy] == "NCCL");
-    const double us =
-        train::nccl_predict(train::NcclColl::kAllReduce, std::stoull(row[size]), p).time_us;
-    CHECK(std::stod(row[time]) == doctest::Approx(us).epsilon(1e-4));  // rounded up to the ns
+  for (const NcclRow& row : rows) {
+    CHECK(row.series == "NCCL");
+    const double us = train::nccl_predict(train::NcclColl::kAllReduce, row.bytes, p).time_us;
+    CHECK(row.time_us == doctest::Approx(us).epsilon(1e-4));  // rounded up to the ns
   }
 }
 
 TEST_CASE("an all-reduce sweep's NCCL series over NCCL's socket transport: series NCCL-socket") {
-  const fs::path topo = fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/dgx1.yaml";
-  const std::string text =
-      "name: nccl\n"
-      "topology: {file: " +
-      topo.string() +
-      ", params: {servers: 2}}\n"
-      "workload: {kind: allreduce, nccl: true, nccl_net: {transport: socket}, endpoint: gpu, "
-      "min_bytes: 1MiB, max_bytes: 1GiB, step_factor: 1024}\n";
-  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "nccl.yaml");
-  run::RunOptions options;
-  const run::Tables t = run::collect_rows(s, options);
-  REQUIRE(t.summary.size() == 2);
-  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us"),
-                    size = t.summary.column("size_bytes");
-  io::LoadedTopology loaded = io::load_topology(topo);
+  const std::vector<NcclRow> rows =
+      nccl_series_rows("dgx1.yaml", "{servers: 2}", "nccl_net: {transport: socket}, ");
+  REQUIRE(rows.size() == 2);
+  io::LoadedTopology loaded =
+      io::load_topology(fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/dgx1.yaml");
   loaded.spec.servers = 2;
   const topo::Topology dgx = topo::build_cluster(loaded.spec);
   std::vector<int> all(16);
@@ -260,11 +269,10 @@ TEST_CASE("an all-reduce sweep's NCCL series over NCCL's socket transport: serie
       train::nccl_params_from_topology(dgx, all, train::GpuArch::kVolta, sockets);
   const train::NcclCommParams ib =
       train::nccl_params_from_topology(dgx, all, train::GpuArch::kVolta);
-  for (const auto& row : t.summary.rows()) {
-    CHECK(row[strategy] == "NCCL-socket");
-    const std::uint64_t bytes = std::stoull(row[size]);
-    const double us = train::nccl_predict(train::NcclColl::kAllReduce, bytes, p).time_us;
-    CHECK(std::stod(row[time]) == doctest::Approx(us).epsilon(1e-4));
-    CHECK(us > train::nccl_predict(train::NcclColl::kAllReduce, bytes, ib).time_us);
+  for (const NcclRow& row : rows) {
+    CHECK(row.series == "NCCL-socket");
+    const double us = train::nccl_predict(train::NcclColl::kAllReduce, row.bytes, p).time_us;
+    CHECK(row.time_us == doctest::Approx(us).epsilon(1e-4));
+    CHECK(us > train::nccl_predict(train::NcclColl::kAllReduce, row.bytes, ib).time_us);
   }
 }
