@@ -10,6 +10,11 @@ namespace {
 }
 }  // namespace
 
+std::unique_ptr<MpiCollectives> TrainingEnv::mpi_collectives(const coll::OmpiOptions& options,
+                                                             bool) {
+  return make_modelled_mpi(*this, options);
+}
+
 void TrainingEnv::store_get(int, std::function<void(const ClusterConfig&)>) {
   no_elastic("config store");
 }

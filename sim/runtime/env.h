@@ -26,6 +26,7 @@
 #include "sim/coll/transport.h"
 #include "sim/core/time.h"
 #include "sim/runtime/elastic.h"
+#include "sim/runtime/mpi_collectives.h"
 #include "sim/train/nccl_model.h"
 
 namespace adaptsim::runtime {
@@ -99,6 +100,13 @@ class TrainingEnv {
   // `net`. Throws InputError where the environment has none (live training over TCP).
   virtual std::unique_ptr<GpuCollectives> gpu_collectives(const std::vector<int>& members,
                                                           const train::NcclNet& net) = 0;
+
+  // Horovod's MPI (mpi_collectives.h): by default Open MPI modelled over transport(), in both
+  // modes; with `library`, the MPI library a live process runs under. The simulation predicts the
+  // library by the model, so only a live environment overrides this; it throws InputError where
+  // the process has no MPI library to use.
+  virtual std::unique_ptr<MpiCollectives> mpi_collectives(const coll::OmpiOptions& options,
+                                                          bool library);
 
   // The squared L2 norms of `worker`'s gradients in this step, over every tensor: its own
   // gradient's and the reduced one's (the sum over workers), computed by a kernel pass over both

@@ -57,6 +57,10 @@ struct SystemConfig {
   // Horovod over MPI: the Open MPI release whose MPI_Allreduce reduces the fused buffers, its
   // algorithm choice and ob1's eager/rendezvous protocol (sim/coll/ompi_allreduce.h).
   coll::OmpiOptions mpi;
+  // `mpi: {live: library}`: a live run reduces through the MPI library its processes run under
+  // (mpirun; hw/live/mpi_library.h) instead of the model of it over hw/tcp; the simulation
+  // predicts the library by the same model either way.
+  bool mpi_library = false;
   // KungFu's NCCL scheduler polls CUDA events with 100 us sleeps before launching (spin_wait,
   // KUNGFU.md 5).
   TimeNs nccl_poll_ns = 100 * kNsPerUs;

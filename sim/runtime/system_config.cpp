@@ -95,7 +95,13 @@ SystemConfig read_system(io::MapReader& s) {
   }
   if (auto m = s.optional_map("mpi")) {
     if (c.kind != SystemKind::kHorovod) s.fail("mpi", "applies to kind: horovod only");
+    c.mpi_library = m->choice_or("live", {"model", "library"}, "model") == "library";
     c.mpi = read_mpi(*m);
+    if (c.mpi_library && !c.mpi.rendezvous) {
+      m->fail("rendezvous",
+              "false is a model's ablation: the MPI library (live: library) always uses ob1's "
+              "rendezvous above its eager limit");
+    }
   }
   s.finish();
   return c;
@@ -134,6 +140,7 @@ std::string system_yaml(const SystemConfig& c) {
     }
     out << YAML::Key << "rendezvous" << YAML::Value << m.rendezvous;
     out << YAML::Key << "eager_limit" << YAML::Value << std::to_string(m.eager_limit_bytes) + "B";
+    if (c.mpi_library) out << YAML::Key << "live" << YAML::Value << "library";
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

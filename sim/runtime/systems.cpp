@@ -21,8 +21,6 @@
 #include <stdexcept>
 
 #include "sim/coll/allreduce.h"
-#include "sim/coll/ompi_allreduce.h"
-#include "sim/coll/rendezvous_transport.h"
 #include "sim/coll/subset_transport.h"
 #include "sim/core/error.h"
 #include "sim/runtime/horovod_coordinator.h"
@@ -147,7 +145,9 @@ class KungFuSystem final : public System {
 // request list and then the list (MPI_Gather of the lengths, MPI_Gatherv of the lists, lines
 // 1254-1257); rank 0 adds every list to its message table, fuses the tensors now ready everywhere
 // and sends every worker the response's length and then the response (MPI_Bcast twice, lines
-// 1205-1207 and 1262-1264); every worker then executes the fused groups one after another.
+// 1205-1207 and 1262-1264); every worker then executes the fused groups one after another. The
+// four calls go through the job's MPI (mpi_collectives.h): modelled over the environment's
+// transport, or a live process's real MPI library.
 //
 // On the wire a list is modelled at its FlatBuffers size, 8 B + negotiation_bytes_per_tensor per
 // tensor; the bytes carry the tensor indices as 32-bit words, so the receiver decodes them:
@@ -156,7 +156,7 @@ class KungFuSystem final : public System {
 // A worker's loop stops after the cycle in which it reduced its last gradient of the last step;
 // every worker executes the same responses, so all stop in the same cycle.
 
-using Words = std::vector<std::uint32_t>;
+using Words = MpiCollectives::Words;
 
 class HorovodSystem : public System {
  public:
@@ -170,21 +170,12 @@ class HorovodSystem : public System {
     target_ = tensors_ * static_cast<std::uint64_t>(c.total_steps);
     workers_.resize(static_cast<std::size_t>(n));
     table_ = std::make_unique<HorovodMessageTable>(n);
+    mpi_ = env.mpi_collectives(config_.mpi, config_.mpi_library);
     if (nccl_) {
       std::vector<int> all(static_cast<std::size_t>(n));
       for (int r = 0; r < n; ++r)
         all[static_cast<std::size_t>(r)] = r;
       gpu_ = env.gpu_collectives(all, config_.nccl_net);
-    } else {
-      mpi_ = std::make_unique<coll::OmpiAllReduce>(config_.mpi);
-      mpi_transports_.resize(static_cast<std::size_t>(n));
-      if (config_.mpi.rendezvous) {
-        for (int w : env.local_workers()) {
-          mpi_transports_[static_cast<std::size_t>(w)] =
-              std::make_unique<coll::RendezvousTransport>(env.transport(w),
-                                                          config_.mpi.eager_limit_bytes);
-        }
-      }
     }
     for (int w : env.local_workers())
       begin_cycle(w);
@@ -209,23 +200,8 @@ class HorovodSystem : public System {
     TimeNs cycle_start = 0;
     std::uint64_t cycle = 0;
     std::uint64_t reduced = 0;  // gradients reduced over all steps
-    // Wire buffers of the current cycle: they outlive the sends and receives using them.
-    std::uint32_t length_out = 0, length_in = 0;
-    Words request, response;
-  };
-  struct Cycle {  // rank 0's view of one cycle
-    int requests = 0;
-    std::vector<std::vector<std::size_t>> per_rank;
-    std::vector<std::uint32_t> lengths;
-    std::vector<Words> lists;
   };
 
-  static coll::Bytes bytes_of(std::uint32_t& word) {
-    return {reinterpret_cast<std::byte*>(&word), sizeof word};
-  }
-  static coll::Bytes bytes_of(Words& w, std::size_t size) {
-    return {reinterpret_cast<std::byte*>(w.data()), size};
-  }
   // The modelled size of a list of `entries` tensors, and its words (the size rounded up).
   std::size_t wire_bytes(std::size_t entries) const {
     return 8 + config_.negotiation_bytes_per_tensor * entries;
@@ -246,61 +222,20 @@ class HorovodSystem : public System {
     const std::uint64_t c = s.cycle++;
     std::vector<std::size_t> report = std::move(s.pending);
     s.pending.clear();
-    coll::Transport& t = c_.env->transport(w);
-    const std::string suffix = std::to_string(c);
-    if (w == 0) {
-      expect_requests(c);
-      on_request(c, 0, std::move(report));
-      return;
-    }
-    // MPI_Gather of the request's length, MPI_Gatherv of the request.
+    // MPI_Gather of the request's length, MPI_Gatherv of the request; rank 0 then answers.
     const std::size_t bytes = wire_bytes(report.size());
-    s.request = words_for(bytes);
-    s.request[0] = static_cast<std::uint32_t>(report.size());
+    Words request = words_for(bytes);
+    request[0] = static_cast<std::uint32_t>(report.size());
     for (std::size_t i = 0; i < report.size(); ++i)
-      s.request[1 + i] = static_cast<std::uint32_t>(report[i]);
-    s.length_out = static_cast<std::uint32_t>(bytes);
-    t.send(0, "hvd:reqlen:" + suffix, bytes_of(s.length_out), [] {});
-    t.send(0, "hvd:req:" + suffix, bytes_of(s.request, bytes), [] {});
-    // Then rank 0's response: its length, then the list (MPI_Bcast twice).
-    t.recv(0, "hvd:resplen:" + suffix, bytes_of(s.length_in), [this, w, c, suffix] {
-      Worker& s2 = workers_[w];
-      const std::size_t size = s2.length_in;
-      if (size < 8 || size > wire_bytes(tensors_)) {
-        throw RuntimeFailure("horovod: response of " + std::to_string(size) + " bytes from rank 0");
-      }
-      s2.response = words_for(size);
-      c_.env->transport(w).recv(0, "hvd:resp:" + suffix, bytes_of(s2.response, size), [this, w, c] {
-        auto groups = std::make_shared<std::vector<std::vector<std::size_t>>>(
-            decode_response(workers_[w].response));
-        execute(w, c, groups);
-      });
-    });
-  }
-
-  // Rank 0: receives every other worker's request of cycle c.
-  void expect_requests(std::uint64_t c) {
-    const int n = c_.env->workers();
-    Cycle& cy = cycles_[c];
-    cy.per_rank.resize(static_cast<std::size_t>(n));
-    cy.lengths.assign(static_cast<std::size_t>(n), 0);
-    cy.lists.resize(static_cast<std::size_t>(n));
-    coll::Transport& t = c_.env->transport(0);
-    const std::string suffix = std::to_string(c);
-    for (int r = 1; r < n; ++r) {
-      t.recv(r, "hvd:reqlen:" + suffix, bytes_of(cy.lengths[r]), [this, c, r, suffix] {
-        Cycle& cy2 = cycles_.at(c);
-        const std::size_t size = cy2.lengths[r];
-        if (size < 8 || size > wire_bytes(tensors_)) {
-          throw RuntimeFailure("horovod: request of " + std::to_string(size) + " bytes from rank " +
-                               std::to_string(r));
-        }
-        cy2.lists[r] = words_for(size);
-        c_.env->transport(0).recv(
-            r, "hvd:req:" + suffix, bytes_of(cy2.lists[r], size),
-            [this, c, r] { on_request(c, r, decode_request(cycles_.at(c).lists[r], r)); });
-      });
-    }
+      request[1 + i] = static_cast<std::uint32_t>(report[i]);
+    mpi_->gather(w, c, std::move(request), bytes, wire_bytes(tensors_),
+                 [this, w, c](std::vector<Words> lists) {
+                   if (w == 0) return respond(c, lists);
+                   // Rank 0's response: its length, then the list (MPI_Bcast twice).
+                   mpi_->bcast(w, c, {}, 0, wire_bytes(tensors_), [this, w, c](Words response) {
+                     execute(w, c, decode_response(response));
+                   });
+                 });
   }
 
   std::vector<std::size_t> decode_request(const Words& w, int from) const {
@@ -318,8 +253,10 @@ class HorovodSystem : public System {
     return out;
   }
 
-  std::vector<std::vector<std::size_t>> decode_response(const Words& w) const {
-    std::vector<std::vector<std::size_t>> groups;
+  using Groups = std::shared_ptr<std::vector<std::vector<std::size_t>>>;
+
+  Groups decode_response(const Words& w) const {
+    auto groups = std::make_shared<std::vector<std::vector<std::size_t>>>();
     std::size_t at = 0;
     const std::size_t n = w[at++];
     for (std::size_t g = 0; g < n; ++g) {
@@ -333,46 +270,38 @@ class HorovodSystem : public System {
         if (w[at] >= tensors_) throw RuntimeFailure("horovod: response names an unknown tensor");
         group.push_back(w[at++]);
       }
-      groups.push_back(std::move(group));
+      groups->push_back(std::move(group));
     }
     return groups;
   }
 
-  void on_request(std::uint64_t c, int rank, std::vector<std::size_t> tensors) {
-    Cycle& cy = cycles_.at(c);
-    cy.per_rank[static_cast<std::size_t>(rank)] = std::move(tensors);
-    if (++cy.requests < c_.env->workers()) return;
-    const std::vector<std::size_t> ready = table_->add_cycle(cy.per_rank);
-    cycles_.erase(c);
-    auto groups = std::make_shared<std::vector<std::vector<std::size_t>>>(fuse_tensors(
-        ready, [this](std::size_t t) { return c_.tensor_bytes[t]; }, config_.fusion_bytes));
-    // The response to every other worker, then rank 0 executes it too: rank 0 broadcasts before
-    // its own first all-reduce (RunLoopOnce), so the response never queues behind rank 0's ring
-    // traffic on a connection.
-    Worker& s = workers_[0];
+  // Rank 0, every worker's request of cycle c in hand: the message table, the fused groups, the
+  // response to every worker; then rank 0 executes it too. Rank 0 broadcasts before its own first
+  // all-reduce (RunLoopOnce), so the response never queues behind rank 0's ring traffic on a
+  // connection.
+  void respond(std::uint64_t c, const std::vector<Words>& lists) {
+    std::vector<std::vector<std::size_t>> per_rank(lists.size());
+    for (std::size_t r = 0; r < lists.size(); ++r)
+      per_rank[r] = decode_request(lists[r], static_cast<int>(r));
+    const std::vector<std::size_t> ready = table_->add_cycle(per_rank);
+    const std::vector<std::vector<std::size_t>> groups = fuse_tensors(
+        ready, [this](std::size_t t) { return c_.tensor_bytes[t]; }, config_.fusion_bytes);
     const std::size_t bytes = wire_bytes(ready.size());
-    s.response = words_for(bytes);
+    Words response = words_for(bytes);
     std::size_t at = 0;
-    s.response[at++] = static_cast<std::uint32_t>(groups->size());
-    for (const auto& g : *groups) {
-      s.response[at++] = static_cast<std::uint32_t>(g.size());
+    response[at++] = static_cast<std::uint32_t>(groups.size());
+    for (const auto& g : groups) {
+      response[at++] = static_cast<std::uint32_t>(g.size());
       for (std::size_t t : g)
-        s.response[at++] = static_cast<std::uint32_t>(t);
+        response[at++] = static_cast<std::uint32_t>(t);
     }
-    s.length_out = static_cast<std::uint32_t>(bytes);
-    coll::Transport& t = c_.env->transport(0);
-    const std::string suffix = std::to_string(c);
-    for (int w = 1; w < c_.env->workers(); ++w) {
-      t.send(w, "hvd:resplen:" + suffix, bytes_of(s.length_out), [] {});
-      t.send(w, "hvd:resp:" + suffix, bytes_of(s.response, bytes), [] {});
-    }
-    execute(0, c, groups);
+    mpi_->bcast(0, c, std::move(response), bytes, wire_bytes(tensors_),
+                [this, c](Words sent) { execute(0, c, decode_response(sent)); });
   }
 
   // Runs the fused all-reduces one after another (the background thread blocks in each), then
   // the next cycle.
-  void execute(int w, std::uint64_t c,
-               std::shared_ptr<std::vector<std::vector<std::size_t>>> groups, std::size_t g = 0) {
+  void execute(int w, std::uint64_t c, Groups groups, std::size_t g = 0) {
     if (g == groups->size()) {
       next_cycle(w);
       return;
@@ -390,11 +319,9 @@ class HorovodSystem : public System {
         bytes += c_.tensor_bytes[t];
       gpu_->launch(w, train::NcclColl::kAllReduce, bytes, next);
     } else {
-      // Horovod's MPI_Allreduce of the fusion buffer (a lone tensor: its own buffers), as Open
-      // MPI runs it over its TCP BTL.
+      // Horovod's MPI_Allreduce of the fusion buffer (a lone tensor: its own buffers).
       const std::string name = "hvd:" + std::to_string(c) + ":" + std::to_string(g);
-      coll::Transport* t = mpi_transports_[static_cast<std::size_t>(w)].get();
-      mpi_->run(t ? *t : c_.env->transport(w), c_.env->fuse(w, group, name), next);
+      mpi_->allreduce(w, c_.env->fuse(w, group, name), next);
     }
   }
 
@@ -422,10 +349,8 @@ class HorovodSystem : public System {
   std::size_t tensors_ = 0;
   std::uint64_t target_ = 0;
   std::vector<Worker> workers_;
-  std::unique_ptr<coll::OmpiAllReduce> mpi_;
-  std::vector<std::unique_ptr<coll::RendezvousTransport>> mpi_transports_;  // per local worker
+  std::unique_ptr<MpiCollectives> mpi_;
   std::unique_ptr<GpuCollectives> gpu_;
-  std::map<std::uint64_t, Cycle> cycles_;  // rank 0
   std::unique_ptr<HorovodMessageTable> table_;
 };
 
