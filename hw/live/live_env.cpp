@@ -11,8 +11,10 @@
 #include <limits>
 
 #include "hw/cuda/reference_kernels.h"
+#include "hw/live/mpi_library.h"
 #include "hw/tcp/barrier.h"
 #include "hw/tcp/event_loop.h"
+#include "hw/tcp/mpi_rendezvous.h"
 #include "sim/coll/subset_transport.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
@@ -372,6 +374,24 @@ std::unique_ptr<runtime::GpuCollectives> LiveEnv::gpu_collectives(const std::vec
   throw InputError(
       "this system needs GPUs and NCCL; live training over TCP runs ideal, kungfu "
       "and horovod");
+}
+
+std::unique_ptr<runtime::MpiCollectives> LiveEnv::mpi_collectives(const coll::OmpiOptions& options,
+                                                                  bool library) {
+  if (!library) return TrainingEnv::mpi_collectives(options, library);
+  if (elastic_) {
+    throw InputError("mpi: {live: library} is not for elastic runs (an MPI job's ranks are fixed)");
+  }
+  if (!tcp::mpi_kept()) {
+    throw InputError(
+        "mpi: {live: library}: this process has no MPI job to use (adaptsim-live must run under "
+        "mpirun with the library; simctl run --live starts it so)");
+  }
+  return std::make_unique<MpiLibrary>([this](runtime::Callback task) { post(std::move(task)); },
+                                      [this](const std::string& reason) {
+                                        post([this, reason] { runtime_.fail_from_loop(reason); });
+                                      },
+                                      mpi_timeout_ns_);
 }
 
 void LiveEnv::gradient_norms(int, std::function<void(double, double)> done) {

@@ -130,6 +130,11 @@ class LiveEnv final : public runtime::TrainingEnv {
   void unfuse(int worker, const std::vector<std::size_t>& tensors) override;
   std::unique_ptr<runtime::GpuCollectives> gpu_collectives(const std::vector<int>& members,
                                                            const train::NcclNet& net) override;
+  // With `library`: the MPI library this process runs under (mpi_library.h; MPI kept initialised
+  // from an mpirun rendezvous, else InputError), each call bounded by set_mpi_timeout's timeout.
+  std::unique_ptr<runtime::MpiCollectives> mpi_collectives(const coll::OmpiOptions& options,
+                                                           bool library) override;
+  void set_mpi_timeout(TimeNs timeout_ns) { mpi_timeout_ns_ = timeout_ns; }
   void gradient_norms(int worker,
                       std::function<void(double local_sq, double reduced_sq)> done) override;
   void square_gradients(int worker, runtime::Callback done) override;
@@ -262,6 +267,7 @@ class LiveEnv final : public runtime::TrainingEnv {
   std::vector<int> local_;
   coll::Transport* transport_ = nullptr;
   std::vector<float> fusion_;  // the fusion buffer, grown on demand
+  TimeNs mpi_timeout_ns_ = 60 * kNsPerSecond;
   // Loop thread: cleared by stop(); every callback the environment runs checks it first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool detached_ = false;

@@ -43,6 +43,7 @@
 #include "hw/live/rank_launcher.h"
 #include "hw/tcp/event_loop.h"
 #include "hw/tcp/launcher.h"
+#include "hw/tcp/mpi_rendezvous.h"
 #include "hw/tcp/rendezvous.h"
 #include "hw/tcp/rendezvous_cli.h"
 #include "sim/core/error.h"
@@ -122,6 +123,26 @@ void print_summary(const live::LiveRunSpec& spec, const live::LiveResult& r) {
   std::fflush(stdout);
 }
 
+// mpi: {live: library}: the library must be the Open MPI release the scenario names, so that the
+// simulation's model of its decision (sim/coll/ompi_allreduce.h) predicts what runs live.
+void check_mpi_release(const std::string& version) {
+  const std::string library = tcp::mpi_library_version();  // "Open MPI v4.1.4"
+  const std::string prefix = "Open MPI v";
+  if (library.rfind(prefix, 0) != 0) {
+    throw InputError("mpi: {live: library}: the MPI library is \"" +
+                     (library.empty() ? std::string("none (built without MPI)") : library) +
+                     "\", not Open MPI, whose algorithms the model predicts");
+  }
+  const std::string release = library.substr(prefix.size());
+  const bool same = release.rfind(version, 0) == 0 &&
+                    (release.size() == version.size() || release[version.size()] == '.');
+  if (!same) {
+    throw InputError("mpi: {live: library}: the system's mpi.version is " + version +
+                     " but the MPI library is " + library +
+                     "; set mpi.version to the library's release (its decision rules differ)");
+  }
+}
+
 int run_worker(const ToolOptions& o, const live::LiveRunSpec& spec, tcp::RendezvousMode mode,
                double start_s) {
   tcp::RuntimeOptions ro;
@@ -145,6 +166,7 @@ int run_worker(const ToolOptions& o, const live::LiveRunSpec& spec, tcp::Rendezv
     if (!o.quiet) print_summary(spec, result);
   }
   rt->shutdown();
+  tcp::mpi_finalize();  // where the library was kept for Horovod's MPI calls
   return 0;
 }
 
@@ -636,6 +658,17 @@ Exit codes: 0 success, 1 run-time failure (a peer died, a timeout, a wrong gradi
     if (std::getenv(tcp::kEnvRank) == nullptr) return launch_with_prefixes(o, spec);
   }
   const tcp::RendezvousMode mode = tcp::choose_rendezvous(o.rendezvous);
+  if (spec.live.system.mpi_library) {
+    if (mode != tcp::RendezvousMode::kMpi) {
+      throw InputError(
+          "mpi: {live: library}: Horovod reduces through the MPI library, so adaptsim-live must "
+          "run under mpirun (mpirun -np N adaptsim-live CONFIG; simctl run --live starts it so)");
+    }
+    check_mpi_release(spec.live.system.mpi.version);
+    ToolOptions kept = o;
+    kept.rendezvous.keep_mpi = true;
+    return run_worker(kept, spec, mode, start_s);
+  }
   if (mode == tcp::RendezvousMode::kLauncher) {
     const tcp::LaunchResult result =
         tcp::launch_self(o.rendezvous.procs, argc, argv, spec.live.timeout_ns + 2 * kNsPerSecond);

@@ -178,6 +178,7 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
   }
 
   if (rank == 0) env->set_progress_file(c.progress_file);
+  env->set_mpi_timeout(c.timeout_ns);
   if (learner) env->set_learner(&*learner, total_steps, c.learn->eval_every);
   if (elastic) {
     std::vector<std::uint64_t> elements;

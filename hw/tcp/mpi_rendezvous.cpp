@@ -72,10 +72,25 @@ std::string mpi_library_version() {
 
 #if ADAPTSIM_TCP_HAVE_MPI
 
-ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSecret> secret) {
+namespace {
+bool kept = false;  // MPI initialised by a kept rendezvous, not yet finalised
+}  // namespace
+
+ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSecret> secret,
+                           bool keep) {
   int initialised = 0;
   MPI_Initialized(&initialised);
-  if (!initialised) check(MPI_Init(nullptr, nullptr), "MPI_Init");
+  if (!initialised) {
+    int provided = MPI_THREAD_SINGLE;
+    check(MPI_Init_thread(nullptr, nullptr, keep ? MPI_THREAD_SERIALIZED : MPI_THREAD_SINGLE,
+                          &provided),
+          "MPI_Init_thread");
+    if (keep && provided < MPI_THREAD_SERIALIZED) {
+      throw RuntimeFailure(
+          "MPI rendezvous: the MPI library gives thread level " + std::to_string(provided) +
+          ", the job's MPI calls need MPI_THREAD_SERIALIZED (one thread of its own makes them)");
+    }
+  }
   int rank = 0, size = 0;
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
@@ -101,14 +116,34 @@ ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSec
     cluster.addresses.push_back(
         parse_socket_address(std::string_view(p, strnlen(p, kAddressSlot))));
   }
+  if (keep) {
+    kept = true;
+    return cluster;
+  }
   // MPI's job is done; from here on only TCP. Every rank reaches this point together.
   check(MPI_Finalize(), "MPI_Finalize");
   return cluster;
 }
 
+bool mpi_kept() {
+  return kept;
+}
+
+void mpi_finalize() {
+  if (!kept) return;
+  kept = false;
+  check(MPI_Finalize(), "MPI_Finalize");
+}
+
 #else
 
-ClusterSpec mpi_rendezvous(const SocketAddress&, std::optional<JobSecret>) {
+bool mpi_kept() {
+  return false;
+}
+
+void mpi_finalize() {}
+
+ClusterSpec mpi_rendezvous(const SocketAddress&, std::optional<JobSecret>, bool) {
   throw RuntimeFailure(
       "this adaptsim-tcp was built without MPI; rebuild with an MPI development package "
       "(e.g. libopenmpi-dev) or use --procs or --hosts");

@@ -28,7 +28,15 @@ std::string mpi_library_version();
 // Initialises MPI, gathers every rank's `advertised` address (where the others can reach this
 // rank's listening socket), takes rank 0's job secret (`secret` where rank 0 has one configured,
 // else random from its OS; the broadcast crosses MPI's own transport, so the secret is as private
-// as that), and finalises MPI. Throws RuntimeFailure when built without MPI or when MPI fails.
-ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSecret> secret);
+// as that), and finalises MPI, unless `keep`: then MPI stays initialised (asked for
+// MPI_THREAD_SERIALIZED: one thread at a time, any thread) until mpi_finalize(). Throws
+// RuntimeFailure when built without MPI or when MPI fails (or gives a lower thread level).
+ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSecret> secret,
+                           bool keep = false);
+// Whether MPI is initialised and not yet finalised (a kept rendezvous).
+bool mpi_kept();
+// Finalises MPI kept by mpi_rendezvous; every rank must call it. Does nothing when MPI is not
+// kept. Throws RuntimeFailure when MPI_Finalize fails.
+void mpi_finalize();
 
 }  // namespace adaptsim::tcp

@@ -98,7 +98,7 @@ std::unique_ptr<Runtime> connect_runtime(const RendezvousOptions& o, RendezvousM
       const bool wildcard = bind == "0.0.0.0" || bind == "::";
       const SocketAddress advertised{wildcard ? default_advertised_host() : bind,
                                      rt->listen_address().port};
-      ClusterSpec cluster = mpi_rendezvous(advertised, configured_secret(o));
+      ClusterSpec cluster = mpi_rendezvous(advertised, configured_secret(o), o.keep_mpi);
       apply_host_layout(o, cluster);
       rt->connect(cluster);
       return rt;

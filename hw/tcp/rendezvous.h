@@ -34,6 +34,10 @@ struct RendezvousOptions {
   // > 0: rank r is on host r / ranks_per_host (lets loopback ranks pose as separate machines);
   // 0: ranks with the same address host share a host.
   int ranks_per_host = 0;
+  // Under mpirun: keep MPI initialised after the rendezvous (MPI_THREAD_SERIALIZED), for the
+  // job's own use of the MPI library (hw/live/mpi_library.h); the process then calls
+  // mpi_finalize() (mpi_rendezvous.h) at its end.
+  bool keep_mpi = false;
 };
 
 enum class RendezvousMode { kLaunchedWorker, kLauncher, kHostList, kMpi };
