@@ -26,7 +26,8 @@
 # How mpirun reaches the namespaces: mpirun itself runs inside host 0's namespace, so host 0's
 # address in the hostfile is its own node; for every other host its rsh launch agent
 # (plm_rsh_agent) is a generated script mapping the host's address to its namespace and running
-# the daemon's command there (`ip netns exec NS sh -c CMD`), as ssh would on a real host. The
+# the daemon's command there (`ip netns exec NS sh -c CMD`), as ssh would on a real host; the
+# daemons stay attached to it (--leave-session-attached: they end with mpirun, errors shown). The
 # daemons and ranks talk over the testbed's subnet only (oob/btl tcp if_include); no shared
 # memory (btl tcp,self: every rank is its own host), no binding (every "host" is the same 2..N
 # cores, and binding would pin all ranks to the first), yield when idle (ranks outnumber cores).
@@ -57,12 +58,15 @@ if [ "${1:-}" = "--in-testbed" ]; then
     for i in "${!ips[@]}"; do echo "  ${ips[$i]}) ns=${nss[$i]} ;;"; done
     echo '  *) echo "testbed-mpi agent: unknown host $host" >&2; exit 255 ;;'
     echo 'esac'
-    echo 'exec ip netns exec "$ns" /bin/sh -c "$*"'
+    # Each host's daemon its own session folder: the hosts share this machine's /tmp and host
+    # name, and daemons starting at once in one folder collide (hw/runner/live_backend.cpp).
+    echo "tmp=\"$work/ompi/\$ns\"; mkdir -p \"\$tmp\""
+    echo 'exec ip netns exec "$ns" env OMPI_MCA_orte_tmpdir_base="$tmp" /bin/sh -c "$*"'
   } > "$work/agent"
   chmod 755 "$work/agent"
   tool="$build/hw/mpi/adaptsim-mpi"
   common=(--allow-run-as-root --oversubscribe --bind-to none
-          --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1
+          --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 --leave-session-attached
           --mca oob_tcp_if_include "$subnet" --mca btl tcp,self --mca btl_tcp_if_include "$subnet"
           --mca mpi_yield_when_idle "${MPI_YIELD_WHEN_IDLE:-1}" ${MPI_MPIRUN_ARGS:-})
   sizes=(--minbytes "${MPI_MINBYTES:-8B}" --large-bytes "${MPI_LARGE_BYTES:-4MiB}" --iters 20 --warmup-iters 5

@@ -328,6 +328,87 @@ std::string stop_background(std::vector<TrafficPair>& pairs) {
 
 }  // namespace
 
+// mpi: {live: library}: the ranks are one MPI job that Open MPI's mpirun starts, as Horovod 0.16.1
+// was launched (one rank per GPU, rank r on server r / gpus); adaptsim-live finds its peers by the
+// MPI rendezvous and keeps MPI for Horovod's calls (hw/live/mpi_library.h). Open MPI's traffic
+// takes its TCP BTL only (no shared memory: the simulation's ranks talk over the network too),
+// on the job's network: loopback for local ranks; on a testbed its subnet, mpirun running in
+// server 0's namespace and reaching every other server's namespace through a launch agent that
+// maps the server's address to `ip netns exec NS`, as ssh would reach a real host. No binding
+// (the "hosts" share this machine's cores), and ranks yield when idle (they may outnumber the
+// cores). The scenario's forced algorithm, segment size and eager limit become the same MCA
+// parameters that force them in Open MPI (coll_tuned_*, btl_tcp_eager_limit).
+std::vector<std::string> mpirun_command(const runtime::LiveTrainingTask& task,
+                                        const fs::path& live_tool, const fs::path& config,
+                                        const fs::path& result, const fs::path& dir,
+                                        const testbed::Testbed* bed) {
+  const std::optional<std::string> mpirun = testbed::find_program("mpirun");
+  if (!mpirun) {
+    throw RuntimeFailure(
+        "mpi: {live: library} needs Open MPI's mpirun on PATH (Debian: openmpi-bin)");
+  }
+  const int gpus = task.nominal.server.gpus;
+  const int ranks = task.nominal.servers * gpus;
+  std::vector<std::string> argv;
+  std::string network = "lo";
+  if (bed) {
+    argv = bed->exec_prefix(0);
+    network = bed->plan().subnet;
+    std::string agent =
+        "#!/bin/sh\n"
+        "# mpirun's launch agent (plm_rsh_agent), called as ssh is: [options] HOST "
+        "CMD...\n"
+        "while [ \"${1#-}\" != \"$1\" ]; do shift; done\n"
+        "host=\"$1\"; shift\n"
+        "case \"$host\" in\n";
+    std::string hostfile;
+    for (const testbed::Host& h : bed->hosts()) {
+      agent += "  " + h.ip + ") ns=" + h.ns + " ;;\n";
+      hostfile += h.ip + " slots=" + std::to_string(gpus) + "\n";
+    }
+    // Every server's daemon keeps its session files (and hwloc's shared topology) in a folder of
+    // its own: the servers share this machine's /tmp and host name, and daemons starting at once
+    // in one session folder collide (mkdir "File exists", a crash writing the topology file).
+    agent +=
+        "  *) echo \"adaptsim mpirun agent: unknown host $host\" >&2; exit 255 ;;\n"
+        "esac\n"
+        "tmp=\"" +
+        (dir / "ompi").string() +
+        "/$ns\"\n"
+        "mkdir -p \"$tmp\"\n"
+        "exec ip netns exec \"$ns\" env OMPI_MCA_orte_tmpdir_base=\"$tmp\" /bin/sh -c \"$*\"\n";
+    io::write_file_atomic(dir / "mpirun-agent", agent);
+    fs::permissions(dir / "mpirun-agent", fs::perms::owner_all);
+    io::write_file_atomic(dir / "hostfile", hostfile);
+  }
+  argv.insert(argv.end(), {*mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+                           "-np", std::to_string(ranks), "--mca", "btl", "tcp,self", "--mca",
+                           "btl_tcp_if_include", network, "--mca", "mpi_yield_when_idle", "1"});
+  if (bed) {
+    argv.insert(argv.end(), {"--hostfile", (dir / "hostfile").string(), "--mca", "plm_rsh_agent",
+                             (dir / "mpirun-agent").string(), "--mca", "plm_rsh_no_tree_spawn", "1",
+                             "--mca", "oob_tcp_if_include", network,
+                             // The daemons stay the agent's children (no setsid): they die with
+                             // the run, and their errors reach its output.
+                             "--leave-session-attached"});
+  }
+  const coll::OmpiOptions& mpi = task.system.mpi;
+  if (mpi.forced) {
+    argv.insert(argv.end(),
+                {"--mca", "coll_tuned_use_dynamic_rules", "1", "--mca",
+                 "coll_tuned_allreduce_algorithm", std::to_string(static_cast<int>(*mpi.forced))});
+    if (mpi.forced_segment_bytes > 0) {
+      argv.insert(argv.end(), {"--mca", "coll_tuned_allreduce_algorithm_segmentsize",
+                               std::to_string(mpi.forced_segment_bytes)});
+    }
+  }
+  argv.insert(argv.end(), {"--mca", "btl_tcp_eager_limit", std::to_string(mpi.eager_limit_bytes)});
+  argv.insert(argv.end(), {live_tool.string(), config.string(), "--ranks-per-host",
+                           std::to_string(gpus), "-o", result.string(), "-q"});
+  if (!bed) argv.insert(argv.end(), {"--bind", "127.0.0.1"});
+  return argv;
+}
+
 std::string failure_cause(const std::string& output) {
   // Every rank prints "adaptsim-live: rank R: ..." and the launcher, last, "adaptsim-live:
   // launcher: rank 2 (pid 123) was killed by signal 9 (Killed); rank 0 ...", root cause first.
@@ -454,6 +535,18 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     io::write_file_atomic(dir.path / "placement.json", placements.dump(2));
     argv.push_back("--rank-prefix-json");
     argv.push_back((dir.path / "placement.json").string());
+  }
+  if (task.system.mpi_library) {
+    if (task.live.placement == "hosts") {
+      throw InputError(
+          "mpi: {live: library} with live.placement: hosts: mpirun starts the ranks here, or on "
+          "a testbed (use placement local or testbed)");
+    }
+    if (task.elastic) throw InputError("mpi: {live: library} is not for elastic runs");
+    if (task.live.fault_kill_rank >= 0) {
+      throw InputError("mpi: {live: library}: the fault hooks are adaptsim-live's launcher's");
+    }
+    argv = mpirun_command(task, live_tool_, config, result, dir.path, bed ? &*bed : nullptr);
   }
   std::vector<TrafficPair> traffic;
   if (!task.background.empty()) {

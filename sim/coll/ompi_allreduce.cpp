@@ -271,6 +271,175 @@ class OmpiRecursiveDoublingRun : public std::enable_shared_from_this<OmpiRecursi
   int pending_ = 0;
 };
 
+// ompi_coll_base_allreduce_intra_redscat_allgather (coll_base_allreduce.c, v4.1.4), Rabenseifner's
+// algorithm as Open MPI orders it, which differs from MPICH's (halving_doubling_allreduce.cpp) in
+// who folds and in the order of distances. With p' the largest power of two <= n and r = n - p':
+//   1. ranks below 2r pair up (even 2i with odd 2i+1) and exchange halves (ompi_coll_base_sendrecv:
+//      the even sends the right half, the odd the left), each reducing the half it kept; the odd
+//      sends its reduced right half to the even and drops out; the even ranks go on (vrank i);
+//   2. reduce-scatter by recursive vector halving and distance doubling (distance 1, 2, 4, ...;
+//      the lower real rank keeps the left half of the window), reducing each received half;
+//   3. all-gather by recursive doubling, the exchanges in reverse order;
+//   4. each even rank below 2r sends the whole result to its odd partner.
+// Each exchange posts its receive, then sends (blocking), then waits for the receive.
+class OmpiRabenseifnerRun : public std::enable_shared_from_this<OmpiRabenseifnerRun> {
+ public:
+  OmpiRabenseifnerRun(Transport& t, const Workspace& w, Callback done)
+      : t_(t),
+        w_(w),
+        es_(dtype_size(w.dtype)),
+        me_(t.rank()),
+        done_(std::move(done)),
+        wsize_(w.count) {
+    const int n = t.size();
+    pof2_ = static_cast<int>(floor_pow2(static_cast<std::uint64_t>(n)));
+    rem_ = n - pof2_;
+    if (me_ < 2 * rem_) {
+      vrank_ = me_ % 2 != 0 ? -1 : me_ / 2;
+    } else {
+      vrank_ = me_ - rem_;
+    }
+  }
+
+  void start() {
+    auto self = shared_from_this();
+    into_receive_buffer(t_, w_, [self] {
+      self->tmp_ = acquire_scratch_for(self->t_, self->w_, self->w_.bytes());
+      self->fold_in();
+    });
+  }
+
+ private:
+  Bytes rbuf(std::size_t index, std::size_t count) const {
+    return w_.recv.sub(index * es_, count * es_);
+  }
+  Bytes tmp(std::size_t index, std::size_t count) const {
+    return tmp_.sub(index * es_, count * es_);
+  }
+  std::string name(const char* what, int k) const {
+    return w_.name + "/" + what + std::to_string(k);
+  }
+  int real_rank(int vrank) const { return vrank < rem_ ? vrank * 2 : vrank + rem_; }
+
+  // ompi_coll_base_sendrecv: the receive posted, the send, then both done; `then` after.
+  void sendrecv(int peer, const std::string& nm, Bytes out, Bytes in, Callback then) {
+    auto self = shared_from_this();
+    auto pending = std::make_shared<int>(2);
+    auto finish = [pending, then = std::move(then)] {
+      if (--*pending == 0) then();
+    };
+    t_.recv(peer, nm, in, finish);
+    t_.send(peer, nm, out, finish);
+  }
+  // rbuf[index, +count) <op>= tmp[index, +count), then `then`.
+  void reduce_into(std::size_t index, std::size_t count, Callback then) {
+    const Bytes into = rbuf(index, count);
+    t_.reduce(into, tmp(index, count), into, w_.dtype, w_.op, std::move(then));
+  }
+
+  // Step 1.
+  void fold_in() {
+    auto self = shared_from_this();
+    if (me_ >= 2 * rem_) {
+      halving(1);
+      return;
+    }
+    const std::size_t lhalf = w_.count / 2, rhalf = w_.count - lhalf;
+    if (me_ % 2 != 0) {
+      sendrecv(me_ - 1, name("fold", 0), rbuf(0, lhalf), tmp(lhalf, rhalf), [self, lhalf, rhalf] {
+        self->reduce_into(lhalf, rhalf, [self, lhalf, rhalf] {
+          self->t_.send(self->me_ - 1, self->name("fold", 1), self->rbuf(lhalf, rhalf),
+                        [self] { self->fold_out(); });
+        });
+      });
+      return;
+    }
+    sendrecv(me_ + 1, name("fold", 0), rbuf(lhalf, rhalf), tmp(0, lhalf), [self, lhalf, rhalf] {
+      self->reduce_into(0, lhalf, [self, lhalf, rhalf] {
+        self->t_.recv(self->me_ + 1, self->name("fold", 1), self->rbuf(lhalf, rhalf),
+                      [self] { self->halving(1); });
+      });
+    });
+  }
+
+  // Step 2: the exchange at distance `mask`, window [window_, window_ + wsize_).
+  void halving(int mask) {
+    if (mask >= pof2_) {
+      doubling(pof2_ >> 1);
+      return;
+    }
+    const int dest = real_rank(vrank_ ^ mask);
+    Window s;
+    if (me_ < dest) {
+      s.rcount = wsize_ / 2;
+      s.scount = wsize_ - s.rcount;
+      s.rindex = window_;
+      s.sindex = window_ + s.rcount;
+    } else {
+      s.scount = wsize_ / 2;
+      s.rcount = wsize_ - s.scount;
+      s.sindex = window_;
+      s.rindex = window_ + s.scount;
+    }
+    steps_.push_back(s);
+    auto self = shared_from_this();
+    sendrecv(dest, name("rs", mask), rbuf(s.sindex, s.scount), tmp(s.rindex, s.rcount),
+             [self, s, mask] {
+               self->reduce_into(s.rindex, s.rcount, [self, s, mask] {
+                 self->window_ = s.rindex;
+                 self->wsize_ = s.rcount;
+                 self->halving(mask << 1);
+               });
+             });
+  }
+
+  // Step 3: the exchanges of step 2 in reverse, each sending what it kept and receiving what it
+  // sent.
+  void doubling(int mask) {
+    if (mask == 0) {
+      fold_out();
+      return;
+    }
+    const int dest = real_rank(vrank_ ^ mask);
+    const Window s = steps_.back();
+    steps_.pop_back();
+    auto self = shared_from_this();
+    sendrecv(dest, name("ag", mask), rbuf(s.rindex, s.rcount), rbuf(s.sindex, s.scount),
+             [self, mask] { self->doubling(mask >> 1); });
+  }
+
+  // Step 4.
+  void fold_out() {
+    auto self = shared_from_this();
+    Callback done = [self] {
+      release_scratch_for(self->t_, self->tmp_);
+      Callback d = std::move(self->done_);
+      d();
+    };
+    if (me_ >= 2 * rem_) {
+      done();
+    } else if (me_ % 2 != 0) {
+      t_.recv(me_ - 1, name("result", 0), w_.recv, std::move(done));
+    } else {
+      t_.send(me_ + 1, name("result", 0), w_.recv, std::move(done));
+    }
+  }
+
+  struct Window {
+    std::size_t sindex = 0, scount = 0, rindex = 0, rcount = 0;
+  };
+  Transport& t_;
+  const Workspace w_;
+  const std::size_t es_;
+  const int me_;
+  Callback done_;
+  int pof2_ = 1, rem_ = 0, vrank_ = 0;
+  Bytes tmp_;
+  std::size_t window_ = 0;
+  std::size_t wsize_ = 0;
+  std::vector<Window> steps_;
+};
+
 bool forces(const OmpiOptions& o) {
   return o.forced && *o.forced != OmpiAllreduce::kIgnore;
 }
@@ -408,9 +577,7 @@ OmpiAllreduce ompi_allreduce_for(const OmpiOptions& o, int p, std::uint64_t coun
   return ompi_effective_allreduce(chosen, p, count, element_bytes, ring_segment_bytes(o));
 }
 
-OmpiAllReduce::OmpiAllReduce(OmpiOptions options)
-    : options_(std::move(options)),
-      rabenseifner_(make_allreduce(StrategyKind::kHalvingDoubling, {})) {}
+OmpiAllReduce::OmpiAllReduce(OmpiOptions options) : options_(std::move(options)) {}
 
 void OmpiAllReduce::run(Transport& t, const Workspace& w, Callback done) const {
   const int n = t.size();
@@ -439,7 +606,7 @@ void OmpiAllReduce::run(Transport& t, const Workspace& w, Callback done) const {
       std::make_shared<OmpiRecursiveDoublingRun>(t, w, std::move(done))->start();
       return;
     case OmpiAllreduce::kRabenseifner:
-      rabenseifner_->run(t, w, std::move(done));
+      std::make_shared<OmpiRabenseifnerRun>(t, w, std::move(done))->start();
       return;
     default:
       throw RuntimeFailure("Open MPI " + options_.version + " would run its " +

@@ -335,6 +335,18 @@ TEST_CASE(
                    with(horovod, "MPI", "{eager_limit: 0B}"),
                    {},
                    "key 'workload.systems[0].mpi.eager_limit': must be > 0"},
+                  {"an unknown way to run MPI live",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{live: real}"),
+                   {},
+                   "key 'workload.systems[0].mpi.live'"},
+                  {"the MPI library without ob1's rendezvous",
+                   "{dir}/s.yaml",
+                   with(horovod, "MPI", "{live: library, rendezvous: false}"),
+                   {},
+                   "key 'workload.systems[0].mpi.rendezvous': false is a model's ablation: the "
+                   "MPI library (live: library) always uses ob1's rendezvous above its eager "
+                   "limit"},
                   {"an unknown key in mpi",
                    "{dir}/s.yaml",
                    with(horovod, "MPI", "{rendevous: false}"),

@@ -192,6 +192,91 @@ TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic m
   fs::remove_all(dir);
 }
 
+// Open MPI's release as `mpirun --version` prints it ("mpirun (Open MPI) 4.1.4"), or empty.
+std::string open_mpi_release() {
+  FILE* f = ::popen("mpirun --version 2>/dev/null", "r");
+  if (f == nullptr) return "";
+  char line[256] = {0};
+  const bool got = std::fgets(line, sizeof line, f) != nullptr;
+  ::pclose(f);
+  const std::string text = got ? line : "";
+  const std::string tag = "(Open MPI) ";
+  const auto at = text.find(tag);
+  if (at == std::string::npos) return "";
+  std::string release = text.substr(at + tag.size());
+  while (!release.empty() && (release.back() == '\n' || release.back() == ' '))
+    release.pop_back();
+  return release;
+}
+
+TEST_CASE("live testbed MPI library: mpirun across the namespaces, gradients through Open MPI") {
+  // Horovod with mpi: {live: library} on 3 capped hosts: simctl starts the ranks with mpirun in
+  // the first host's namespace, the others through its launch agent. The testbed's NIC counters
+  // see the gradients cross the capped links while the ranks' own TCP runtime carries almost
+  // nothing (the barrier, the statistics): Open MPI moved them. The same scenario simulated puts
+  // the model of that library's messages on the same links.
+  const std::string release = open_mpi_release();
+  if (release.empty()) {
+    MESSAGE("no Open MPI mpirun on PATH: skipping the MPI library case");
+    return;
+  }
+  const std::string prefix = "sctmpi";
+  const fs::path dir = scratch_dir("testbed_mpi");
+  LiveScenario sc;
+  sc.servers = 3;
+  sc.systems = {"{label: hvd-lib, kind: horovod, mpi: {version: \"" + release +
+                "\", live: library}}"};
+  sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
+  write_scenario(dir, sc);
+  auto args = [&](bool live) {
+    return sim_or_live_args(
+        live, dir / "live.yaml", dir,
+        {"--link-stats", (dir / "{}-links").string(), "--link-stats-bin", "10ms"});
+  };
+  SimctlProcess sim(args(false), dir);
+  REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
+  SimctlProcess live(args(true), dir);
+  const int code = live.wait(150);
+  INFO("output: " << live.output());
+  REQUIRE(code == 0);
+  const auto rows = read_csv(dir / "live" / "live-test.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].at("mode") == "live");
+  const std::string base = "p0-mobilenetv2-hvd-lib";
+  auto total = [](const fs::path& f) {
+    double sum = 0;
+    for (const auto& r : read_csv(f))
+      sum += std::stod(r.at("bytes"));
+    return sum;
+  };
+  // Per NIC link direction (the links both modes have: the simulation's also lists each host's
+  // internal resources), live carries what the model of Open MPI's messages put on it, plus
+  // frame, IP and TCP headers, ob1's headers and ACKs.
+  auto by_link = [](const fs::path& f) {
+    std::map<std::string, double> out;
+    for (const auto& r : read_csv(f))
+      out[r.at("resource")] = std::stod(r.at("bytes"));
+    return out;
+  };
+  const auto sim_links = by_link(dir / "sim-links" / (base + ".links.csv"));
+  const auto live_links = by_link(dir / "live-links" / (base + ".links.csv"));
+  CHECK(live_links.size() == 6);  // 3 hosts, both directions of each NIC link
+  for (const auto& [name, bytes] : live_links) {
+    CAPTURE(name);
+    REQUIRE(sim_links.count(name) == 1);
+    CHECK(bytes >= sim_links.at(name));
+    CHECK(bytes <= 1.10 * sim_links.at(name));
+  }
+  // The ranks' own TCP runtime carried none of it: the barrier and the statistics only.
+  const double live_tcp = total(dir / "live-links" / (base + ".matrix.csv"));
+  const double sim_matrix = total(dir / "sim-links" / (base + ".matrix.csv"));
+  CAPTURE(live_tcp);
+  CAPTURE(sim_matrix);
+  CHECK(live_tcp < 0.01 * sim_matrix);
+  check_nothing_left(prefix, dir);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("live testbed killed worker: exit 1, one line naming the rank, nothing left") {
   const std::string prefix = "sctkill";
   const fs::path dir = scratch_dir("testbed_kill");

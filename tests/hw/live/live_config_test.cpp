@@ -126,6 +126,14 @@ TEST_CASE("config: a Horovod system's MPI model reaches the live ranks as the sc
   CHECK(!d.live.system.mpi.forced);
   CHECK(d.live.system.mpi.rendezvous);
   CHECK(d.live.system.mpi.eager_limit_bytes == 65536);
+  CHECK(!d.live.system.mpi_library);
+  // live: library travels too (the ranks then reduce through the MPI library they run under).
+  c.mpi_library = true;
+  const LiveRunSpec l = parse(R"({"model": "resnet50", "batch_per_gpu": 32,
+    "device": "../traces/devices/k80-half.yaml", "system": )" +
+                              runtime::system_yaml(c) + "}");
+  CHECK(l.live.system.mpi_library);
+  CHECK(l.live.system.mpi.version == "4.0.0");
 }
 
 TEST_CASE("config: bad input names the file and the key") {

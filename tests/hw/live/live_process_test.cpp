@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "hw/live/etcd_store.h"
+#include "hw/tcp/mpi_rendezvous.h"
 #include "tests/hw/live/live_test_support.h"
 #include "tests/hw/tcp/tcp_test_support.h"
 #include "tests/support/time_scale.h"
@@ -187,6 +188,114 @@ TEST_CASE("mpirun: ranks meet through MPI and train over TCP") {
   INFO(diagnostics(r));
   REQUIRE(r.exit_code == 0);
   check_result(read_json(dir + "/result.json"), 3, 2);
+}
+
+// The bytes rank `rank` sent over hw/tcp, from its messages file (run_live_training's
+// messages_dir: dst_rank,messages,bytes).
+double tcp_bytes_sent(const std::string& dir, int rank) {
+  std::istringstream in(read_text(dir + "/rank" + std::to_string(rank) + ".messages.csv"));
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line == "dst_rank,messages,bytes");
+  double total = 0;
+  while (std::getline(in, line))
+    total += std::stod(line.substr(line.rfind(',') + 1));
+  return total;
+}
+
+TEST_CASE("mpirun with mpi: {live: library}: Horovod reduces through the MPI library itself") {
+  std::string mpirun;
+  for (const char* c : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
+    if (::access(c, X_OK) == 0) mpirun = c;
+  }
+  const std::string library = tcp::mpi_library_version();  // "Open MPI v4.1.4"
+  if (mpirun.empty() || library.rfind("Open MPI v", 0) != 0) {
+    MESSAGE("no mpirun or no Open MPI in this build (\"" << library
+                                                         << "\"): skipping the MPI library test");
+    return;
+  }
+  const std::string release = library.substr(std::string("Open MPI v").size());
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  const int steps = 2;
+  // The same Horovod twice under one mpirun each: the model of Open MPI over hw/tcp, then the
+  // library. Every rank records what it sent over hw/tcp.
+  for (const std::string mode : {"model", "library"}) {
+    std::filesystem::create_directories(dir + "/" + mode);
+    std::string text = config(R"({"kind": "horovod", "cycle_time": "2ms", "mpi": {"version": ")" +
+                                  release + R"(", "live": ")" + mode + R"("}})",
+                              steps);
+    text.insert(text.rfind('}'), ", \"messages_dir\": \"" + dir + "/" + mode + "\"");
+    write_text(dir + "/" + mode + ".json", text);
+    const auto r = run_process({mpirun,
+                                "--allow-run-as-root",
+                                "--oversubscribe",
+                                "-np",
+                                "3",
+                                "--mca",
+                                "btl",
+                                "self,tcp",
+                                "--mca",
+                                "btl_tcp_if_include",
+                                "lo",
+                                "--mca",
+                                "mpi_yield_when_idle",
+                                "1",
+                                live_tool_path(),
+                                dir + "/" + mode + ".json",
+                                "--bind",
+                                "127.0.0.1",
+                                "-q",
+                                "-o",
+                                dir + "/" + mode + "/result.json"},
+                               kDeadlineS);
+    INFO(mode << ": " << diagnostics(r));
+    REQUIRE(r.exit_code == 0);
+    // Every step's reduced gradients were checked against the exact sums (verified_steps).
+    check_result(read_json(dir + "/" + mode + "/result.json"), 3, steps);
+  }
+  // The model sends every gradient over hw/tcp (1.4 MB a step, 3 steps with the warm-up, a ring
+  // moves 2(n-1)/n of it from each rank); the library sends them through Open MPI's own sockets,
+  // leaving hw/tcp the start barrier and the end's statistics.
+  const double gradients = 4.0 * (100 + 100000 + 250000);
+  for (int rank = 0; rank < 3; ++rank) {
+    CHECK(tcp_bytes_sent(dir + "/model", rank) > (steps + 1) * gradients);
+    CHECK(tcp_bytes_sent(dir + "/library", rank) < 0.01 * gradients);
+  }
+}
+
+TEST_CASE("mpi: {live: library} needs mpirun and the release the scenario names") {
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  write_text(dir + "/lib.json",
+             config(R"({"kind": "horovod", "mpi": {"version": "4.0.0", "live": "library"}})", 1));
+  // Not under mpirun: refused before any rank starts.
+  const auto r = run_process(tool({dir + "/lib.json", "--procs", "2"}), kDeadlineS);
+  INFO(diagnostics(r));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("adaptsim-live must run under mpirun") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  // Under mpirun with another release than the library's (4.0.0 is not Debian's).
+  std::string mpirun;
+  for (const char* c : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
+    if (::access(c, X_OK) == 0) mpirun = c;
+  }
+  const std::string library = tcp::mpi_library_version();
+  if (mpirun.empty() || library.rfind("Open MPI v4.0.0", 0) == 0 ||
+      library.rfind("Open MPI v", 0) != 0) {
+    MESSAGE("no mpirun, no Open MPI or Open MPI 4.0.0 (\"" << library
+                                                           << "\"): skipping the release check");
+    return;
+  }
+  const auto m =
+      run_process({mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", "--mca", "btl",
+                   "self,tcp", live_tool_path(), dir + "/lib.json", "--bind", "127.0.0.1", "-q"},
+                  kDeadlineS);
+  INFO(diagnostics(m));
+  CHECK(m.exit_code != 0);
+  CHECK(m.err.find("adaptsim-live: mpi: {live: library}: the system's mpi.version is 4.0.0 but "
+                   "the MPI library is " +
+                   library) != std::string::npos);
 }
 
 TEST_CASE("a worker killed mid-run: the others exit non-zero naming it, nothing is left") {
