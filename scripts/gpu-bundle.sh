@@ -12,7 +12,7 @@ build="${1:-$root/build}"
 out="$root/.devrun"
 bins=(tests/hw/cuda/hw_cuda_gpu_test tests/hw/cuda/hw_gpu_tools_test tests/hw/live/live_gpu_test
       hw/nccl/adaptsim-nccl calibrate/calibrate hw/live/adaptsim-live hw/tcp/adaptsim-tcp
-      sim/simctl/simctl)
+      sim/simctl/simctl hw/testbed/adaptsim-testbed hw/mpi/adaptsim-mpi)
 for b in "${bins[@]}"; do
   [ -x "$build/$b" ] || { echo "gpu-bundle: $build/$b missing (a CUDA build is needed)" >&2; exit 1; }
 done

@@ -17,6 +17,9 @@
 #   loopback  `calibrate --backend tcp --procs 4` on the machine's loopback, every strategy, 8 B to
 #         LOOPBACK_MAX (default 128MiB: beyond the last-level cache, as a model's gradients are),
 #         the CPU kernels to 3.2e7 elements (ResNet-50's 2.56e7), on one thread and on 4 at once
+#   hvdmpi  Horovod over the real Open MPI on a testbed of namespaces, simulated and live
+#         (scenarios/horovod-mpi-testbed.yaml), and Open MPI's own all-reduce there
+#         (scripts/testbed-mpi.sh, fixed decision, 2-8 hosts): issue 17 with a core per rank
 #   fuzz  the bundle's fuzz_scenario (scripts/gpu-bundle.sh carries it when build-fuzz/ has one)
 #         from the checked-in seeds, libFuzzer's fork mode on all cores but two, to FUZZ_RUNS
 #         executions (default 1,000,000)
@@ -113,6 +116,16 @@ for s in "${steps[@]}"; do
       check 300 build/calibrate/calibrate --backend tcp --procs 4 --strategy all --minbytes 8B \
         --maxbytes "${LOOPBACK_MAX:-128MiB}" --stepfactor 4 --iters 20 --warmup-iters 3 \
         --kernel-max-elements 32000000 -o "$O/lb" --name loopback-tcp-4procs-16cores-128MiB ;;
+    hvdmpi)
+      # Issue 17 item 1 where a rank has a core of its own: Horovod over the real Open MPI on a
+      # testbed of namespaces (root, iproute2 and tc), simulated and live; the pure MPI_Allreduce
+      # baseline at the same caps (scripts/testbed-mpi.sh, fixed decision only).
+      command -v ip > /dev/null && command -v tc > /dev/null || echo "hvdmpi: no ip or tc here"
+      step "horovod-mpi-testbed compare (16 cores)"
+      check 300 build/sim/simctl/simctl compare scenarios/horovod-mpi-testbed.yaml -o "$O/hvdmpi"
+      step "testbed-mpi, fixed decision, 2 4 8 hosts"
+      check 300 env ADAPTSIM_BUILD="$R/.devrun/build" MPI_MODES=fixed MPI_TCP_CONTROL=CLASSIC_RING \
+        MPI_FORCED_MAXBYTES=64MiB MPI_MAXBYTES=64MiB bash scripts/testbed-mpi.sh "$O/mpi" 1Gbps "2 4 8" ;;
     fuzz)
       step "fuzz_scenario, ${FUZZ_RUNS:-1000000} executions, fork mode"
       mkdir -p "$O/fuzz/artifacts" /tmp/fuzz-corpus && cp fuzz/corpus/scenario/* /tmp/fuzz-corpus/
@@ -124,7 +137,7 @@ for s in "${steps[@]}"; do
           /tmp/fuzz-corpus > "$O/fuzz/log.txt" 2>&1
       grep -E '^#|INFO: (fuzzed|exiting)|SUMMARY|crash' "$O/fuzz/log.txt" | tail -5
       ls "$O/fuzz/artifacts" ;;
-    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, fig8v, timeline, loopback, fuzz)"; failed=$((failed + 1)) ;;
+    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, fig8v, timeline, loopback, hvdmpi, fuzz)"; failed=$((failed + 1)) ;;
   esac
 done
 step "done: $failed failed step(s)"

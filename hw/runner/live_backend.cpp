@@ -537,12 +537,7 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     argv.push_back((dir.path / "placement.json").string());
   }
   if (task.system.mpi_library) {
-    if (task.live.placement == "hosts") {
-      throw InputError(
-          "mpi: {live: library} with live.placement: hosts: mpirun starts the ranks here, or on "
-          "a testbed (use placement local or testbed)");
-    }
-    if (task.elastic) throw InputError("mpi: {live: library} is not for elastic runs");
+    // (The scenario refused placement: hosts, and elastic runs are KungFu's.)
     if (task.live.fault_kill_rank >= 0) {
       throw InputError("mpi: {live: library}: the fault hooks are adaptsim-live's launcher's");
     }

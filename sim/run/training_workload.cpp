@@ -427,6 +427,11 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
                          ", which has no server.cpu.loopback_bandwidth for this system's host "
                          "messages; expected a loopback bandwidth");
     }
+    if (c.mpi_library && ctx.mode == Mode::kLive && ctx.live.placement == "hosts") {
+      s.fail("mpi",
+             "live: library runs the ranks under mpirun, started here or on a testbed: "
+             "expected live.placement local or testbed (it is hosts)");
+    }
     // Rows are told apart by the system's label (its kind when no label is given).
     for (std::size_t j = 0; j < i; ++j) {
       if (systems[j].label == c.label) {
