@@ -78,6 +78,23 @@ constexpr double kTreeLl128EfficiencyMultiNode = 120.0 / 128.0;
 // A100 12 = 300, H100 18 = 450 (FACTS 5.2; NVIDIA/nccl#1374). Used to count NVSwitch channels.
 constexpr double kNvLinkPerLink_Bps = 25e9;
 
+// What NCCL's topology search takes one NVLink to carry, by architecture (src/graph/topo.h,
+// ncclTopoNVLinkBw, v2.28.9-1: SM70_NVLINK_BW 20.0, SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6 GB/s;
+// v2.18.1-1 the same but SM90 20.0): the protocol's overhead on the wire, about 20 % of the 25 GB/s
+// line rate ("with the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of
+// 370GB/s", sjeaugey, NVIDIA/nccl-tests#212, on H100's 18 links). A channel's bandwidth inside a
+// node is one such link's (the search's bwIntra), so a ring's bus bandwidth is links x this.
+double nccl_nvlink_Bps(GpuArch arch) {
+  switch (arch) {
+    case GpuArch::kHopper:
+      return 20.6e9;
+    case GpuArch::kAmpere:
+    case GpuArch::kVolta:
+      return 20.0e9;
+  }
+  return 20.0e9;
+}
+
 // pack_directed_rings: bounds on the search, in cycles kept and cycles tried (a DGX-1 needs a few
 // hundred tries; the bounds keep a dense 16-GPU graph under a second).
 constexpr std::size_t kMaxCycles = 1 << 16;
@@ -348,7 +365,7 @@ double both_ways_bw(const topo::Topology& t, topo::ChannelId c) {
 
 class TopologyView {
  public:
-  explicit TopologyView(const topo::Topology& t) : t_(t), out_(t.node_count()) {
+  TopologyView(const topo::Topology& t, GpuArch arch) : t_(t), arch_(arch), out_(t.node_count()) {
     for (topo::ChannelId c = 0; c < t.channel_count(); ++c)
       out_[t.channel(c).from].push_back(c);
   }
@@ -362,7 +379,7 @@ class TopologyView {
       if (const double port = nvswitch_port_bw(gpus); port > 0) {
         sc.intra = NcclIntraLink::kNvLink;
         sc.channels = std::max(1, static_cast<int>(std::lround(port / kNvLinkPerLink_Bps)));
-        sc.bw_per_channel_Bps = port / sc.channels;
+        sc.bw_per_channel_Bps = std::min(port / sc.channels, nccl_nvlink_Bps(arch_));
         return sc;
       }
       if (const double unit = nvlink_unit_bw(server); unit > 0) {
@@ -370,7 +387,7 @@ class TopologyView {
         if (rings > 0) {
           sc.intra = NcclIntraLink::kNvLink;
           sc.channels = rings;
-          sc.bw_per_channel_Bps = unit;
+          sc.bw_per_channel_Bps = std::min(unit, nccl_nvlink_Bps(arch_));
           return sc;
         }
       }
@@ -473,6 +490,7 @@ class TopologyView {
   }
 
   const topo::Topology& t_;
+  GpuArch arch_;
   std::vector<std::vector<topo::ChannelId>> out_;
 };
 
@@ -519,7 +537,7 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
   p.n_nodes = static_cast<int>(by_server.size());
   p.arch = arch;
 
-  const TopologyView view(topology);
+  const TopologyView view(topology, arch);
   p.intra = NcclIntraLink::kNvLink;
   p.channels = std::numeric_limits<int>::max();
   double intra_Bps = std::numeric_limits<double>::infinity();

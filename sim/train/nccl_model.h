@@ -81,11 +81,14 @@ std::string_view nccl_net_name(NcclNetTransport transport);  // "ib", "socket"
 // Derives NcclCommParams for the ranks `ranks` (topology rank ids, e.g. all GPUs, or the GPUs of
 // one server). n_nodes = distinct servers. Per server, over the communicator's GPUs in it:
 //   - GPUs on an NVSwitch: NVLink; channels = per-GPU NVSwitch bandwidth / 25 GB/s (one NVLink
-//     2/3/4 link per direction), rounded, at least 1; per-channel bw = port bandwidth / channels.
+//     2/3/4 link per direction), rounded, at least 1; per-channel bw = port bandwidth / channels,
+//     at most what NCCL's search takes one NVLink to carry (src/graph/topo.h: 20.0 GB/s for
+//     Volta and Ampere, 20.6 for Hopper: the protocol's ~20 % overhead).
 //   - point-to-point NVLink (DGX-1): NVLink if at least one ring exists; channels = the number of
 //     edge-disjoint directed Hamiltonian cycles packed over the GPUs (pack_directed_rings), an
 //     NVLink of c links offering c units per direction; per-channel bw = one link's bandwidth,
-//     taken as the smallest GPU-GPU NVLink channel bandwidth of the server.
+//     taken as the smallest GPU-GPU NVLink channel bandwidth of the server, at most NCCL's
+//     per-NVLink figure as above.
 //   - otherwise PCIe: 1 channel at the bottleneck of the GPU <-> host CPU path.
 // Across the communicator's servers the smallest channel count and bandwidth are taken (PCIe if
 // any server is). Inter-node per-channel bw = the server's NIC bandwidth (min of the NIC's two

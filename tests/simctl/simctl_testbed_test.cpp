@@ -99,6 +99,30 @@ void check_rank2_killed(int code, const std::string& out, const std::string& sys
   CHECK(out.find("killed by signal 9") != std::string::npos);
 }
 
+// The scenario dir/live.yaml simulated, then live, each with --link-stats into dir/sim-links and
+// dir/live-links (10 ms bins); both must succeed.
+void run_sim_and_live_with_link_stats(const fs::path& dir) {
+  auto args = [&](bool live) {
+    return sim_or_live_args(
+        live, dir / "live.yaml", dir,
+        {"--link-stats", (dir / "{}-links").string(), "--link-stats-bin", "10ms"});
+  };
+  SimctlProcess sim(args(false), dir);
+  REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
+  SimctlProcess live(args(true), dir);
+  const int code = live.wait(150);
+  INFO("output: " << live.output());
+  REQUIRE(code == 0);
+}
+
+// A links file's bytes per resource (link direction).
+std::map<std::string, double> bytes_by_link(const fs::path& f) {
+  std::map<std::string, double> out;
+  for (const auto& r : read_csv(f))
+    out[r.at("resource")] = std::stod(r.at("bytes"));
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("live testbed run: 4 hosts, kungfu and horovod, mode=live rows, nothing left") {
@@ -128,17 +152,7 @@ TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic m
   sc.systems = {"{label: bts, kind: kungfu, strategy: BINARY_TREE_STAR}"};
   sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
   write_scenario(dir, sc);
-  auto args = [&](bool live) {
-    return sim_or_live_args(
-        live, dir / "live.yaml", dir,
-        {"--link-stats", (dir / "{}-links").string(), "--link-stats-bin", "10ms"});
-  };
-  SimctlProcess sim(args(false), dir);
-  REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
-  SimctlProcess live(args(true), dir);
-  const int code = live.wait(150);
-  INFO("output: " << live.output());
-  REQUIRE(code == 0);
+  run_sim_and_live_with_link_stats(dir);
   const std::string base = "p0-mobilenetv2-bts";
   auto by_pair = [](const fs::path& f) {
     std::map<std::pair<int, int>, double> out;
@@ -161,20 +175,14 @@ TEST_CASE("live testbed link stats: the links' counters and the ranks' traffic m
     sim_total += bytes;
   }
   CHECK(live_total <= sim_total + 4096 * static_cast<double>(live_pairs.size()));
-  auto by_link = [](const fs::path& f) {
-    std::map<std::string, double> out;
-    for (const auto& r : read_csv(f))
-      out[r.at("resource")] = std::stod(r.at("bytes"));
-    return out;
-  };
   // Counted where the testbed shapes them, the links' 10 ms bins stay near their caps (htb lets
   // a class burst 1 ms above its rate).
   for (const auto& r : read_csv(dir / "live-links" / (base + ".links.csv"))) {
     CAPTURE(r.at("resource"));
     CHECK(std::stod(r.at("peak_utilization")) <= 1.5);
   }
-  const auto sim_links = by_link(dir / "sim-links" / (base + ".links.csv"));
-  const auto live_links = by_link(dir / "live-links" / (base + ".links.csv"));
+  const auto sim_links = bytes_by_link(dir / "sim-links" / (base + ".links.csv"));
+  const auto live_links = bytes_by_link(dir / "live-links" / (base + ".links.csv"));
   CHECK(live_links.size() == 8);  // 4 hosts, both directions of each NIC link
   for (const auto& [name, bytes] : live_links) {
     CAPTURE(name);
@@ -228,17 +236,7 @@ TEST_CASE("live testbed MPI library: mpirun across the namespaces, gradients thr
                 "\", live: library}}"};
   sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
   write_scenario(dir, sc);
-  auto args = [&](bool live) {
-    return sim_or_live_args(
-        live, dir / "live.yaml", dir,
-        {"--link-stats", (dir / "{}-links").string(), "--link-stats-bin", "10ms"});
-  };
-  SimctlProcess sim(args(false), dir);
-  REQUIRE_MESSAGE(sim.wait(60) == 0, sim.output());
-  SimctlProcess live(args(true), dir);
-  const int code = live.wait(150);
-  INFO("output: " << live.output());
-  REQUIRE(code == 0);
+  run_sim_and_live_with_link_stats(dir);
   const auto rows = read_csv(dir / "live" / "live-test.csv");
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].at("mode") == "live");
@@ -252,14 +250,8 @@ TEST_CASE("live testbed MPI library: mpirun across the namespaces, gradients thr
   // Per NIC link direction (the links both modes have: the simulation's also lists each host's
   // internal resources), live carries what the model of Open MPI's messages put on it, plus
   // frame, IP and TCP headers, ob1's headers and ACKs.
-  auto by_link = [](const fs::path& f) {
-    std::map<std::string, double> out;
-    for (const auto& r : read_csv(f))
-      out[r.at("resource")] = std::stod(r.at("bytes"));
-    return out;
-  };
-  const auto sim_links = by_link(dir / "sim-links" / (base + ".links.csv"));
-  const auto live_links = by_link(dir / "live-links" / (base + ".links.csv"));
+  const auto sim_links = bytes_by_link(dir / "sim-links" / (base + ".links.csv"));
+  const auto live_links = bytes_by_link(dir / "live-links" / (base + ".links.csv"));
   CHECK(live_links.size() == 6);  // 3 hosts, both directions of each NIC link
   for (const auto& [name, bytes] : live_links) {
     CAPTURE(name);

@@ -271,7 +271,7 @@ TEST_CASE("ring packing: edge-disjoint directed Hamiltonian cycles") {
 }
 
 TEST_CASE(
-    "DGX-1: 6 NVLink rings of 25 GB/s: half a DGX-1 packs 4: 2 servers, a ring per NIC, doubled") {
+    "DGX-1: 6 NVLink rings of 20 GB/s: half a DGX-1 packs 4: 2 servers, a ring per NIC, doubled") {
   io::LoadedTopology t = io::load_topology(kTopologies / "dgx1.yaml");
   {
     const topo::Topology topo = topo::build_cluster(t.spec);
@@ -285,7 +285,8 @@ TEST_CASE(
     CHECK(p.n_nodes == 1);
     CHECK(p.intra == NcclIntraLink::kNvLink);
     CHECK(p.channels == 6);
-    CHECK(p.intra_bw_per_channel_GBps == doctest::Approx(25.0));
+    // Each ring on one 25 GB/s NVLink, taken at NCCL's 20 GB/s for Volta (src/graph/topo.h).
+    CHECK(p.intra_bw_per_channel_GBps == doctest::Approx(20.0));
     CHECK(p.inter_bw_per_channel_GBps == 0.0);
 
     // GPUs 0-3: links 0-1, 0-2, 1-3 single, 0-3, 1-2, 2-3 double. GPU 0 has 4 links here, so at
@@ -376,16 +377,30 @@ TEST_CASE("DGX-1 x 2 over NCCL's socket transport: a ring per interface, each co
         doctest::Approx(12.5 / 2));
 }
 
-TEST_CASE("HGX H100: NVSwitch, 450 GB/s per GPU = 18 channels of 25 GB/s") {
-  const io::LoadedTopology t = io::load_topology(kTopologies / "hgx-h100.yaml");
-  const topo::Topology topo = topo::build_cluster(t.spec);
+TEST_CASE("HGX H100 and A100: NVSwitch, one channel per NVLink at NCCL's own figure for the link") {
+  // 450 GB/s per GPU = 18 NVLinks of 25 GB/s; NCCL's search takes each at 20.6 GB/s on Hopper
+  // (src/graph/topo.h SM90_NVLINK_BW): a ring's bus bandwidth 18 x 20.6 = 370.8 GB/s, NCCL's
+  // ~370 with NCCL_ALGO=Ring (NVIDIA/nccl-tests#212). A100: 12 links, 20.0 each (SM80).
   std::vector<int> all(8);
   std::iota(all.begin(), all.end(), 0);
-  const NcclCommParams p = nccl_params_from_topology(topo, all, GpuArch::kHopper);
+  const topo::Topology h100 =
+      topo::build_cluster(io::load_topology(kTopologies / "hgx-h100.yaml").spec);
+  const NcclCommParams p = nccl_params_from_topology(h100, all, GpuArch::kHopper);
   CHECK(p.intra == NcclIntraLink::kNvLink);
   CHECK(p.channels == 450 / 25);
-  CHECK(p.intra_bw_per_channel_GBps == doctest::Approx(25.0));
+  CHECK(p.intra_bw_per_channel_GBps == doctest::Approx(20.6));
   CHECK(p.arch == GpuArch::kHopper);
+  const topo::Topology a100 =
+      topo::build_cluster(io::load_topology(kTopologies / "hgx-a100.yaml").spec);
+  const NcclCommParams q = nccl_params_from_topology(a100, all, GpuArch::kAmpere);
+  CHECK(q.channels == 300 / 25);
+  CHECK(q.intra_bw_per_channel_GBps == doctest::Approx(20.0));
+  // A large all-reduce runs the ring at the links' sum: the bus bandwidth 240 GB/s, within 4 %
+  // (the latency term) at 4 GiB.
+  const std::uint64_t bytes = 4ull << 30;
+  const NcclEstimate e = nccl_predict(NcclColl::kAllReduce, bytes, q);
+  const double busbw = bytes / (e.time_us * 1e3) * 2 * 7 / 8;
+  CHECK(busbw == doctest::Approx(240.0).epsilon(0.04));
 }
 
 TEST_CASE("cloud VMs: one GPU per server, every rank its own node, the NIC bounds") {

@@ -130,6 +130,27 @@ bool all_gone(const std::string& marker) {
   return false;
 }
 
+// Open MPI's mpirun where Debian or a local install puts it, else empty.
+std::string find_mpirun() {
+  for (const char* c : {"/usr/local/bin/mpirun", "/usr/bin/mpirun"}) {
+    if (::access(c, X_OK) == 0) return c;
+  }
+  return "";
+}
+
+// The bytes rank `rank` sent over hw/tcp, from its messages file (run_live_training's
+// messages_dir: dst_rank,messages,bytes).
+double tcp_bytes_sent(const std::string& dir, int rank) {
+  std::istringstream in(read_text(dir + "/rank" + std::to_string(rank) + ".messages.csv"));
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line == "dst_rank,messages,bytes");
+  double total = 0;
+  while (std::getline(in, line))
+    total += std::stod(line.substr(line.rfind(',') + 1));
+  return total;
+}
+
 }  // namespace
 
 TEST_CASE("--procs 4: local processes train, rank 0 writes the result JSON") {
@@ -170,10 +191,7 @@ TEST_CASE("--procs 3 --rank-prefix: every rank runs under its own prefix (host-l
 }
 
 TEST_CASE("mpirun: ranks meet through MPI and train over TCP") {
-  std::string mpirun;
-  for (const char* c : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
-    if (::access(c, X_OK) == 0) mpirun = c;
-  }
+  const std::string mpirun = find_mpirun();
   if (mpirun.empty()) {
     MESSAGE("mpirun not found: skipping the mpirun test");
     return;
@@ -190,24 +208,8 @@ TEST_CASE("mpirun: ranks meet through MPI and train over TCP") {
   check_result(read_json(dir + "/result.json"), 3, 2);
 }
 
-// The bytes rank `rank` sent over hw/tcp, from its messages file (run_live_training's
-// messages_dir: dst_rank,messages,bytes).
-double tcp_bytes_sent(const std::string& dir, int rank) {
-  std::istringstream in(read_text(dir + "/rank" + std::to_string(rank) + ".messages.csv"));
-  std::string line;
-  std::getline(in, line);
-  REQUIRE(line == "dst_rank,messages,bytes");
-  double total = 0;
-  while (std::getline(in, line))
-    total += std::stod(line.substr(line.rfind(',') + 1));
-  return total;
-}
-
 TEST_CASE("mpirun with mpi: {live: library}: Horovod reduces through the MPI library itself") {
-  std::string mpirun;
-  for (const char* c : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
-    if (::access(c, X_OK) == 0) mpirun = c;
-  }
+  const std::string mpirun = find_mpirun();
   const std::string library = tcp::mpi_library_version();  // "Open MPI v4.1.4"
   if (mpirun.empty() || library.rfind("Open MPI v", 0) != 0) {
     MESSAGE("no mpirun or no Open MPI in this build (\"" << library
@@ -276,10 +278,7 @@ TEST_CASE("mpi: {live: library} needs mpirun and the release the scenario names"
   CHECK(r.err.find("adaptsim-live must run under mpirun") != std::string::npos);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   // Under mpirun with another release than the library's (4.0.0 is not Debian's).
-  std::string mpirun;
-  for (const char* c : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
-    if (::access(c, X_OK) == 0) mpirun = c;
-  }
+  const std::string mpirun = find_mpirun();
   const std::string library = tcp::mpi_library_version();
   if (mpirun.empty() || library.rfind("Open MPI v4.0.0", 0) == 0 ||
       library.rfind("Open MPI v", 0) != 0) {
