@@ -20,7 +20,7 @@
 #   hvdmpi  Horovod over the real Open MPI on a testbed of namespaces, simulated and live
 #         (scenarios/horovod-mpi-testbed.yaml), and Open MPI's own all-reduce there
 #         (scripts/testbed-mpi.sh, fixed decision, 2-8 hosts): issue 17 with a core per rank
-#   fuzz  the bundle's fuzz_scenario (scripts/gpu-bundle.sh carries it when build-fuzz/ has one)
+#   fuzz  the bundle's fuzz_scenario (BUNDLE_FUZZ=1 scripts/gpu-bundle.sh carries it from build-fuzz/)
 #         from the checked-in seeds, libFuzzer's fork mode on all cores but two, to FUZZ_RUNS
 #         executions (default 1,000,000)
 #
