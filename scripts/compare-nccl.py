@@ -36,21 +36,23 @@ def main():
     root = os.getcwd()
     predicted = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for (topology, servers) in sorted({(p["topology"], p["servers"]) for p in published}):
+        # A row whose run had NVLS off (NCCL_ALGO=Ring, NVLS disabled) is predicted so too.
+        for (topology, servers, nvls) in sorted({(p["topology"], p["servers"], p["nvls"]) for p in published}):
             sizes = sorted({int(p["size_bytes"]) for p in published
-                            if (p["topology"], p["servers"]) == (topology, servers)})
+                            if (p["topology"], p["servers"], p["nvls"]) == (topology, servers, nvls)})
             for size in sizes:
                 scenario = os.path.join(tmp, "nccl.yaml")
                 with open(scenario, "w") as f:
                     f.write("name: nccl\n"
                             f"topology: {{file: {os.path.join(root, topology)}, params: {{servers: {servers}}}}}\n"
                             "workload: {kind: allreduce, nccl: true, endpoint: gpu, "
+                            f"nccl_nvls: {'false' if nvls == 'off' else 'true'}, "
                             f"min_bytes: {size}B, max_bytes: {size}B}}\n")
                 row = simulate(args.simctl, scenario, os.path.join(tmp, f"out-{size}"), "nccl.csv")[0]
-                predicted[(topology, servers, size)] = float(row["busbw_GBps"])
+                predicted[(topology, servers, nvls, size)] = float(row["busbw_GBps"])
     pairs = []
     for p in published:
-        pred = predicted[(p["topology"], p["servers"], int(p["size_bytes"]))]
+        pred = predicted[(p["topology"], p["servers"], p["nvls"], int(p["size_bytes"]))]
         meas = float(p["busbw_GBps"])
         pairs.append({**p, "predicted_busbw_GBps": f"{pred:.2f}", "error": f"{(pred - meas) / meas:.4f}"})
     print(f"{'system':40s} {'size':>12s} {'published':>10s} {'model':>8s} {'error':>8s}")

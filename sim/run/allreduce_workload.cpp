@@ -20,6 +20,7 @@
 //                               #   topology's GPUs (sim/train/nccl_model.h), series "NCCL"
 //     nccl_net: {transport: ib} # how that NCCL crosses servers (a system's nccl_net); sockets:
 //                               #   series "NCCL-socket"
+//     nccl_nvls: true           # false: without NVLS, as NCCL_NVLS_ENABLE=0 (series "...-noNVLS")
 
 #include <algorithm>
 #include <memory>
@@ -206,12 +207,18 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
     if (!with_nccl) w.fail("nccl_net", "applies with nccl: true only");
     nccl_net = runtime::read_nccl_net(*m);
   }
+  const bool nvls = w.boolean_or("nccl_nvls", true);
+  if (w.has("nccl_nvls") && !with_nccl) w.fail("nccl_nvls", "applies with nccl: true only");
   if (with_nccl) {
     if (ctx.topology.spec.server.gpus < 1) w.fail("nccl", "needs a topology with GPUs");
     // NCCL's topology search over every GPU, once here: a topology it cannot join (servers
     // without a NIC) is bad input at this key, not a failed task.
     const bool sockets = nccl_net.transport == train::NcclNetTransport::kSocket;
-    Series nccl{sockets ? "NCCL-socket" : "NCCL", std::nullopt, {}, true, {}};
+    Series nccl{std::string(sockets ? "NCCL-socket" : "NCCL") + (nvls ? "" : "-noNVLS"),
+                std::nullopt,
+                {},
+                true,
+                {}};
     try {
       const topo::Topology t = topo::build_cluster(ctx.topology.spec);
       std::vector<int> ranks(static_cast<std::size_t>(t.rank_count()));
@@ -219,6 +226,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
         ranks[static_cast<std::size_t>(r)] = r;
       nccl.nccl_params = train::nccl_params_from_topology(
           t, ranks, train::gpu_arch_of(ctx.topology.spec.server.gpu_model), nccl_net);
+      if (!nvls) nccl.nccl_params.nvls_channels = 0;
     } catch (const InputError& e) {
       w.fail("nccl", e.what());
     }

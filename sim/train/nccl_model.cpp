@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -84,6 +85,15 @@ constexpr double kNvLinkPerLink_Bps = 25e9;
 // line rate ("with the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of
 // 370GB/s", sjeaugey, NVIDIA/nccl-tests#212, on H100's 18 links). A channel's bandwidth inside a
 // node is one such link's (the search's bwIntra), so a ring's bus bandwidth is links x this.
+// NVLS (NCCL 2.28.9, src/graph/tuning.cc): nvlsEfficiency 0.85 on Hopper (0 before: no NVLS),
+// the NVLink hwLat of NVLS/Simple 25 us (base latency 0); src/graph/search.cc: the speeds the
+// search tries on Hopper (sm90SpeedArrayIntra, GB/s, fastest first).
+constexpr double kNvlsEfficiencyHopper = 0.85;
+constexpr double kNvlsLatency_us = 25.0;
+constexpr double kSm90SpeedsIntra_GBps[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
+                                            15.0, 12.0, 11.0, 6.0,  3.0};
+constexpr int kMaxNvlsArity = 32;  // NCCL_MAX_NVLS_ARITY, src/include/device.h
+
 double nccl_nvlink_Bps(GpuArch arch) {
   switch (arch) {
     case GpuArch::kHopper:
@@ -153,7 +163,15 @@ std::string_view nccl_coll_name(NcclColl coll) {
 }
 
 std::string_view nccl_algo_name(NcclAlgo algo) {
-  return algo == NcclAlgo::kRing ? "RING" : "TREE";
+  switch (algo) {
+    case NcclAlgo::kRing:
+      return "RING";
+    case NcclAlgo::kTree:
+      return "TREE";
+    case NcclAlgo::kNvls:
+      return "NVLS";
+  }
+  return "?";
 }
 
 std::string_view nccl_proto_name(NcclProto proto) {
@@ -243,6 +261,22 @@ std::vector<NcclEstimate> nccl_estimates(NcclColl coll, std::uint64_t bytes,
       e.time_us = lat + static_cast<double>(bytes) / (1000.0 * algbw);
       out.push_back(e);
     }
+  }
+  // NVLS, after Tree and Ring in NCCL's order (tuning.cc, NCCL 2.28.9): per channel
+  // min(bwIntra x nvlsEfficiency x (nChannels - 1) / nChannels x 2 (an AllReduce pipelines its
+  // reduce and its broadcast), bwInter); busBw = nChannels x that; algBw = busBw x n / nsteps;
+  // latency the NVLink hwLat alone. Simple protocol, AllReduce, one node.
+  if (allreduce && nodes == 1 && p.nvls_channels >= 2) {
+    const double ch = p.nvls_channels;
+    const double intra = p.nvls_bw_intra_GBps * kNvlsEfficiencyHopper * (ch - 1) / ch * 2.0;
+    const double bw = ch * std::min(intra, p.nvls_bw_inter_GBps);
+    NcclEstimate e;
+    e.algo = NcclAlgo::kNvls;
+    e.proto = NcclProto::kSimple;
+    e.latency_us = kNvlsLatency_us;
+    e.algbw_GBps = bw * n / nsteps;
+    e.time_us = e.latency_us + static_cast<double>(bytes) / (1000.0 * e.algbw_GBps);
+    out.push_back(e);
   }
   return out;
 }
@@ -356,7 +390,37 @@ struct ServerChannels {
   NcclIntraLink intra = NcclIntraLink::kPcie;
   int channels = 1;
   double bw_per_channel_Bps = 0;
+  bool nvswitch = false;  // the GPUs reach each other through an NVSwitch
 };
+
+// NCCL's NVLS graph on one node (src/graph/search.cc ncclTopoCompute, NCCL 2.28.9): one channel
+// per GPU, each with that GPU as its head (minChannels = maxChannels = GPUs, at most
+// NCCL_MAX_NVLS_ARITY). The first speed tried is the fastest with speed <= maxBw (a GPU's NVLink
+// bandwidth, `link_GBps`) and speed x channels <= totalBw x n / (n - 1); the search then lowers
+// it until every channel fits: a channel takes its speed on each GPU's NVSwitch link in each
+// direction, twice on its head's (ncclTopoSearchTryNvls), (n + 1) x speed per link. That speed is
+// bwIntra; pass 2 raises bwInter, which no link bounds inside one node (GPU-NVSwitch paths count
+// against bwIntra, ncclTopoFollowPath), to the next speeds up while it is below 2 x bwIntra.
+void nvls_graph(int gpus, double link_GBps, NcclCommParams& p) {
+  const int channels = std::min(gpus, kMaxNvlsArity);
+  constexpr int speeds = static_cast<int>(std::size(kSm90SpeedsIntra_GBps));
+  const double total = link_GBps * gpus / (gpus - 1);
+  int i = 0;
+  while (i < speeds - 1 &&
+         (kSm90SpeedsIntra_GBps[i] > link_GBps || kSm90SpeedsIntra_GBps[i] * channels > total)) {
+    ++i;
+  }
+  while (i < speeds - 1 && (gpus + 1) * kSm90SpeedsIntra_GBps[i] > link_GBps)
+    ++i;
+  if ((gpus + 1) * kSm90SpeedsIntra_GBps[i] > link_GBps) return;  // no NVLS graph
+  const double intra = kSm90SpeedsIntra_GBps[i];
+  double inter = intra;
+  while (i > 0 && inter < 2 * intra)
+    inter = kSm90SpeedsIntra_GBps[--i];
+  p.nvls_channels = channels;
+  p.nvls_bw_intra_GBps = intra;
+  p.nvls_bw_inter_GBps = inter;
+}
 
 double both_ways_bw(const topo::Topology& t, topo::ChannelId c) {
   const topo::Channel& ch = t.channel(c);
@@ -380,6 +444,7 @@ class TopologyView {
         sc.intra = NcclIntraLink::kNvLink;
         sc.channels = std::max(1, static_cast<int>(std::lround(port / kNvLinkPerLink_Bps)));
         sc.bw_per_channel_Bps = std::min(port / sc.channels, nccl_nvlink_Bps(arch_));
+        sc.nvswitch = true;
         return sc;
       }
       if (const double unit = nvlink_unit_bw(server); unit > 0) {
@@ -547,6 +612,12 @@ NcclCommParams nccl_params_from_topology(const topo::Topology& topology,
   const bool sockets = net.transport == NcclNetTransport::kSocket;
   for (const auto& [server, server_ranks] : by_server) {
     const ServerChannels sc = view.server_channels(server, server_ranks);
+    // NVLS needs Hopper's NVSwitch multicast (search.cc: an NVS node and compute capability
+    // >= 9.0); across nodes NCCL runs NVLS Tree instead, not modelled.
+    if (sc.nvswitch && arch == GpuArch::kHopper && p.n_nodes == 1) {
+      nvls_graph(static_cast<int>(server_ranks.size()), sc.channels * sc.bw_per_channel_Bps / 1e9,
+                 p);
+    }
     if (sc.intra == NcclIntraLink::kPcie) p.intra = NcclIntraLink::kPcie;
     p.channels = std::min(p.channels, sc.channels);
     intra_Bps = std::min(intra_Bps, sc.bw_per_channel_Bps);

@@ -7,8 +7,10 @@
 // an algorithm bandwidth (GB/s), time_us = latency_us + bytes / (1000 * algbw_GBps), and NCCL takes
 // the minimum. Latency constants are the NCCL ~2.7 ones (the KungFu experiments, 2020, ran NCCL
 // 2.4-2.7); bandwidth refinements follow the later tuning.cc (the sources are in nccl_model.cpp).
-// Left out on purpose: treeCorrectionFactor (size-dependent tree fudge), the x1.9 "plateau" of
-// multi-node Ring/Simple, CollNet/NVLS/PAT, and tuner plugins.
+// NVLS (NVLink SHARP: the NVSwitch reduces, Hopper on one node) follows NCCL 2.28's search and
+// tuning (nccl_params_from_topology, nccl_estimates). Left out on purpose: treeCorrectionFactor
+// (size-dependent tree fudge), the x1.9 "plateau" of multi-node Ring/Simple, CollNet, NVLS across
+// nodes (NVLS Tree), PAT, and tuner plugins.
 //
 // nccl_params_from_topology() plays NCCL's topology search on a topo::Topology: it finds the
 // number of channels (rings) and their per-channel bandwidth inside a server and across servers.
@@ -22,7 +24,7 @@
 namespace adaptsim::train {
 
 enum class NcclColl { kAllReduce, kReduce, kBroadcast, kAllGather, kReduceScatter };
-enum class NcclAlgo { kRing, kTree };
+enum class NcclAlgo { kRing, kTree, kNvls };
 enum class NcclProto { kLL, kLL128, kSimple };
 enum class NcclIntraLink { kNvLink, kPcie };  // what connects GPUs inside a node
 enum class GpuArch { kVolta, kAmpere, kHopper };
@@ -30,7 +32,7 @@ enum class GpuArch { kVolta, kAmpere, kHopper };
 GpuArch gpu_arch_of(std::string_view gpu_model);
 
 std::string_view nccl_coll_name(NcclColl coll);     // "AllReduce", ...
-std::string_view nccl_algo_name(NcclAlgo algo);     // "RING", "TREE"
+std::string_view nccl_algo_name(NcclAlgo algo);     // "RING", "TREE", "NVLS"
 std::string_view nccl_proto_name(NcclProto proto);  // "LL", "LL128", "SIMPLE"
 
 // What NCCL's topology search would find for a communicator, in the model's terms.
@@ -43,6 +45,11 @@ struct NcclCommParams {
   double intra_bw_per_channel_GBps = 0;  // one channel inside a node (GB/s = 1e9 B/s); with one
                                          // GPU per node, the GPU <-> NIC path
   double inter_bw_per_channel_GBps = 0;  // one channel across nodes (network); 0 if n_nodes == 1
+  // The NVLS graph (Hopper GPUs of one node on an NVSwitch; 0 channels: none, as with
+  // NCCL_NVLS_ENABLE=0): one channel per GPU (its head), and the search's bwIntra and bwInter.
+  int nvls_channels = 0;
+  double nvls_bw_intra_GBps = 0;
+  double nvls_bw_inter_GBps = 0;
 };
 
 struct NcclEstimate {

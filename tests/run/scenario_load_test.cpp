@@ -252,6 +252,23 @@ TEST_CASE("an all-reduce sweep's NCCL series is NCCL's own cost model over the t
   }
 }
 
+TEST_CASE("an all-reduce sweep's NCCL series without NVLS: series NCCL-noNVLS, NCCL's ring") {
+  const std::vector<NcclRow> rows = nccl_series_rows("hgx-h100.yaml", "{}", "nccl_nvls: false, ");
+  REQUIRE(rows.size() == 2);
+  const topo::Topology h100 = topo::build_cluster(
+      io::load_topology(fs::path(ADAPTSIM_SOURCE_DIR) / "topologies/hgx-h100.yaml").spec);
+  train::NcclCommParams p =
+      train::nccl_params_from_topology(h100, {0, 1, 2, 3, 4, 5, 6, 7}, train::GpuArch::kHopper);
+  REQUIRE(p.nvls_channels == 8);
+  p.nvls_channels = 0;
+  for (const NcclRow& row : rows) {
+    CHECK(row.series == "NCCL-noNVLS");
+    const train::NcclEstimate e = train::nccl_predict(train::NcclColl::kAllReduce, row.bytes, p);
+    CHECK(e.algo != train::NcclAlgo::kNvls);
+    CHECK(row.time_us == doctest::Approx(e.time_us).epsilon(1e-4));
+  }
+}
+
 TEST_CASE("an all-reduce sweep's NCCL series over NCCL's socket transport: series NCCL-socket") {
   const std::vector<NcclRow> rows =
       nccl_series_rows("dgx1.yaml", "{servers: 2}", "nccl_net: {transport: socket}, ");

@@ -390,11 +390,44 @@ TEST_CASE("HGX H100 and A100: NVSwitch, one channel per NVLink at NCCL's own fig
   CHECK(p.channels == 450 / 25);
   CHECK(p.intra_bw_per_channel_GBps == doctest::Approx(20.6));
   CHECK(p.arch == GpuArch::kHopper);
+  // NVLS (search.cc, NCCL 2.28.9): 8 heads; the first speed tried is the fastest with 8 x speed
+  // <= 370.8 x 8/7 (50); a channel takes (8 + 1) x speed of a GPU's link, so 40 (9 x 40 = 360 <=
+  // 370.8); pass 2 raises bwInter to 60 (50, 60 < 2 x 40). busBw = 8 x min(40 x 0.85 x 7/8 x 2,
+  // 60) = 476 GB/s, NCCL's "~480GB/s (algbw ~275GB/s)" on 8 GPUs (sjeaugey, nccl-tests#212).
+  CHECK(p.nvls_channels == 8);
+  CHECK(p.nvls_bw_intra_GBps == 40.0);
+  CHECK(p.nvls_bw_inter_GBps == 60.0);
+  const std::uint64_t big = 16ull << 30;
+  const NcclEstimate nvls = nccl_predict(NcclColl::kAllReduce, big, p);
+  CHECK(nvls.algo == NcclAlgo::kNvls);
+  CHECK(nvls.algbw_GBps == doctest::Approx(476.0 * 8 / 14));
+  CHECK(nvls.latency_us == 25.0);
+  // Without it (NCCL_NVLS_ENABLE=0) the ring: 18 x 20.6 = 370.8 GB/s busBw.
+  NcclCommParams ring = p;
+  ring.nvls_channels = 0;
+  const NcclEstimate r = nccl_predict(NcclColl::kAllReduce, big, ring);
+  CHECK(r.algo == NcclAlgo::kRing);
+  CHECK(r.algbw_GBps == doctest::Approx(370.8 * 8 / 14));
+  // Half the node's GPUs: the first speed is 60 (4 x 60 <= 370.8 x 4/3), then 5 x speed
+  // <= 370.8: 60; bwInter stays 60 (the fastest).
+  const NcclCommParams half = nccl_params_from_topology(h100, {0, 1, 2, 3}, GpuArch::kHopper);
+  CHECK(half.nvls_channels == 4);
+  CHECK(half.nvls_bw_intra_GBps == 60.0);
+  CHECK(half.nvls_bw_inter_GBps == 60.0);
+  // Across two nodes NCCL runs NVLS Tree (not modelled): no NVLS graph here.
+  io::LoadedTopology two_spec = io::load_topology(kTopologies / "hgx-h100.yaml");
+  two_spec.spec.servers = 2;
+  const topo::Topology two = topo::build_cluster(two_spec.spec);
+  std::vector<int> sixteen(16);
+  std::iota(sixteen.begin(), sixteen.end(), 0);
+  CHECK(nccl_params_from_topology(two, sixteen, GpuArch::kHopper).nvls_channels == 0);
+
   const topo::Topology a100 =
       topo::build_cluster(io::load_topology(kTopologies / "hgx-a100.yaml").spec);
   const NcclCommParams q = nccl_params_from_topology(a100, all, GpuArch::kAmpere);
   CHECK(q.channels == 300 / 25);
   CHECK(q.intra_bw_per_channel_GBps == doctest::Approx(20.0));
+  CHECK(q.nvls_channels == 0);  // NVLS needs Hopper's NVSwitch multicast
   // A large all-reduce runs the ring at the links' sum: the bus bandwidth 240 GB/s, within 4 %
   // (the latency term) at 4 GiB.
   const std::uint64_t bytes = 4ull << 30;
