@@ -326,8 +326,6 @@ std::string stop_background(std::vector<TrafficPair>& pairs) {
   return failure;
 }
 
-}  // namespace
-
 // mpi: {live: library}: the ranks are one MPI job that Open MPI's mpirun starts, as Horovod 0.16.1
 // was launched (one rank per GPU, rank r on server r / gpus); adaptsim-live finds its peers by the
 // MPI rendezvous and keeps MPI for Horovod's calls (hw/live/mpi_library.h). Open MPI's traffic
@@ -408,6 +406,8 @@ std::vector<std::string> mpirun_command(const runtime::LiveTrainingTask& task,
   if (!bed) argv.insert(argv.end(), {"--bind", "127.0.0.1"});
   return argv;
 }
+
+}  // namespace
 
 std::string failure_cause(const std::string& output) {
   // Every rank prints "adaptsim-live: rank R: ..." and the launcher, last, "adaptsim-live:
@@ -503,10 +503,25 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   if (task.live.placement == "testbed") {
     testbed::TestbedOptions options;
     options.prefix = task.live.prefix;
+    const bool library_cc = task.system.mpi_library && !task.live.congestion_control.empty();
+    if (library_cc) {
+      // A namespace's default congestion control must be one the machine allows (set below).
+      options.include_in_sysctl_lists = {
+          {"net.ipv4.tcp_allowed_congestion_control", task.live.congestion_control}};
+    }
     // The buffers behind the caps come from the topology (nic.queue), as the simulation's do.
     bed.emplace(testbed::Testbed::create(task.nominal, options));
+    // The MPI library opens its own sockets, which take the namespace's default congestion
+    // control (this machine's: BBR) where hw/tcp sets `live.congestion_control` on each of its
+    // own; the default is set to it in every server's namespace, so both kinds of rank run one.
+    std::vector<std::pair<std::string, std::string>> sysctls = task.live.host_sysctls;
+    const std::string cc_key = "net.ipv4.tcp_congestion_control";
+    if (library_cc && std::none_of(sysctls.begin(), sysctls.end(),
+                                   [&](const auto& kv) { return kv.first == cc_key; })) {
+      sysctls.emplace_back(cc_key, task.live.congestion_control);
+    }
     for (std::size_t h = 0; h < bed->hosts().size(); ++h) {
-      for (const auto& [key, value] : task.live.host_sysctls) {
+      for (const auto& [key, value] : sysctls) {
         std::vector<std::string> argv_sysctl = bed->exec_prefix(static_cast<int>(h));
         argv_sysctl.insert(argv_sysctl.end(), {"sysctl", "-w", key + "=" + value});
         const testbed::CommandResult r = testbed::run_command(argv_sysctl);

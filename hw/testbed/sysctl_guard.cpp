@@ -49,12 +49,16 @@ class SysctlLock {
   int fd_ = -1;
 };
 
+// One "key value" line per saved original; the value is the rest of the line (a list sysctl's
+// words are separated by spaces).
 std::map<std::string, std::string> read_saved(const std::filesystem::path& path) {
   std::map<std::string, std::string> saved;
   std::ifstream in(path);
-  std::string key, value;
-  while (in >> key >> value)
-    saved[key] = value;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t space = line.find(' ');
+    if (space == std::string::npos || space == 0) continue;
+    saved[line.substr(0, space)] = line.substr(space + 1);
+  }
   return saved;
 }
 
@@ -66,9 +70,16 @@ void write_saved(const std::filesystem::path& path,
   write_file_atomic(path, text);
 }
 
+// The whole value, its words joined by single spaces (a list sysctl separates them by tabs or
+// spaces).
 bool read_value(const std::filesystem::path& path, std::string* value) {
   std::ifstream in(path);
-  return static_cast<bool>(in >> *value);
+  std::string word, out;
+  while (in >> word)
+    out += (out.empty() ? "" : " ") + word;
+  if (out.empty()) return false;
+  *value = out;
+  return true;
 }
 
 // Writes with one write(2), as sysctl files expect; returns errno or 0.
@@ -128,6 +139,44 @@ std::vector<SysctlChange> raise_sysctls(
       if (notes) {
         notes->push_back(key + ": cannot raise " + current + " -> " + target + " (" +
                          strerror(err) + "), left alone");
+      }
+      continue;
+    }
+    changes.push_back({key, current, target});
+  }
+  return changes;
+}
+
+std::vector<SysctlChange> include_in_sysctl_lists(
+    const std::vector<std::pair<std::string, std::string>>& words, std::vector<std::string>* notes,
+    const SysctlPaths& paths) {
+  std::vector<SysctlChange> changes;
+  if (words.empty()) return changes;
+  SysctlLock lock(paths);
+  const std::filesystem::path saved_path = paths.state_dir / "sysctl.saved";
+  std::map<std::string, std::string> saved = read_saved(saved_path);
+  for (const auto& [key, word] : words) {
+    if (!valid_sysctl_key(key)) throw RuntimeFailure("invalid sysctl key \"" + key + "\"");
+    const std::filesystem::path path = key_path(paths, key);
+    std::string current;
+    if (!read_value(path, &current)) {
+      if (notes) notes->push_back(key + ": not present on this kernel, left alone");
+      continue;
+    }
+    std::istringstream list(current);
+    bool present = false;
+    for (std::string w; list >> w;)
+      present = present || w == word;
+    if (present) continue;
+    if (saved.find(key) == saved.end()) {
+      saved[key] = current;
+      write_saved(saved_path, saved);
+    }
+    const std::string target = current + " " + word;
+    if (const int err = write_value(path, target); err != 0) {
+      if (notes) {
+        notes->push_back(key + ": cannot add " + word + " to " + current + " (" + strerror(err) +
+                         "), left alone");
       }
       continue;
     }

@@ -1,5 +1,6 @@
 #pragma once
-// Machine-wide sysctls that testbeds raise while any of them is up, and restore afterwards.
+// Machine-wide sysctls that testbeds raise (or whose lists they extend) while any of them is up,
+// and restore afterwards.
 //
 // Why: the live transport asks for 4 MiB socket buffers (hw/tcp TcpTransportOptions), which the
 // kernel silently caps at net.core.{r,w}mem_max (212992 on a stock kernel). These two are global:
@@ -37,6 +38,13 @@ struct SysctlChange {
 std::vector<SysctlChange> raise_sysctls(
     const std::vector<std::pair<std::string, std::uint64_t>>& at_least,
     std::vector<std::string>* notes, const SysctlPaths& paths = {});
+
+// Adds each word to its list sysctl (e.g. "cubic" to net.ipv4.tcp_allowed_congestion_control,
+// which a network namespace's default congestion control must be taken from) where the list
+// lacks it, saving the original as raise_sysctls does; same notes, same restore.
+std::vector<SysctlChange> include_in_sysctl_lists(
+    const std::vector<std::pair<std::string, std::string>>& words, std::vector<std::string>* notes,
+    const SysctlPaths& paths = {});
 
 // Restores every saved original when `others_alive()` (evaluated under the lock) is false.
 // Returns what it restored.

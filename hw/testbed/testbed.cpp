@@ -317,6 +317,12 @@ Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
   for (const auto& [key, value] : options.raise_sysctls) {
     if (!valid_sysctl_key(key)) throw InputError("testbed: invalid sysctl key \"" + key + "\"");
   }
+  for (const auto& [key, word] : options.include_in_sysctl_lists) {
+    if (!valid_sysctl_key(key)) throw InputError("testbed: invalid sysctl key \"" + key + "\"");
+    if (word.empty() || word.find_first_of(" \t\n") != std::string::npos) {
+      throw InputError("testbed: \"" + word + "\" is not one word of sysctl " + key);
+    }
+  }
   make_plan(spec, po);
 
   std::string why;
@@ -350,6 +356,10 @@ Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
       if (!r.ok()) throw RuntimeFailure(describe_failure(step.argv, r));
     }
     impl->sysctls = raise_sysctls(options.raise_sysctls, &impl->sysctl_notes);
+    for (SysctlChange& c :
+         include_in_sysctl_lists(options.include_in_sysctl_lists, &impl->sysctl_notes)) {
+      impl->sysctls.push_back(std::move(c));
+    }
     for (const SysctlChange& c : impl->sysctls) {
       impl->state.append("sysctl " + c.key + " " + c.old_value + " " + c.new_value);
     }

@@ -44,6 +44,10 @@ struct TestbedOptions {
   // the last one to go (sysctl_guard.h). Default: the live transport's 4 MiB socket buffers.
   std::vector<std::pair<std::string, std::uint64_t>> raise_sysctls = {
       {"net.core.rmem_max", 4u << 20}, {"net.core.wmem_max", 4u << 20}};
+  // Words added to machine-wide list sysctls while any testbed is up, restored by the last one to
+  // go (sysctl_guard.h), e.g. {"net.ipv4.tcp_allowed_congestion_control", "cubic"}: a host's
+  // namespace may then take it as its default congestion control.
+  std::vector<std::pair<std::string, std::string>> include_in_sysctl_lists;
   TimeNs command_timeout_ns = 10 * kNsPerSecond;  // per ip/tc command
 };
 

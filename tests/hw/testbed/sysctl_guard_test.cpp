@@ -80,6 +80,34 @@ TEST_CASE("the last testbed to go restores the original: earlier ones leave it r
   CHECK(restore_sysctls_if_last([] { return false; }, m.paths).empty());
 }
 
+TEST_CASE("a word joins a list sysctl while testbeds are up, and the last one restores the list") {
+  FakeMachine m;
+  fs::create_directories(m.paths.proc_sys / "net" / "ipv4");
+  m.set("net/ipv4/tcp_allowed_congestion_control", "reno bbr");
+  const std::vector<std::pair<std::string, std::string>> cubic = {
+      {"net.ipv4.tcp_allowed_congestion_control", "cubic"}, {"net.ipv4.absent_list", "x"}};
+  std::vector<std::string> notes;
+  const std::vector<SysctlChange> changes = include_in_sysctl_lists(cubic, &notes, m.paths);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].old_value == "reno bbr");
+  CHECK(changes[0].new_value == "reno bbr cubic");
+  std::ifstream in(m.paths.proc_sys / "net/ipv4/tcp_allowed_congestion_control");
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "reno bbr cubic");
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("net.ipv4.absent_list") != std::string::npos);
+  // Present already (a second testbed): nothing to do; a numeric raise beside it keeps both saved.
+  CHECK(include_in_sysctl_lists(cubic, nullptr, m.paths).empty());
+  raise_sysctls(kWanted, nullptr, m.paths);
+  const std::vector<SysctlChange> restored = restore_sysctls_if_last([] { return false; }, m.paths);
+  CHECK(restored.size() == 2);
+  std::ifstream again(m.paths.proc_sys / "net/ipv4/tcp_allowed_congestion_control");
+  std::getline(again, line);
+  CHECK(line == "reno bbr");  // the whole list, its spaces kept
+  CHECK(m.get("net/core/rmem_max") == "212992");
+}
+
 TEST_CASE("sysctl keys are dotted names, never paths") {
   CHECK(valid_sysctl_key("net.core.rmem_max"));
   CHECK_FALSE(valid_sysctl_key("net/core/rmem_max"));
