@@ -513,20 +513,23 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
     bed.emplace(testbed::Testbed::create(task.nominal, options));
     // The MPI library opens its own sockets, which take the namespace's default congestion
     // control (this machine's: BBR) where hw/tcp sets `live.congestion_control` on each of its
-    // own; the default is set to it in every server's namespace, so both kinds of rank run one.
+    // own; the default is set to it in every server's namespace, so both kinds of rank run one
+    // (unless live.host_sysctls sets the default itself).
     std::vector<std::pair<std::string, std::string>> sysctls = task.live.host_sysctls;
     const std::string cc_key = "net.ipv4.tcp_congestion_control";
-    if (library_cc && std::none_of(sysctls.begin(), sysctls.end(),
-                                   [&](const auto& kv) { return kv.first == cc_key; })) {
-      sysctls.emplace_back(cc_key, task.live.congestion_control);
-    }
+    const bool set_cc = library_cc && std::none_of(sysctls.begin(), sysctls.end(),
+                                                   [&](auto& kv) { return kv.first == cc_key; });
+    if (set_cc) sysctls.emplace_back(cc_key, task.live.congestion_control);
     for (std::size_t h = 0; h < bed->hosts().size(); ++h) {
       for (const auto& [key, value] : sysctls) {
         std::vector<std::string> argv_sysctl = bed->exec_prefix(static_cast<int>(h));
         argv_sysctl.insert(argv_sysctl.end(), {"sysctl", "-w", key + "=" + value});
         const testbed::CommandResult r = testbed::run_command(argv_sysctl);
         if (!r.ok()) {
-          throw RuntimeFailure("live.host_sysctls: " + testbed::describe_failure(argv_sysctl, r));
+          const std::string why = set_cc && key == cc_key
+                                      ? "live.congestion_control for the MPI library's sockets"
+                                      : "live.host_sysctls";
+          throw RuntimeFailure(why + ": " + testbed::describe_failure(argv_sysctl, r));
         }
       }
     }
