@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "sim/core/atomic_file.h"
@@ -105,84 +107,97 @@ bool valid_sysctl_key(const std::string& key) {
   });
 }
 
-std::vector<SysctlChange> raise_sysctls(
-    const std::vector<std::pair<std::string, std::uint64_t>>& at_least,
-    std::vector<std::string>* notes, const SysctlPaths& paths) {
+namespace {
+
+// What to write to one key given its current value (nothing: leave it), or a note saying why it
+// is left alone (`*skip`).
+using Target =
+    std::function<std::optional<std::string>(const std::string& current, std::string* skip)>;
+
+// Under the lock, for each key: reads it, asks `targets[i]` what to write, saves the original
+// before the first write of the key (a crash in between leaves a restorable record, never a lost
+// original), writes, and records the change. Keys not present, left alone or not writable are
+// described in *notes.
+std::vector<SysctlChange> change_sysctls(const std::vector<std::string>& keys,
+                                         const std::vector<Target>& targets,
+                                         std::vector<std::string>* notes,
+                                         const SysctlPaths& paths) {
   std::vector<SysctlChange> changes;
-  if (at_least.empty()) return changes;
+  if (keys.empty()) return changes;
   SysctlLock lock(paths);
   const std::filesystem::path saved_path = paths.state_dir / "sysctl.saved";
   std::map<std::string, std::string> saved = read_saved(saved_path);
-  for (const auto& [key, wanted] : at_least) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string& key = keys[i];
     if (!valid_sysctl_key(key)) throw RuntimeFailure("invalid sysctl key \"" + key + "\"");
     const std::filesystem::path path = key_path(paths, key);
-    std::string current;
+    std::string current, skip;
     if (!read_value(path, &current)) {
       if (notes) notes->push_back(key + ": not present on this kernel, left alone");
       continue;
     }
-    std::uint64_t value = 0;
-    try {
-      value = std::stoull(current);
-    } catch (const std::exception&) {
-      if (notes) notes->push_back(key + ": not an integer (" + current + "), left alone");
+    const std::optional<std::string> target = targets[i](current, &skip);
+    if (!target) {
+      if (notes && !skip.empty()) notes->push_back(key + ": " + skip + ", left alone");
       continue;
     }
-    if (value >= wanted) continue;
-    // Save before writing: a crash in between leaves a restorable record, never a lost original.
     if (saved.find(key) == saved.end()) {
       saved[key] = current;
       write_saved(saved_path, saved);
     }
-    const std::string target = std::to_string(wanted);
-    if (const int err = write_value(path, target); err != 0) {
+    if (const int err = write_value(path, *target); err != 0) {
       if (notes) {
-        notes->push_back(key + ": cannot raise " + current + " -> " + target + " (" +
+        notes->push_back(key + ": cannot change " + current + " -> " + *target + " (" +
                          strerror(err) + "), left alone");
       }
       continue;
     }
-    changes.push_back({key, current, target});
+    changes.push_back({key, current, *target});
   }
   return changes;
+}
+
+}  // namespace
+
+std::vector<SysctlChange> raise_sysctls(
+    const std::vector<std::pair<std::string, std::uint64_t>>& at_least,
+    std::vector<std::string>* notes, const SysctlPaths& paths) {
+  std::vector<std::string> keys;
+  std::vector<Target> targets;
+  for (const auto& [key, wanted] : at_least) {
+    keys.push_back(key);
+    targets.push_back(
+        [wanted](const std::string& current, std::string* skip) -> std::optional<std::string> {
+          std::uint64_t value = 0;
+          try {
+            value = std::stoull(current);
+          } catch (const std::exception&) {
+            *skip = "not an integer (" + current + ")";
+            return std::nullopt;
+          }
+          if (value >= wanted) return std::nullopt;
+          return std::to_string(wanted);
+        });
+  }
+  return change_sysctls(keys, targets, notes, paths);
 }
 
 std::vector<SysctlChange> include_in_sysctl_lists(
     const std::vector<std::pair<std::string, std::string>>& words, std::vector<std::string>* notes,
     const SysctlPaths& paths) {
-  std::vector<SysctlChange> changes;
-  if (words.empty()) return changes;
-  SysctlLock lock(paths);
-  const std::filesystem::path saved_path = paths.state_dir / "sysctl.saved";
-  std::map<std::string, std::string> saved = read_saved(saved_path);
+  std::vector<std::string> keys;
+  std::vector<Target> targets;
   for (const auto& [key, word] : words) {
-    if (!valid_sysctl_key(key)) throw RuntimeFailure("invalid sysctl key \"" + key + "\"");
-    const std::filesystem::path path = key_path(paths, key);
-    std::string current;
-    if (!read_value(path, &current)) {
-      if (notes) notes->push_back(key + ": not present on this kernel, left alone");
-      continue;
-    }
-    std::istringstream list(current);
-    bool present = false;
-    for (std::string w; list >> w;)
-      present = present || w == word;
-    if (present) continue;
-    if (saved.find(key) == saved.end()) {
-      saved[key] = current;
-      write_saved(saved_path, saved);
-    }
-    const std::string target = current + " " + word;
-    if (const int err = write_value(path, target); err != 0) {
-      if (notes) {
-        notes->push_back(key + ": cannot add " + word + " to " + current + " (" + strerror(err) +
-                         "), left alone");
-      }
-      continue;
-    }
-    changes.push_back({key, current, target});
+    keys.push_back(key);
+    targets.push_back(
+        [word](const std::string& current, std::string*) -> std::optional<std::string> {
+          std::istringstream list(current);
+          for (std::string w; list >> w;)
+            if (w == word) return std::nullopt;
+          return current + " " + word;
+        });
   }
-  return changes;
+  return change_sysctls(keys, targets, notes, paths);
 }
 
 std::vector<SysctlChange> restore_sysctls_if_last(const std::function<bool()>& others_alive,
