@@ -63,10 +63,6 @@ MPI_Op mpi_op(coll::ReduceOp op) {
   return MPI_SUM;
 }
 
-MpiLibrary::Words words_for(std::size_t bytes) {
-  return MpiLibrary::Words((bytes + 3) / 4, 0);
-}
-
 int as_int(std::size_t v, const std::string& what) {
   if (v > static_cast<std::size_t>(INT_MAX)) {
     throw RuntimeFailure(what + ": " + std::to_string(v) + " is beyond MPI's int counts");
@@ -197,11 +193,8 @@ void MpiLibrary::gather(int, std::uint64_t cycle, Words list, std::size_t bytes,
               displs.assign(lengths.size(), 0);
               std::size_t total = 0;
               for (std::size_t r = 1; r < lengths.size(); ++r) {
+                check_length(lengths[r], max_bytes, "request", static_cast<int>(r));
                 const auto size = static_cast<std::size_t>(lengths[r]);
-                if (lengths[r] < 8 || size > max_bytes) {
-                  throw RuntimeFailure("horovod: request of " + std::to_string(lengths[r]) +
-                                       " bytes from rank " + std::to_string(r));
-                }
                 displs[r] = as_int(total, what);
                 total += size;
               }
@@ -234,10 +227,7 @@ void MpiLibrary::bcast(int, std::uint64_t cycle, Words list, std::size_t bytes,
            done = std::move(done)]() mutable -> Task {
             int length = rank_ == 0 ? as_int(bytes, what) : 0;
             check(MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD), what);
-            if (length < 8 || static_cast<std::size_t>(length) > max_bytes) {
-              throw RuntimeFailure("horovod: response of " + std::to_string(length) +
-                                   " bytes from rank 0");
-            }
+            check_length(length, max_bytes, "response", 0);
             if (rank_ != 0) list = words_for(static_cast<std::size_t>(length));
             check(MPI_Bcast(list.data(), length, MPI_BYTE, 0, MPI_COMM_WORLD), what);
             return [done = std::move(done), list = std::move(list)]() mutable {

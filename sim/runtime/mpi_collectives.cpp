@@ -18,9 +18,6 @@ coll::Bytes bytes_of(std::uint32_t& word) {
 coll::Bytes bytes_of(Words& w, std::size_t size) {
   return {reinterpret_cast<std::byte*>(w.data()), size};
 }
-Words words_for(std::size_t bytes) {
-  return Words((bytes + 3) / 4, 0);
-}
 
 // The negotiation as Horovod's coordinator exchanges it, modelled as messages between each
 // worker and rank 0 (a gather is every worker's two sends to rank 0, a broadcast rank 0's two
@@ -64,10 +61,7 @@ class ModelledMpi final : public MpiCollectives {
       t.recv(r, "hvd:reqlen:" + suffix, bytes_of(cy.lengths[r]), [this, c, r, suffix, max_bytes] {
         Cycle& cy2 = cycles_.at(c);
         const std::size_t size = cy2.lengths[r];
-        if (size < 8 || size > max_bytes) {
-          throw RuntimeFailure("horovod: request of " + std::to_string(size) + " bytes from rank " +
-                               std::to_string(r));
-        }
+        check_length(size, max_bytes, "request", r);
         cy2.lists[r] = words_for(size);
         env_.transport(0).recv(r, "hvd:req:" + suffix, bytes_of(cy2.lists[r], size), [this, c] {
           if (++cycles_.at(c).arrived == env_.workers()) finish_gather(c);
@@ -95,9 +89,7 @@ class ModelledMpi final : public MpiCollectives {
     t.recv(0, "hvd:resplen:" + suffix, bytes_of(s.in_length), [this, w, suffix, max_bytes] {
       Worker& s2 = workers_[static_cast<std::size_t>(w)];
       const std::size_t size = s2.in_length;
-      if (size < 8 || size > max_bytes) {
-        throw RuntimeFailure("horovod: response of " + std::to_string(size) + " bytes from rank 0");
-      }
+      check_length(size, max_bytes, "response", 0);
       s2.in_list = words_for(size);
       env_.transport(w).recv(0, "hvd:resp:" + suffix, bytes_of(s2.in_list, size), [this, w] {
         Worker& s3 = workers_[static_cast<std::size_t>(w)];
@@ -139,6 +131,14 @@ class ModelledMpi final : public MpiCollectives {
 };
 
 }  // namespace
+
+void MpiCollectives::check_length(long long bytes, std::size_t max_bytes, const char* what,
+                                  int from) {
+  if (bytes < 8 || static_cast<unsigned long long>(bytes) > max_bytes) {
+    throw RuntimeFailure(std::string("horovod: ") + what + " of " + std::to_string(bytes) +
+                         " bytes from rank " + std::to_string(from));
+  }
+}
 
 std::unique_ptr<MpiCollectives> make_modelled_mpi(TrainingEnv& env,
                                                   const coll::OmpiOptions& options) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/coll/allreduce.h"
@@ -35,6 +36,11 @@ class MpiCollectives {
   using Callback = std::function<void()>;
 
   virtual ~MpiCollectives() = default;
+  // The words a list of `bytes` bytes needs (its size rounded up to whole words, zeroed).
+  static Words words_for(std::size_t bytes) { return Words((bytes + 3) / 4, 0); }
+  // A received list's length (`what`: "request" or "response", from rank `from`) outside
+  // [8, max_bytes] fails the run with RuntimeFailure naming both.
+  static void check_length(long long bytes, std::size_t max_bytes, const char* what, int from);
   // Every worker's list of cycle `cycle` to rank 0: its length, then `bytes` bytes of `list`.
   // `done` gets, on rank 0, every worker's list in rank order (rank 0's own first), each as many
   // words as its length needs; elsewhere nothing. A length outside [8, max_bytes] fails the run

@@ -202,11 +202,10 @@ class HorovodSystem : public System {
     std::uint64_t reduced = 0;  // gradients reduced over all steps
   };
 
-  // The modelled size of a list of `entries` tensors, and its words (the size rounded up).
+  // The modelled size of a list of `entries` tensors.
   std::size_t wire_bytes(std::size_t entries) const {
     return 8 + config_.negotiation_bytes_per_tensor * entries;
   }
-  static Words words_for(std::size_t bytes) { return Words((bytes + 3) / 4, 0); }
 
   // RunLoopOnce: sleep until the last start + the cycle time, then negotiate and execute.
   void next_cycle(int w) {
@@ -224,7 +223,7 @@ class HorovodSystem : public System {
     s.pending.clear();
     // MPI_Gather of the request's length, MPI_Gatherv of the request; rank 0 then answers.
     const std::size_t bytes = wire_bytes(report.size());
-    Words request = words_for(bytes);
+    Words request = MpiCollectives::words_for(bytes);
     request[0] = static_cast<std::uint32_t>(report.size());
     for (std::size_t i = 0; i < report.size(); ++i)
       request[1 + i] = static_cast<std::uint32_t>(report[i]);
@@ -287,7 +286,7 @@ class HorovodSystem : public System {
     const std::vector<std::vector<std::size_t>> groups = fuse_tensors(
         ready, [this](std::size_t t) { return c_.tensor_bytes[t]; }, config_.fusion_bytes);
     const std::size_t bytes = wire_bytes(ready.size());
-    Words response = words_for(bytes);
+    Words response = MpiCollectives::words_for(bytes);
     std::size_t at = 0;
     response[at++] = static_cast<std::uint32_t>(groups.size());
     for (const auto& g : groups) {
