@@ -14,7 +14,6 @@
 #include "hw/live/mpi_library.h"
 #include "hw/tcp/barrier.h"
 #include "hw/tcp/event_loop.h"
-#include "hw/tcp/mpi_rendezvous.h"
 #include "sim/coll/subset_transport.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/error.h"
@@ -382,11 +381,7 @@ std::unique_ptr<runtime::MpiCollectives> LiveEnv::mpi_collectives(const coll::Om
   if (elastic_) {
     throw InputError("mpi: {live: library} is not for elastic runs (an MPI job's ranks are fixed)");
   }
-  if (!tcp::mpi_kept()) {
-    throw InputError(
-        "mpi: {live: library}: this process has no MPI job to use (adaptsim-live must run under "
-        "mpirun with the library; simctl run --live starts it so)");
-  }
+  // (MpiLibrary refuses a process without MPI initialised, or a build without MPI.)
   return std::make_unique<MpiLibrary>([this](runtime::Callback task) { post(std::move(task)); },
                                       [this](const std::string& reason) {
                                         post([this, reason] { runtime_.fail_from_loop(reason); });

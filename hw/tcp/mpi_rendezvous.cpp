@@ -125,10 +125,6 @@ ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSec
   return cluster;
 }
 
-bool mpi_kept() {
-  return kept;
-}
-
 void mpi_finalize() {
   if (!kept) return;
   kept = false;
@@ -136,10 +132,6 @@ void mpi_finalize() {
 }
 
 #else
-
-bool mpi_kept() {
-  return false;
-}
 
 void mpi_finalize() {}
 

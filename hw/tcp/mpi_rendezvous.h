@@ -33,8 +33,6 @@ std::string mpi_library_version();
 // RuntimeFailure when built without MPI or when MPI fails (or gives a lower thread level).
 ClusterSpec mpi_rendezvous(const SocketAddress& advertised, std::optional<JobSecret> secret,
                            bool keep = false);
-// Whether MPI is initialised and not yet finalised (a kept rendezvous).
-bool mpi_kept();
 // Finalises MPI kept by mpi_rendezvous; every rank must call it. Does nothing when MPI is not
 // kept. Throws RuntimeFailure when MPI_Finalize fails.
 void mpi_finalize();

@@ -398,9 +398,9 @@ struct ServerChannels {
 // NCCL_MAX_NVLS_ARITY). The first speed tried is the fastest with speed <= maxBw (a GPU's NVLink
 // bandwidth, `link_GBps`) and speed x channels <= totalBw x n / (n - 1); the search then lowers
 // it until every channel fits: a channel takes its speed on each GPU's NVSwitch link in each
-// direction, twice on its head's (ncclTopoSearchTryNvls), (n + 1) x speed per link. That speed is
-// bwIntra; pass 2 raises bwInter, which no link bounds inside one node (GPU-NVSwitch paths count
-// against bwIntra, ncclTopoFollowPath), to the next speeds up while it is below 2 x bwIntra.
+// direction, twice on its head's (ncclTopoSearchTryNvls), (channels + 1) x speed per link. That
+// speed is bwIntra; pass 2 raises bwInter, which no link bounds inside one node (GPU-NVSwitch paths
+// count against bwIntra, ncclTopoFollowPath), to the next speeds up while it is below 2 x bwIntra.
 void nvls_graph(int gpus, double link_GBps, NcclCommParams& p) {
   const int channels = std::min(gpus, kMaxNvlsArity);
   constexpr int speeds = static_cast<int>(std::size(kSm90SpeedsIntra_GBps));
@@ -410,9 +410,9 @@ void nvls_graph(int gpus, double link_GBps, NcclCommParams& p) {
          (kSm90SpeedsIntra_GBps[i] > link_GBps || kSm90SpeedsIntra_GBps[i] * channels > total)) {
     ++i;
   }
-  while (i < speeds - 1 && (gpus + 1) * kSm90SpeedsIntra_GBps[i] > link_GBps)
+  while (i < speeds - 1 && (channels + 1) * kSm90SpeedsIntra_GBps[i] > link_GBps)
     ++i;
-  if ((gpus + 1) * kSm90SpeedsIntra_GBps[i] > link_GBps) return;  // no NVLS graph
+  if ((channels + 1) * kSm90SpeedsIntra_GBps[i] > link_GBps) return;  // no NVLS graph
   const double intra = kSm90SpeedsIntra_GBps[i];
   double inter = intra;
   while (i > 0 && inter < 2 * intra)
