@@ -26,12 +26,14 @@ done
 # Libraries outside glibc and CUDA, from the binaries' own dependency lists.
 . "$root/scripts/bundle-libs.sh"
 copy_libs "$out/lib" "${bins[@]/#/$build/}"
-# Open MPI: its packages and those of the libraries it and its plugins load, at their own paths
-# (mpiexec and its plugins look there), copied without overwriting anything on that machine.
+# Open MPI, and iproute2 for the testbed steps (ip, tc): their packages and those of the libraries
+# they and Open MPI's plugins load, at their own paths (mpiexec and its plugins look there),
+# copied without overwriting anything on that machine (where iproute2 is, it stays).
 mpiexec_bin="$(readlink -f "$(command -v mpiexec)")"
-deps=$( (ldd "$mpiexec_bin"; find /usr/lib/x86_64-linux-gnu/openmpi -name '*.so*' -exec ldd {} \;) 2>/dev/null |
+deps=$( (ldd "$mpiexec_bin" "$(readlink -f "$(command -v ip)")" "$(readlink -f "$(command -v tc)")"
+  find /usr/lib/x86_64-linux-gnu/openmpi -name '*.so*' -exec ldd {} \;) 2>/dev/null |
   awk '$3 ~ /^\// {print $3}' | sort -u | grep -vE "$system_libs")
-pkgs=$( (echo openmpi-bin libopenmpi3 openmpi-common libpmix2 libnl-3-200
+pkgs=$( (echo openmpi-bin libopenmpi3 openmpi-common libpmix2 libnl-3-200 iproute2
   for d in $deps; do dpkg -S "$(readlink -f "$d")" 2>/dev/null | cut -d: -f1 || true; done) |
   sort -u | grep -vE '^(libstdc\+\+6|libgcc-s1|zlib1g|libudev1|libc6)$')
 for p in $pkgs; do dpkg -L "$p"; done | sort -u | while read -r f; do

@@ -17,9 +17,10 @@
 #   loopback  `calibrate --backend tcp --procs 4` on the machine's loopback, every strategy, 8 B to
 #         LOOPBACK_MAX (default 128MiB: beyond the last-level cache, as a model's gradients are),
 #         the CPU kernels to 3.2e7 elements (ResNet-50's 2.56e7), on one thread and on 4 at once
-#   hvdmpi  Horovod over the real Open MPI on a testbed of namespaces, simulated and live
-#         (scenarios/horovod-mpi-testbed.yaml), and Open MPI's own all-reduce there
-#         (scripts/testbed-mpi.sh, fixed decision, 2-8 hosts): issue 17 with a core per rank
+#   hvdmpi  Open MPI's own all-reduce on a testbed of namespaces (scripts/testbed-mpi.sh, fixed
+#         decision, MPI_HOSTS [2 4 8 16] hosts to MPI_MAXBYTES [128MiB], in MPI_SECONDS [300]),
+#         then Horovod over the real Open MPI there, simulated and live
+#         (scenarios/horovod-mpi-testbed.yaml): issue 17 with a core per rank
 #   fuzz  the bundle's fuzz_scenario (BUNDLE_FUZZ=1 scripts/gpu-bundle.sh carries it from build-fuzz/)
 #         from the checked-in seeds, libFuzzer's fork mode on all cores but two, to FUZZ_RUNS
 #         executions (default 1,000,000)
@@ -66,6 +67,7 @@ if [ ! -e "$built_build" ]; then mkdir -p "$(dirname "$built_build")"; ln -s "$R
 extract() { tar -C .devrun/root -cf - . | tar -C / -xf - --skip-old-files "$@"; }
 { extract --no-overwrite-dir 2> /dev/null || extract; } && ldconfig
 mpiexec --version | head -1
+echo "kernel $(uname -r); $(ip -V 2>&1); congestion controls: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)"
 steps=("$@")
 # The 16-core machine's loopback profile (authenticated frames, to 128 MiB, concurrent kernels).
 profile16=traces/calibration/loopback-tcp-4procs-16cores-128MiB.yaml
@@ -121,11 +123,14 @@ for s in "${steps[@]}"; do
       # testbed of namespaces (root, iproute2 and tc), simulated and live; the pure MPI_Allreduce
       # baseline at the same caps (scripts/testbed-mpi.sh, fixed decision only).
       command -v ip > /dev/null && command -v tc > /dev/null || echo "hvdmpi: no ip or tc here"
+      # The baseline first (item 2's acceptance: 2-16 hosts), Open MPI on CUBIC as the control.
+      step "testbed-mpi, fixed decision, ${MPI_HOSTS:-2 4 8 16} hosts, to ${MPI_MAXBYTES:-128MiB}"
+      check "${MPI_SECONDS:-300}" env ADAPTSIM_BUILD="$R/.devrun/build" MPI_MODES=fixed \
+        MPI_TCP_CONTROL=CLASSIC_RING MPI_FORCED_MAXBYTES=64MiB MPI_MAXBYTES="${MPI_MAXBYTES:-128MiB}" \
+        bash scripts/testbed-mpi.sh "$O/mpi" 1Gbps "${MPI_HOSTS:-2 4 8 16}"
+      tar czf "$O/mpi.tar.gz" -C "$O" mpi && rm -rf "$O/mpi"  # one file: the device tool returns few
       step "horovod-mpi-testbed compare (16 cores)"
-      check 300 build/sim/simctl/simctl compare scenarios/horovod-mpi-testbed.yaml -o "$O/hvdmpi"
-      step "testbed-mpi, fixed decision, 2 4 8 hosts"
-      check 300 env ADAPTSIM_BUILD="$R/.devrun/build" MPI_MODES=fixed MPI_TCP_CONTROL=CLASSIC_RING \
-        MPI_FORCED_MAXBYTES=64MiB MPI_MAXBYTES=64MiB bash scripts/testbed-mpi.sh "$O/mpi" 1Gbps "2 4 8" ;;
+      check 300 build/sim/simctl/simctl compare scenarios/horovod-mpi-testbed.yaml -o "$O/hvdmpi" ;;
     fuzz)
       step "fuzz_scenario, ${FUZZ_RUNS:-1000000} executions, fork mode"
       mkdir -p "$O/fuzz/artifacts" /tmp/fuzz-corpus && cp fuzz/corpus/scenario/* /tmp/fuzz-corpus/

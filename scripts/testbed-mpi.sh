@@ -21,6 +21,9 @@
 #                   MPI_FORCED_MAXBYTES ("" for none) [CLASSIC_RING]
 #   MPI_YIELD_WHEN_IDLE  Open MPI's mpi_yield_when_idle [1]
 #   MPI_MPIRUN_ARGS more mpirun arguments, split at spaces (e.g. "--mca btl_tcp_sndbuf 4194304")
+#   MPI_CONGESTION_CONTROL  every host's default TCP congestion control, which Open MPI's
+#                   sockets take (it sets none), "" for what new namespaces inherit [cubic:
+#                   Linux's default, as validate-testbed.yaml and the control's live runs]
 #   ADAPTSIM_BUILD  the build folder [build]
 #
 # How mpirun reaches the namespaces: mpirun itself runs inside host 0's namespace, so host 0's
@@ -115,6 +118,7 @@ if [ "${1:-}" = "--in-testbed" ]; then
 fi
 
 out="${1:-$here/out/testbed-mpi}"; cap="${2:-1Gbps}"; hosts_list="${3:-2 4 8 16}"
+cc="${MPI_CONGESTION_CONTROL-cubic}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 for t in hw/mpi/adaptsim-mpi hw/tcp/adaptsim-tcp hw/testbed/adaptsim-testbed; do
@@ -130,9 +134,11 @@ for n in $hosts_list; do [ "$n" -gt "$max_hosts" ] && max_hosts="$n"; done
   mpirun --version | head -1
   echo "kernel: $(uname -r); cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "testbed: topologies/cloud-vms.yaml servers=$max_hosts nic_bandwidth=$cap"
+  echo "congestion control: ${cc:-inherited by the namespaces}"
 } > "$out/versions.txt"
 ompi_info --param coll tuned --level 9 > "$out/ompi_info_coll_tuned.txt"
 ompi_info --param btl tcp --level 9 > "$out/ompi_info_btl_tcp.txt"
+cc_option=(); [ -z "$cc" ] || cc_option=(--congestion-control "$cc")
 exec "$build/hw/testbed/adaptsim-testbed" run "$here/topologies/cloud-vms.yaml" \
-  --prefix mpitb --set "servers=$max_hosts" --set "nic_bandwidth=$cap" -- \
+  --prefix mpitb --set "servers=$max_hosts" --set "nic_bandwidth=$cap" "${cc_option[@]}" -- \
   "$here/scripts/testbed-mpi.sh" --in-testbed "$out" "$hosts_list"

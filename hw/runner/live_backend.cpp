@@ -503,33 +503,25 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
   if (task.live.placement == "testbed") {
     testbed::TestbedOptions options;
     options.prefix = task.live.prefix;
-    const bool library_cc = task.system.mpi_library && !task.live.congestion_control.empty();
-    if (library_cc) {
-      // A namespace's default congestion control must be one the machine allows (set below).
-      options.include_in_sysctl_lists = {
-          {"net.ipv4.tcp_allowed_congestion_control", task.live.congestion_control}};
+    // The MPI library opens its own sockets, which take the namespace's default congestion
+    // control (this machine's: BBR) where hw/tcp sets `live.congestion_control` on each of its
+    // own; the testbed makes it every server's default, so both kinds of rank run one (unless
+    // live.host_sysctls sets the default itself).
+    const std::string cc_key = "net.ipv4.tcp_congestion_control";
+    if (task.system.mpi_library &&
+        std::none_of(task.live.host_sysctls.begin(), task.live.host_sysctls.end(),
+                     [&](auto& kv) { return kv.first == cc_key; })) {
+      options.congestion_control = task.live.congestion_control;
     }
     // The buffers behind the caps come from the topology (nic.queue), as the simulation's do.
     bed.emplace(testbed::Testbed::create(task.nominal, options));
-    // The MPI library opens its own sockets, which take the namespace's default congestion
-    // control (this machine's: BBR) where hw/tcp sets `live.congestion_control` on each of its
-    // own; the default is set to it in every server's namespace, so both kinds of rank run one
-    // (unless live.host_sysctls sets the default itself).
-    std::vector<std::pair<std::string, std::string>> sysctls = task.live.host_sysctls;
-    const std::string cc_key = "net.ipv4.tcp_congestion_control";
-    const bool set_cc = library_cc && std::none_of(sysctls.begin(), sysctls.end(),
-                                                   [&](auto& kv) { return kv.first == cc_key; });
-    if (set_cc) sysctls.emplace_back(cc_key, task.live.congestion_control);
     for (std::size_t h = 0; h < bed->hosts().size(); ++h) {
-      for (const auto& [key, value] : sysctls) {
+      for (const auto& [key, value] : task.live.host_sysctls) {
         std::vector<std::string> argv_sysctl = bed->exec_prefix(static_cast<int>(h));
         argv_sysctl.insert(argv_sysctl.end(), {"sysctl", "-w", key + "=" + value});
         const testbed::CommandResult r = testbed::run_command(argv_sysctl);
         if (!r.ok()) {
-          const std::string why = set_cc && key == cc_key
-                                      ? "live.congestion_control for the MPI library's sockets"
-                                      : "live.host_sysctls";
-          throw RuntimeFailure(why + ": " + testbed::describe_failure(argv_sysctl, r));
+          throw RuntimeFailure("live.host_sysctls: " + testbed::describe_failure(argv_sysctl, r));
         }
       }
     }

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <sstream>
 
 #include "hw/testbed/command.h"
+#include "hw/testbed/netns_sysctl.h"
 #include "hw/testbed/signal_teardown.h"
 #include "hw/testbed/state_file.h"
 #include "sim/core/error.h"
@@ -323,6 +325,16 @@ Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
       throw InputError("testbed: \"" + word + "\" is not one word of sysctl " + key);
     }
   }
+  if (!options.congestion_control.empty()) {
+    const std::string& cc = options.congestion_control;
+    if (!std::all_of(cc.begin(), cc.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        })) {
+      throw InputError("testbed: \"" + cc +
+                       "\" is not a TCP congestion control's name (e.g. cubic, reno, bbr)");
+    }
+    options.include_in_sysctl_lists.emplace_back("net.ipv4.tcp_allowed_congestion_control", cc);
+  }
   make_plan(spec, po);
 
   std::string why;
@@ -362,6 +374,11 @@ Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
     }
     for (const SysctlChange& c : impl->sysctls) {
       impl->state.append("sysctl " + c.key + " " + c.old_value + " " + c.new_value);
+    }
+    if (!options.congestion_control.empty()) {
+      for (const Host& h : impl->hosts) {
+        write_netns_sysctl(h.ns, "net.ipv4.tcp_congestion_control", options.congestion_control);
+      }
     }
   } catch (const std::exception& e) {
     std::string message = "testbed " + options.prefix + ": " + e.what();

@@ -48,6 +48,12 @@ struct TestbedOptions {
   // go (sysctl_guard.h), e.g. {"net.ipv4.tcp_allowed_congestion_control", "cubic"}: a host's
   // namespace may then take it as its default congestion control.
   std::vector<std::pair<std::string, std::string>> include_in_sysctl_lists;
+  // Every host namespace's default TCP congestion control (net.ipv4.tcp_congestion_control),
+  // for programs that do not choose one per socket (an MPI library, iperf3); the word is added
+  // to net.ipv4.tcp_allowed_congestion_control while the testbed is up, since a namespace other
+  // than the first may only take an allowed one (the kernel's tcp_set_default_congestion_control).
+  // Empty: what a new namespace inherits (this machine's: BBR).
+  std::string congestion_control;
   TimeNs command_timeout_ns = 10 * kNsPerSecond;  // per ip/tc command
 };
 

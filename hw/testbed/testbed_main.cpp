@@ -50,7 +50,8 @@ struct ToolOptions {
   std::vector<std::string> sets;
   std::string prefix = TestbedOptions{}.prefix;
   std::string subnet;
-  std::string queue_delay;  // empty: the topology's NIC queue, else 5 ms
+  std::string queue_delay;         // empty: the topology's NIC queue, else 5 ms
+  std::string congestion_control;  // empty: what new namespaces inherit
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -104,6 +105,7 @@ TestbedOptions testbed_options(const ToolOptions& t) {
     o.queue_delay_ns = parse_duration_ns(t.queue_delay);
     if (o.queue_delay_ns <= 0) throw InputError("--queue-delay: must be > 0");
   }
+  o.congestion_control = t.congestion_control;
   return o;
 }
 
@@ -114,7 +116,8 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-void print_testbed(std::ostream& out, const Testbed& tb, const io::LoadedTopology& topo) {
+void print_testbed(std::ostream& out, const Testbed& tb, const io::LoadedTopology& topo,
+                   const std::string& cc) {
   const TestbedPlan& plan = tb.plan();
   out << "testbed \"" << tb.prefix() << "\": " << topo.spec.name << ", " << tb.hosts().size()
       << " hosts, "
@@ -149,6 +152,7 @@ void print_testbed(std::ostream& out, const Testbed& tb, const io::LoadedTopolog
   }
   for (const std::string& note : tb.sysctl_notes())
     out << "sysctl " << note << "\n";
+  if (!cc.empty()) out << "every host's default TCP congestion control: " << cc << "\n";
 }
 
 int cmd_up(const ToolOptions& t) {
@@ -158,7 +162,7 @@ int cmd_up(const ToolOptions& t) {
   const sigset_t signals = handled_signals();
   sigprocmask(SIG_BLOCK, &signals, nullptr);  // held until the loop below waits for them
   Testbed tb = Testbed::create(topo.spec, options);
-  print_testbed(std::cout, tb, topo);
+  print_testbed(std::cout, tb, topo, options.congestion_control);
   std::cout << "run on a host: ip netns exec " << tb.hosts().front().ns << " COMMAND\n"
             << "up; Ctrl-C (or adaptsim-testbed down --prefix " << tb.prefix() << ") tears it down"
             << std::endl;
@@ -315,6 +319,10 @@ Exit codes: `run` exits with CMD's code (128 + signal when a signal ended it); o
     sub->add_option("--queue-delay", t.queue_delay,
                     "FIFO depth behind each cap, as time (default: the topology's NIC queue, "
                     "else 5ms)");
+    sub->add_option("--congestion-control", t.congestion_control,
+                    "Every host's default TCP congestion control, for programs that choose none "
+                    "(e.g. cubic; allowed machine-wide while up; default: what a new namespace "
+                    "inherits)");
   };
   CLI::App* up = app.add_subcommand("up", "Create a testbed and keep it up until Ctrl-C");
   add_build_options(up);
