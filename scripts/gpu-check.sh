@@ -131,6 +131,24 @@ for s in "${steps[@]}"; do
       tar czf "$O/mpi.tar.gz" -C "$O" mpi && rm -rf "$O/mpi"  # one file: the device tool returns few
       step "horovod-mpi-testbed compare (16 cores)"
       check 300 build/sim/simctl/simctl compare scenarios/horovod-mpi-testbed.yaml -o "$O/hvdmpi" ;;
+    mpidiag)
+      # Where mpirun puts the ranks on this machine's testbed (2 hosts, tiny sizes), with its
+      # mapping shown: as configured, with a clean environment, and without MCA parameter files.
+      env | grep -E '^(OMPI|PMIX|OPAL|ORTE|SLURM|PBS|LSB|HYDRA)' || echo "no MPI or scheduler variables"
+      ls -la /etc/openmpi/ 2>&1; grep -hv '^#' /etc/openmpi/*.conf 2>/dev/null | grep . || true
+      ldd "$(readlink -f "$(command -v mpirun)")" | grep -E 'open-|pal|rte|pmix'
+      hostname; grep -v '^#' /etc/hosts
+      ompi_info | grep -E 'Open MPI:|MCA plm|MCA ras|MCA rmaps'
+      diag=(env ADAPTSIM_BUILD="$R/.devrun/build" MPI_MODES=fixed MPI_TCP_CONTROL= MPI_MAXBYTES=64KiB
+            MPI_MPIRUN_ARGS="--display-map --mca plm_base_verbose 5 --mca ras_base_verbose 5")
+      step "mpidiag: as configured"
+      check 60 "${diag[@]}" bash scripts/testbed-mpi.sh "$O/diag-a" 1Gbps 2; cat "$O/diag-a/placement_2r.txt"
+      step "mpidiag: clean environment"
+      check 60 env -i PATH="$PATH" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" HOME=/root "${diag[@]}" \
+        bash scripts/testbed-mpi.sh "$O/diag-b" 1Gbps 2; cat "$O/diag-b/placement_2r.txt"
+      step "mpidiag: no MCA parameter files"
+      check 60 env OMPI_MCA_mca_base_param_files=/dev/null "${diag[@]}" \
+        bash scripts/testbed-mpi.sh "$O/diag-c" 1Gbps 2; cat "$O/diag-c/placement_2r.txt" ;;
     fuzz)
       step "fuzz_scenario, ${FUZZ_RUNS:-1000000} executions, fork mode"
       mkdir -p "$O/fuzz/artifacts" /tmp/fuzz-corpus && cp fuzz/corpus/scenario/* /tmp/fuzz-corpus/

@@ -96,6 +96,9 @@ class LiveEnv::WorkerTransport final : public coll::Transport {
       live().send(r, name, data, std::move(done));
     });
   }
+  bool arrived(int peer, const std::string& name) const override {
+    return ready_ && live().arrived(rank_in_version(peer), name);
+  }
   void recv(int peer, const std::string& name, coll::Bytes into, coll::Callback done) override {
     const int r = rank_in_version(peer);
     when_ready([this, r, name, into, done = std::move(done)]() mutable {

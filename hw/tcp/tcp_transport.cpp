@@ -1009,6 +1009,11 @@ void TcpTransport::send(int peer, const std::string& name, coll::ConstBytes data
 // ---------------------------------------------------------------------------------------------
 // Receiving, reducing, copying
 
+bool TcpTransport::arrived(int peer, const std::string& name) const {
+  const auto it = arrived_.find(Key{peer, name});
+  return it != arrived_.end() && !it->second.empty();
+}
+
 void TcpTransport::recv(int peer, const std::string& name, coll::Bytes into, coll::Callback done) {
   if (failed_) return;
   if (peer < 0 || peer >= size_ || peer == rank_) {

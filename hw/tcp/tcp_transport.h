@@ -162,6 +162,7 @@ class TcpTransport final : public coll::Transport {
   int host_of(int rank) const override { return host_of_rank_.at(static_cast<std::size_t>(rank)); }
   void send(int peer, const std::string& name, coll::ConstBytes data, coll::Callback done) override;
   void recv(int peer, const std::string& name, coll::Bytes into, coll::Callback done) override;
+  bool arrived(int peer, const std::string& name) const override;
   void reduce(coll::Bytes out, coll::ConstBytes a, coll::ConstBytes b, coll::DType dtype,
               coll::ReduceOp op, coll::Callback done) override;
   void copy(coll::Bytes dst, coll::ConstBytes src, coll::Callback done) override;

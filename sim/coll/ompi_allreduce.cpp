@@ -216,18 +216,24 @@ class OmpiRecursiveDoublingRun : public std::enable_shared_from_this<OmpiRecursi
     }
     exchange(1);
   }
+  // result <op>= tmp, releases tmp, then `next`.
+  void reduce_scratch(Bytes tmp, Callback next) {
+    auto self = shared_from_this();
+    t_.reduce(w_.recv, tmp, w_.recv, w_.dtype, w_.op, [self, tmp, next = std::move(next)] {
+      release_scratch_for(self->t_, tmp);
+      next();
+    });
+  }
   void receive_and_reduce(int peer, const std::string& nm, Callback next) {
     Bytes tmp = acquire_scratch_for(t_, w_, w_.bytes());
     auto self = shared_from_this();
-    t_.recv(peer, nm, tmp, [self, tmp, next = std::move(next)] {
-      self->t_.reduce(self->w_.recv, tmp, self->w_.recv, self->w_.dtype, self->w_.op,
-                      [self, tmp, next] {
-                        release_scratch_for(self->t_, tmp);
-                        next();
-                      });
+    t_.recv(peer, nm, tmp, [self, tmp, next = std::move(next)]() mutable {
+      self->reduce_scratch(tmp, std::move(next));
     });
   }
-  // The exchange with the partner at `distance` (irecv, blocking send, wait, reduce).
+  // The exchange with the partner at `distance`: irecv, isend, wait for both, then reduce
+  // (ompi_coll_base_allreduce_intra_recursivedoubling; the result is not changed while its send
+  // may still read it).
   void exchange(int distance) {
     auto self = shared_from_this();
     if (distance >= adjsize_) {
@@ -237,12 +243,14 @@ class OmpiRecursiveDoublingRun : public std::enable_shared_from_this<OmpiRecursi
     const int newremote = newrank_ ^ distance;
     const int remote = newremote < extra_ ? newremote * 2 + 1 : newremote + extra_;
     const std::string nm = name("rd", distance);
-    pending_ = 2;
-    auto finish = [self, distance] {
-      if (--self->pending_ == 0) self->exchange(distance * 2);
+    Bytes tmp = acquire_scratch_for(t_, w_, w_.bytes());
+    auto pending = std::make_shared<int>(2);
+    auto both = [self, tmp, pending, distance] {
+      if (--*pending > 0) return;
+      self->reduce_scratch(tmp, [self, distance] { self->exchange(distance * 2); });
     };
-    receive_and_reduce(remote, nm, finish);
-    t_.send(remote, nm, w_.recv, finish);
+    t_.recv(remote, nm, tmp, both);
+    t_.send(remote, nm, w_.recv, both);
   }
   void fold_out() {
     const int me = t_.rank();
@@ -268,7 +276,6 @@ class OmpiRecursiveDoublingRun : public std::enable_shared_from_this<OmpiRecursi
   int adjsize_ = 1;
   int extra_ = 0;
   int newrank_ = 0;
-  int pending_ = 0;
 };
 
 // ompi_coll_base_allreduce_intra_redscat_allgather (coll_base_allreduce.c, v4.1.4), Rabenseifner's

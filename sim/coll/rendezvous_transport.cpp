@@ -58,17 +58,29 @@ void RendezvousTransport::recv(int peer, const std::string& name, Bytes into, Ca
     base_.recv(peer, name, into, std::move(done));
     return;
   }
+  // An announcement already here is matched inside the receive call, and the answer leaves
+  // before anything this rank sends after it (ob1: MPI_Irecv finds the unexpected rendezvous
+  // header and its PUT control goes out at once, pml_ob1_irecv.c mca_pml_ob1_recv_req_start ->
+  // mca_pml_ob1_recv_request_progress_rndv): with the TCP BTL's one connection per peer carrying
+  // frames in order, an exchange whose partner came late then sends the two payloads one after
+  // the other. Otherwise the answer leaves when the announcement arrives.
   auto rts = std::make_shared<Header>();
+  const bool here = base_.arrived(peer, rts_name(name));
+  auto answer = [this, peer, name, size = into.size] {
+    auto ack = std::make_shared<Header>();
+    ack->put(size);
+    base_.send(peer, ack_name(name), ack->buffer(), [ack] {});
+  };
+  if (here) answer();
   base_.recv(peer, rts_name(name), rts->buffer(),
-             [this, peer, name, into, rts, done = std::move(done)]() mutable {
+             [this, peer, name, into, rts, here, answer, done = std::move(done)]() mutable {
                if (rts->length() != into.size) {
                  throw RuntimeFailure("rank " + std::to_string(base_.rank()) + ": rank " +
                                       std::to_string(peer) + " announced " +
                                       std::to_string(rts->length()) + " bytes for message '" +
                                       name + "', the receive expects " + std::to_string(into.size));
                }
-               // The acknowledgement reuses the announcement's bytes (same length).
-               base_.send(peer, ack_name(name), rts->buffer(), [rts] {});
+               if (!here) answer();
                base_.recv(peer, name, into, std::move(done));
              });
 }

@@ -59,8 +59,7 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
         (scatter && k == 0) ? seg(w_.send, send_i) : seg(ConstBytes(w_.recv), send_i);
     t_.send(next, name, out, finish);
     if (scatter) {
-      Bytes tmp =
-          acquire_scratch_for(t_, w_, segments_[recv_i].length() * dtype_size(w_.dtype));
+      Bytes tmp = acquire_scratch_for(t_, w_, segments_[recv_i].length() * dtype_size(w_.dtype));
       t_.recv(prev, name, tmp, [self, tmp, recv_i, finish] {
         // recv[i] = send[i] + incoming: the first (and only) fold of segment i on this rank.
         self->t_.reduce(self->seg(self->w_.recv, recv_i), self->seg(self->w_.send, recv_i), tmp,

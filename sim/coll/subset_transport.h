@@ -21,6 +21,9 @@ class SubsetTransport final : public DelegatingTransport {
   void send(int peer, const std::string& name, ConstBytes data, Callback done) override {
     base_.send(members_.at(peer), prefix_ + name, data, std::move(done));
   }
+  bool arrived(int peer, const std::string& name) const override {
+    return base_.arrived(members_.at(peer), prefix_ + name);
+  }
   void recv(int peer, const std::string& name, Bytes into, Callback done) override {
     base_.recv(members_.at(peer), prefix_ + name, into, std::move(done));
   }

@@ -58,6 +58,12 @@ class Transport {
   // bytes are in place.
   virtual void recv(int peer, const std::string& name, Bytes into, Callback done) = 0;
 
+  // Whether message `name` from `peer` has fully arrived and waits for its recv: a recv posted
+  // now would find it. (An MPI library matches such a message inside the receive call itself:
+  // RendezvousTransport answers an announcement that is already there before anything it sends
+  // next.)
+  virtual bool arrived(int peer, const std::string& name) const = 0;
+
   // out = op(a, b) element-wise (`out` may alias `a` or `b`), charged at this rank's reduction
   // throughput. `count` = out.size / dtype_size(dtype).
   virtual void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
@@ -78,6 +84,9 @@ class Transport {
 class DelegatingTransport : public Transport {
  public:
   explicit DelegatingTransport(Transport& base) : base_(base) {}
+  bool arrived(int peer, const std::string& name) const override {
+    return base_.arrived(peer, name);
+  }
   void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
               Callback done) override {
     base_.reduce(out, a, b, dtype, op, std::move(done));

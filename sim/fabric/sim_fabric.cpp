@@ -45,6 +45,10 @@ class SimFabric::RankTransport final : public Transport {
     fabric_.post(std::move(m));
   }
 
+  bool arrived(int peer, const std::string& name) const override {
+    return arrived_.find(KeyView{peer, name}) != arrived_.end();
+  }
+
   void recv(int peer, const std::string& name, Bytes into, Callback done) override {
     auto it = arrived_.find(KeyView{peer, name});
     if (it != arrived_.end()) {

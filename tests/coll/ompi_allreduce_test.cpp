@@ -269,6 +269,42 @@ TEST_CASE(
   check_close(to_seconds(received), kAlpha + 65536 / kB, 1e-4);
 }
 
+TEST_CASE(
+    "rendezvous: an exchange whose partner comes late sends the two payloads one after the "
+    "other (the answer is matched in the receive call and queues behind the payload)") {
+  // ompi_coll_base_sendrecv on both ranks: the receive posted, then the send. Rank 1 starts
+  // `late` after rank 0. On time, both announcements cross, both answers leave on idle
+  // connections and the payloads overlap: about S/B. Late by more than a one-way latency, rank 1
+  // finds rank 0's announcement in its receive call and answers before announcing its own; rank
+  // 0 then sends its payload, and its answer to rank 1 leaves behind it on their one connection:
+  // rank 1's payload starts only once rank 0's has left, about 2 S/B.
+  const std::size_t bytes = 1 << 20;
+  const double s_over_b = bytes / kB;
+  for (const TimeNs late : {TimeNs{0}, TimeNs{50000}}) {
+    SimCluster c(switched(2, 1, kB, kHop));
+    RendezvousTransport a(c.fabric.transport(0), 65536), b(c.fabric.transport(1), 65536);
+    TimeNs at0 = -1, at1 = -1;
+    a.recv(1, "x", Bytes{nullptr, bytes}, [&] { at0 = c.engine.now(); });
+    a.send(1, "x", ConstBytes{nullptr, bytes}, [] {});
+    c.engine.schedule_at(late, [&] {
+      b.recv(0, "x", Bytes{nullptr, bytes}, [&] { at1 = c.engine.now(); });
+      b.send(0, "x", ConstBytes{nullptr, bytes}, [] {});
+    });
+    c.engine.run();
+    const double t0 = to_seconds(at0 - late), t1 = to_seconds(at1 - late);
+    if (late == 0) {
+      CHECK(t0 == doctest::Approx(t1));
+      CHECK(t0 < s_over_b + 10 * kAlpha);
+      CHECK(t0 > s_over_b);
+    } else {
+      CHECK(t1 > s_over_b);  // rank 0's payload, first
+      CHECK(t1 < s_over_b + 10 * kAlpha);
+      CHECK(t0 > 2 * s_over_b);  // rank 1's, only after it
+      CHECK(t0 < 2 * s_over_b + 10 * kAlpha);
+    }
+  }
+}
+
 TEST_CASE("rendezvous: a receive of another size fails the run naming both ranks and sizes") {
   SimCluster c(switched(2, 1, kB, kHop));
   RendezvousTransport a(c.fabric.transport(0), 64), b(c.fabric.transport(1), 64);
