@@ -68,8 +68,10 @@ if [ "${1:-}" = "--in-testbed" ]; then
   } > "$work/agent"
   chmod 755 "$work/agent"
   tool="$build/hw/mpi/adaptsim-mpi"
+  # plm rsh named: an environment's OMPI_MCA_plm (a container image's "isolated", seen on a lent
+  # GPU machine) would otherwise start every rank in host 0's namespace.
   common=(--allow-run-as-root --oversubscribe --bind-to none
-          --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 --leave-session-attached
+          --mca plm rsh --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 --leave-session-attached
           --mca oob_tcp_if_include "$subnet" --mca btl tcp,self --mca btl_tcp_if_include "$subnet"
           --mca mpi_yield_when_idle "${MPI_YIELD_WHEN_IDLE:-1}" ${MPI_MPIRUN_ARGS:-})
   sizes=(--minbytes "${MPI_MINBYTES:-8B}" --large-bytes "${MPI_LARGE_BYTES:-4MiB}" --iters 20 --warmup-iters 5

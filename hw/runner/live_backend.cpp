@@ -383,8 +383,11 @@ std::vector<std::string> mpirun_command(const runtime::LiveTrainingTask& task,
                            "-np", std::to_string(ranks), "--mca", "btl", "tcp,self", "--mca",
                            "btl_tcp_if_include", network, "--mca", "mpi_yield_when_idle", "1"});
   if (bed) {
-    argv.insert(argv.end(), {"--hostfile", (dir / "hostfile").string(), "--mca", "plm_rsh_agent",
-                             (dir / "mpirun-agent").string(), "--mca", "plm_rsh_no_tree_spawn", "1",
+    // plm rsh named: an environment's OMPI_MCA_plm (a container image's "isolated", seen on a
+    // lent GPU machine) would otherwise start every rank in server 0's namespace.
+    argv.insert(argv.end(), {"--hostfile", (dir / "hostfile").string(), "--mca", "plm", "rsh",
+                             "--mca", "plm_rsh_agent", (dir / "mpirun-agent").string(), "--mca",
+                             "plm_rsh_no_tree_spawn", "1",
                              "--mca", "oob_tcp_if_include", network,
                              // The daemons stay the agent's children (no setsid): they die with
                              // the run, and their errors reach its output.

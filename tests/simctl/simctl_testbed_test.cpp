@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -245,7 +246,11 @@ TEST_CASE("live testbed MPI library: mpirun across the namespaces, gradients thr
                 "\", live: library}}"};
   sc.live = "placement: testbed, prefix: " + prefix + ", timeout: 30s";
   write_scenario(dir, sc);
+  // An image's own launcher setting (a lent GPU machine's sets OMPI_MCA_plm=isolated, which
+  // starts every rank locally): the run names its launcher, so the ranks still reach their hosts.
+  ::setenv("OMPI_MCA_plm", "isolated", 1);
   run_sim_and_live_with_link_stats(dir);
+  ::unsetenv("OMPI_MCA_plm");
   const auto rows = read_csv(dir / "live" / "live-test.csv");
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].at("mode") == "live");
