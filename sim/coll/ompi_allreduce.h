@@ -86,6 +86,10 @@ struct OmpiOptions {
   // rendezvous (RendezvousTransport); false sends every message eagerly (an ablation).
   bool rendezvous = true;
   std::uint64_t eager_limit_bytes = 64 * 1024;
+  // A rendezvous header already there when the receive is posted is answered inside the receive
+  // call, before what the rank sends next (ob1's MPI_Irecv; RendezvousTransport); false answers it
+  // only when the receive's completion runs, after the rank's next send (an ablation).
+  bool match_in_receive = true;
 };
 
 // The algorithm one call of `count` elements of `element_bytes` on `comm_size` ranks runs.

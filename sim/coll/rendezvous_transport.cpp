@@ -65,7 +65,7 @@ void RendezvousTransport::recv(int peer, const std::string& name, Bytes into, Ca
   // frames in order, an exchange whose partner came late then sends the two payloads one after
   // the other. Otherwise the answer leaves when the announcement arrives.
   auto rts = std::make_shared<Header>();
-  const bool here = base_.arrived(peer, rts_name(name));
+  const bool here = match_in_receive_ && base_.arrived(peer, rts_name(name));
   auto answer = [this, peer, name, size = into.size] {
     auto ack = std::make_shared<Header>();
     ack->put(size);

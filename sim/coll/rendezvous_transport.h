@@ -27,8 +27,10 @@ class RendezvousTransport final : public DelegatingTransport {
  public:
   // Messages of more than `eager_limit` bytes go by rendezvous (ob1 compares the payload with
   // btl_eager_limit less its 14-byte match header; the difference is not modelled).
-  RendezvousTransport(Transport& base, std::size_t eager_limit)
-      : DelegatingTransport(base), eager_limit_(eager_limit) {}
+  // match_in_receive: an announcement already there is answered inside recv() (ob1's); false:
+  // when its receive completes, after whatever the rank sends next (an ablation).
+  RendezvousTransport(Transport& base, std::size_t eager_limit, bool match_in_receive = true)
+      : DelegatingTransport(base), eager_limit_(eager_limit), match_in_receive_(match_in_receive) {}
 
   int rank() const override { return base_.rank(); }
   int size() const override { return base_.size(); }
@@ -40,6 +42,7 @@ class RendezvousTransport final : public DelegatingTransport {
 
  private:
   std::size_t eager_limit_;
+  bool match_in_receive_;
 };
 
 }  // namespace adaptsim::coll

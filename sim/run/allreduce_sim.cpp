@@ -83,7 +83,8 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll
       [&](fabric::SimFabric& f, int r, const coll::Workspace& w, coll::Callback done) {
         coll::Transport* t = &f.transport(r);
         if (mpi.rendezvous) {
-          ob1.push_back(std::make_unique<coll::RendezvousTransport>(*t, mpi.eager_limit_bytes));
+          ob1.push_back(std::make_unique<coll::RendezvousTransport>(*t, mpi.eager_limit_bytes,
+                                                                    mpi.match_in_receive));
           t = ob1.back().get();
         }
         algo.run(*t, w, std::move(done));

@@ -55,6 +55,7 @@ std::string mpi_series_name(const coll::OmpiOptions& o) {
                                : std::string("fixed"));
   if (o.forced_segment_bytes > 0) name += "-" + std::to_string(o.forced_segment_bytes) + "B";
   if (!o.rendezvous) name += "-eager";
+  if (o.rendezvous && !o.match_in_receive) name += "-matchlate";
   if (o.rendezvous && o.eager_limit_bytes != coll::OmpiOptions{}.eager_limit_bytes) {
     name += "-eager" + std::to_string(o.eager_limit_bytes) + "B";
   }

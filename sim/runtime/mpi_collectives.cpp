@@ -30,8 +30,8 @@ class ModelledMpi final : public MpiCollectives {
     if (options.rendezvous) {
       for (int w : env.local_workers()) {
         workers_[static_cast<std::size_t>(w)].rendezvous =
-            std::make_unique<coll::RendezvousTransport>(env.transport(w),
-                                                        options.eager_limit_bytes);
+            std::make_unique<coll::RendezvousTransport>(env.transport(w), options.eager_limit_bytes,
+                                                        options.match_in_receive);
       }
     }
   }

@@ -38,6 +38,7 @@ coll::OmpiOptions read_mpi(io::MapReader& m) {
   o.rendezvous = m.boolean_or("rendezvous", o.rendezvous);
   o.eager_limit_bytes = m.size_bytes_or("eager_limit", o.eager_limit_bytes);
   if (o.eager_limit_bytes == 0) m.fail("eager_limit", "must be > 0");
+  o.match_in_receive = m.boolean_or("match_in_receive", o.match_in_receive);
   m.finish();
   return o;
 }
@@ -102,6 +103,11 @@ SystemConfig read_system(io::MapReader& s) {
               "false is a model's ablation: the MPI library (live: library) always uses ob1's "
               "rendezvous above its eager limit");
     }
+    if (c.mpi_library && !c.mpi.match_in_receive) {
+      m->fail("match_in_receive",
+              "false is a model's ablation: the MPI library (live: library) matches inside its "
+              "receive call");
+    }
   }
   s.finish();
   return c;
@@ -140,6 +146,7 @@ std::string system_yaml(const SystemConfig& c) {
     }
     out << YAML::Key << "rendezvous" << YAML::Value << m.rendezvous;
     out << YAML::Key << "eager_limit" << YAML::Value << std::to_string(m.eager_limit_bytes) + "B";
+    out << YAML::Key << "match_in_receive" << YAML::Value << m.match_in_receive;
     if (c.mpi_library) out << YAML::Key << "live" << YAML::Value << "library";
     out << YAML::EndMap;
   }

@@ -207,6 +207,37 @@ TEST_CASE(
   CHECK(us["OMPI-4.1.4-recursive_doubling"] > us["OMPI-4.0.0-fixed"]);
 }
 
+TEST_CASE(
+    "mpi series: on 3 ranks Rabenseifner's fold makes partners late, and answering in the receive "
+    "call sends their payloads one after the other (match_in_receive: false is the ablation)") {
+  const std::string text =
+      "name: mpi-match\n"
+      "topology:\n"
+      "  file: " ADAPTSIM_SOURCE_DIR
+      "/topologies/cloud-vms.yaml\n"
+      "  params: {servers: 3, nic_bandwidth: 1Gbps}\n"
+      "workload:\n"
+      "  kind: allreduce\n"
+      "  min_bytes: 4MiB\n"
+      "  max_bytes: 4MiB\n"
+      "  mpi:\n"
+      "    - {version: 4.1.4}\n"
+      "    - {version: 4.1.4, match_in_receive: false}\n";
+  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "mpi-match.yaml");
+  run::RunOptions options;
+  options.progress = false;
+  const run::Tables t = run::collect_rows(s, options);
+  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us");
+  std::map<std::string, double> us;
+  for (const auto& row : t.summary.rows())
+    us[row[strategy]] = std::stod(row[time]);
+  REQUIRE(us.count("OMPI-4.1.4-fixed") == 1);
+  REQUIRE(us.count("OMPI-4.1.4-fixed-matchlate") == 1);
+  MESSAGE("3 ranks, 4 MiB, Rabenseifner: " << us["OMPI-4.1.4-fixed"] << " us, answered late "
+                                           << us["OMPI-4.1.4-fixed-matchlate"] << " us");
+  CHECK(us["OMPI-4.1.4-fixed"] > 1.1 * us["OMPI-4.1.4-fixed-matchlate"]);
+}
+
 namespace {
 
 // The rows of an all-reduce sweep of one NCCL series, 1 MiB and 1 GiB, over `topology` (a file of

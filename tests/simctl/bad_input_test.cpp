@@ -347,6 +347,12 @@ TEST_CASE(
                   "key 'workload.systems[0].mpi.rendezvous': false is a model's ablation: the "
                   "MPI library (live: library) always uses ob1's rendezvous above its eager "
                   "limit"},
+                 {"the MPI library with the model's late matching",
+                  "{dir}/s.yaml",
+                  with(horovod, "MPI", "{live: library, match_in_receive: false}"),
+                  {},
+                  "key 'workload.systems[0].mpi.match_in_receive': false is a model's ablation: "
+                  "the MPI library (live: library) matches inside its receive call"},
                  {"the MPI library live on listed hosts",
                   "--live {dir}/s.yaml",
                   with(horovod, "MPI", "{version: 4.1.4, live: library}") +
