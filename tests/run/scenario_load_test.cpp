@@ -164,6 +164,23 @@ TEST_CASE("a result that is not a number is bad input, never a CSV cell (issue 2
   }
 }
 
+namespace {
+
+// An all-reduce scenario's time per call (us) by series, from its text (one size).
+std::map<std::string, double> time_per_series(const std::string& text) {
+  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "mpi.yaml");
+  run::RunOptions options;
+  options.progress = false;
+  const run::Tables t = run::collect_rows(s, options);
+  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us");
+  std::map<std::string, double> us;
+  for (const auto& row : t.summary.rows())
+    us[row[strategy]] = std::stod(row[time]);
+  return us;
+}
+
+}  // namespace
+
 TEST_CASE(
     "an all-reduce sweep's Open MPI series: one per entry, named, rendezvous costing a round "
     "trip") {
@@ -187,15 +204,8 @@ TEST_CASE(
       "    - {version: 4.0.0}\n"
       "    - {version: 4.0.0, rendezvous: false}\n"
       "    - {version: 4.1.4, algorithm: recursive_doubling}\n";
-  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "mpi.yaml");
-  run::RunOptions options;
-  options.progress = false;
-  const run::Tables t = run::collect_rows(s, options);
-  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us");
-  REQUIRE(t.summary.size() == 3);
-  std::map<std::string, double> us;
-  for (const auto& row : t.summary.rows())
-    us[row[strategy]] = std::stod(row[time]);
+  std::map<std::string, double> us = time_per_series(text);
+  REQUIRE(us.size() == 3);
   REQUIRE(us.count("OMPI-4.0.0-fixed") == 1);
   REQUIRE(us.count("OMPI-4.0.0-fixed-eager") == 1);
   REQUIRE(us.count("OMPI-4.1.4-recursive_doubling") == 1);
@@ -223,14 +233,7 @@ TEST_CASE(
       "  mpi:\n"
       "    - {version: 4.1.4}\n"
       "    - {version: 4.1.4, match_in_receive: false}\n";
-  const run::Scenario s = run::parse_scenario(text, fs::temp_directory_path() / "mpi-match.yaml");
-  run::RunOptions options;
-  options.progress = false;
-  const run::Tables t = run::collect_rows(s, options);
-  const std::size_t strategy = t.summary.column("strategy"), time = t.summary.column("time_us");
-  std::map<std::string, double> us;
-  for (const auto& row : t.summary.rows())
-    us[row[strategy]] = std::stod(row[time]);
+  std::map<std::string, double> us = time_per_series(text);
   REQUIRE(us.count("OMPI-4.1.4-fixed") == 1);
   REQUIRE(us.count("OMPI-4.1.4-fixed-matchlate") == 1);
   MESSAGE("3 ranks, 4 MiB, Rabenseifner: " << us["OMPI-4.1.4-fixed"] << " us, answered late "
