@@ -21,6 +21,8 @@
 #         decision, MPI_HOSTS [2 4 8 16] hosts to MPI_MAXBYTES [128MiB], in MPI_SECONDS [300]),
 #         then Horovod over the real Open MPI there, simulated and live
 #         (scenarios/horovod-mpi-testbed.yaml): issue 17 with a core per rank
+#   spread  scripts/testbed-transfer-spread.py: two transfers at once on a 4-host testbed, the
+#         spread of their times (30 repetitions, 64 KiB-16 MiB)
 #   fuzz  the bundle's fuzz_scenario (BUNDLE_FUZZ=1 scripts/gpu-bundle.sh carries it from build-fuzz/)
 #         from the checked-in seeds, libFuzzer's fork mode on all cores but two, to FUZZ_RUNS
 #         executions (default 1,000,000)
@@ -149,6 +151,12 @@ for s in "${steps[@]}"; do
       step "mpidiag: no MCA parameter files"
       check 60 env OMPI_MCA_mca_base_param_files=/dev/null "${diag[@]}" \
         bash scripts/testbed-mpi.sh "$O/diag-c" 1Gbps 2; cat "$O/diag-c/placement_2r.txt" ;;
+    spread)
+      # How much one transfer's time varies on the testbed: two pairs at once, 30 repetitions per
+      # size (scripts/testbed-transfer-spread.py; issue 17 item 2's trigger).
+      step "testbed transfer spread"
+      check 200 python3 scripts/testbed-transfer-spread.py "$O/spread.csv" --build "$R/.devrun/build" \
+        --sizes 65536,131072,262144,524288,1048576,2097152,4194304,16777216 --reps 30 ;;
     fuzz)
       step "fuzz_scenario, ${FUZZ_RUNS:-1000000} executions, fork mode"
       mkdir -p "$O/fuzz/artifacts" /tmp/fuzz-corpus && cp fuzz/corpus/scenario/* /tmp/fuzz-corpus/
@@ -160,7 +168,7 @@ for s in "${steps[@]}"; do
           /tmp/fuzz-corpus > "$O/fuzz/log.txt" 2>&1
       grep -E '^#|INFO: (fuzzed|exiting)|SUMMARY|crash' "$O/fuzz/log.txt" | tail -5
       ls "$O/fuzz/artifacts" ;;
-    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, fig8v, timeline, loopback, hvdmpi, fuzz)"; failed=$((failed + 1)) ;;
+    *) echo "gpu-check.sh: unknown step '$s' (gpu, auth, fig8, fig8v, timeline, loopback, hvdmpi, mpidiag, spread, fuzz)"; failed=$((failed + 1)) ;;
   esac
 done
 step "done: $failed failed step(s)"
