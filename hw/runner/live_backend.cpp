@@ -387,8 +387,7 @@ std::vector<std::string> mpirun_command(const runtime::LiveTrainingTask& task,
     // lent GPU machine) would otherwise start every rank in server 0's namespace.
     argv.insert(argv.end(), {"--hostfile", (dir / "hostfile").string(), "--mca", "plm", "rsh",
                              "--mca", "plm_rsh_agent", (dir / "mpirun-agent").string(), "--mca",
-                             "plm_rsh_no_tree_spawn", "1",
-                             "--mca", "oob_tcp_if_include", network,
+                             "plm_rsh_no_tree_spawn", "1", "--mca", "oob_tcp_if_include", network,
                              // The daemons stay the agent's children (no setsid): they die with
                              // the run, and their errors reach its output.
                              "--leave-session-attached"});
@@ -516,18 +515,9 @@ runtime::TrainingResult ProcessLiveBackend::run_training(const runtime::LiveTrai
                      [&](auto& kv) { return kv.first == cc_key; })) {
       options.congestion_control = task.live.congestion_control;
     }
+    options.namespace_sysctls = task.live.host_sysctls;
     // The buffers behind the caps come from the topology (nic.queue), as the simulation's do.
     bed.emplace(testbed::Testbed::create(task.nominal, options));
-    for (std::size_t h = 0; h < bed->hosts().size(); ++h) {
-      for (const auto& [key, value] : task.live.host_sysctls) {
-        std::vector<std::string> argv_sysctl = bed->exec_prefix(static_cast<int>(h));
-        argv_sysctl.insert(argv_sysctl.end(), {"sysctl", "-w", key + "=" + value});
-        const testbed::CommandResult r = testbed::run_command(argv_sysctl);
-        if (!r.ok()) {
-          throw RuntimeFailure("live.host_sysctls: " + testbed::describe_failure(argv_sysctl, r));
-        }
-      }
-    }
     // Rank r runs on server r / gpus, inside its namespace, listening on the server's address.
     for (int r = 0; r < ranks; ++r) {
       const int host = r / gpus;

@@ -319,6 +319,9 @@ Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
   for (const auto& [key, value] : options.raise_sysctls) {
     if (!valid_sysctl_key(key)) throw InputError("testbed: invalid sysctl key \"" + key + "\"");
   }
+  for (const auto& [key, value] : options.namespace_sysctls) {
+    if (!valid_sysctl_key(key)) throw InputError("testbed: invalid sysctl key \"" + key + "\"");
+  }
   for (const auto& [key, word] : options.include_in_sysctl_lists) {
     if (!valid_sysctl_key(key)) throw InputError("testbed: invalid sysctl key \"" + key + "\"");
     if (word.empty() || word.find_first_of(" \t\n") != std::string::npos) {
@@ -375,10 +378,12 @@ Testbed Testbed::create(const topo::ClusterSpec& spec, TestbedOptions options) {
     for (const SysctlChange& c : impl->sysctls) {
       impl->state.append("sysctl " + c.key + " " + c.old_value + " " + c.new_value);
     }
-    if (!options.congestion_control.empty()) {
-      for (const Host& h : impl->hosts) {
+    for (const Host& h : impl->hosts) {
+      if (!options.congestion_control.empty()) {
         write_netns_sysctl(h.ns, "net.ipv4.tcp_congestion_control", options.congestion_control);
       }
+      for (const auto& [key, value] : options.namespace_sysctls)
+        write_netns_sysctl(h.ns, key, value);
     }
   } catch (const std::exception& e) {
     std::string message = "testbed " + options.prefix + ": " + e.what();

@@ -54,6 +54,9 @@ struct TestbedOptions {
   // than the first may only take an allowed one (the kernel's tcp_set_default_congestion_control).
   // Empty: what a new namespace inherits (this machine's: BBR).
   std::string congestion_control;
+  // Sysctls written in every host's namespace once it is up (after congestion_control), e.g.
+  // {"net.ipv4.tcp_slow_start_after_idle", "0"}; gone with the namespaces.
+  std::vector<std::pair<std::string, std::string>> namespace_sysctls;
   TimeNs command_timeout_ns = 10 * kNsPerSecond;  // per ip/tc command
 };
 

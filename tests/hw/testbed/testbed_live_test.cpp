@@ -114,6 +114,9 @@ TEST_CASE(
     // Ask for twice the machine's socket-buffer maximum: it is raised machine-wide (hosts see the
     // global value) and restored at teardown.
     o.raise_sysctls = {{"net.core.rmem_max", wanted}};
+    // A namespace's own sysctl, written in every host (a value with spaces too).
+    o.namespace_sysctls = {{"net.ipv4.tcp_slow_start_after_idle", "0"},
+                           {"net.ipv4.tcp_rmem", "4096 87380 6291456"}};
     Testbed tb = Testbed::create(
         load_spec("cloud-vms.yaml", {{"servers", "4"}, {"nic_bandwidth", "200Mbps"}}), o);
     REQUIRE(tb.hosts().size() == 4);
@@ -123,6 +126,10 @@ TEST_CASE(
     CHECK(root_sysctl("net.core.rmem_max") == std::to_string(wanted));
     CHECK(read_netns_sysctl("tbtvm-h0", "net.core.rmem_max").value_or("") ==
           std::to_string(wanted));
+    for (const char* ns : {"tbtvm-h0", "tbtvm-h3"}) {
+      CHECK(read_netns_sysctl(ns, "net.ipv4.tcp_slow_start_after_idle").value_or("") == "0");
+      CHECK(read_netns_sysctl(ns, "net.ipv4.tcp_rmem").value_or("") == "4096\t87380\t6291456");
+    }
 
     // Every ordered pair answers; no latency is emulated, so the RTT is the stack's own.
     for (int a = 0; a < 4; ++a) {
