@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "sim/core/error.h"
+#include "sim/core/rng.h"
 
 namespace adaptsim::fabric {
 
@@ -219,11 +221,13 @@ topo::NodeId SimFabric::endpoint_of(int rank) const {
 }
 
 void SimFabric::post(std::unique_ptr<Message> m) {
+  m->seq = posted_++;
   if (!options_.serialize_per_peer) {
     Message* msg = m.get();
     in_flight_.emplace(msg, std::move(m));
     network_.engine().schedule_after(options_.per_message_overhead_ns, [this, msg] {
-      transmit(*msg, [msg] {
+      transmit(*msg, [this, msg] {
+        if (const auto at = tail_repair(*msg, network_.engine().now())) msg->repaired_at = *at;
         if (msg->on_sent) std::exchange(msg->on_sent, nullptr)();
       });
     });
@@ -258,22 +262,135 @@ void SimFabric::pump(Connection& c) {
   Message* m = owned.get();
   in_flight_.emplace(m, std::move(owned));
   network_.engine().schedule_after(options_.per_message_overhead_ns, [this, &c, m] {
-    transmit(*m, [this, &c, m] {
+    const ConnectionKey key{m->src, m->dst};
+    if (!c.holes.empty()) new_data_reveals_holes(key, c);
+    transmit(*m, [this, &c, m, key] {
       // The last byte left: the connection takes the next message while this one is still in
       // flight, and the sends now within the socket buffer (this one at least) complete.
       c.busy = false;
       c.transmitted_bytes += static_cast<double>(m->data.size);
+      if (const auto at = tail_repair(*m, network_.engine().now())) {
+        c.holes.push_back({m->seq, *at});
+        ++open_holes_;
+        schedule_repair(key, c.holes.back());
+      }
       for (Callback& cb : accept_sends(c))
         cb();
       pump(c);
       // An idle connection holds nothing a fresh one would not (every posted byte has left:
       // the socket buffer's accounting starts from equal counts either way), so it goes: a
       // cluster keeps the connections in use, not every pair that ever spoke (n^2 at 1024 VMs).
-      if (!c.busy && c.queue.empty() && c.unaccepted.empty()) {
-        connections_.erase({m->src, m->dst});
-      }
+      if (c.idle()) connections_.erase(key);
     });
   });
+}
+
+std::optional<TimeNs> SimFabric::tail_repair(const Message& m, TimeNs sent_at) const {
+  const SimTransportOptions::TailLoss& o = options_.tail_loss;
+  if (!o.enabled) return std::nullopt;
+  const PathLoss path = path_loss(m.src, m.dst);
+  if (!(path.loss > 0)) return std::nullopt;
+  // The message's own draws: (seed, src, dst, its number among the fabric's messages).
+  std::uint64_t state = mix64(
+      o.seed ^ mix64(static_cast<std::uint64_t>(m.src) << 32 | static_cast<std::uint32_t>(m.dst)) ^
+      mix64(m.seq + 0x7461696cULL));  // "tail"
+  const auto uniform = [&state] {
+    state = mix64(state + 0x9e3779b97f4a7c15ULL);
+    return static_cast<double>(state >> 11) * 0x1p-53;
+  };
+  if (uniform() >= path.loss) return std::nullopt;
+  const TimeNs rtt = path.rtt_ns;
+  const TimeNs rto = rtt + o.rto_min_ns;  // srtt + rttvar floored at rto_min
+  const double segments =
+      std::max(1.0, std::ceil(static_cast<double>(m.data.size) / net::Network::kLossMssBytes));
+  TimeNs probe_at = 0;     // when the probe (the last segment again) is sent
+  TimeNs after_probe = 0;  // from the probe's arrival to the hole's last segment's
+  if (segments >= 2 && uniform() < path.loss) {
+    // Two or more trailing segments lost: the probe is armed with them all out; its SACK shows
+    // the others lost (RACK), resent a round trip after the probe arrives.
+    probe_at = sent_at + std::min(2 * rtt + o.probe_min_ns, rto);
+    after_probe = rtt;
+  } else {
+    // Only the last is out once the ACK of the one before is in (a round trip after it left;
+    // a one-segment message is alone at once).
+    probe_at = sent_at + (segments >= 2 ? rtt : 0) + std::min(2 * rtt + o.rto_min_ns, rto);
+  }
+  // A lost probe: the retransmission timer, armed as the probe leaves, doubling per loss, at
+  // most tcp_retries2 (15, Linux's default) times; the connection would fail after that.
+  constexpr int kMaxRetransmissions = 15;
+  TimeNs resent_at = probe_at;
+  TimeNs backoff = rto;
+  for (int i = 0; i < kMaxRetransmissions && uniform() < path.loss; ++i, backoff *= 2)
+    resent_at += backoff;
+  return resent_at + rtt / 2 + (resent_at == probe_at ? after_probe : 0);
+}
+
+void SimFabric::new_data_reveals_holes(const ConnectionKey& key, Connection& c) {
+  // The new data's first segment is SACKed a round trip from now; RACK then resends what was
+  // sent before it and is still missing (its reordering window, min_rtt / 4, has passed), which
+  // arrives half a round trip later.
+  const TimeNs at = network_.engine().now() + path_loss(key.first, key.second).rtt_ns * 3 / 2;
+  for (Connection::Hole& h : c.holes) {
+    if (at < h.repaired_at) {
+      h.repaired_at = at;
+      schedule_repair(key, h);
+    }
+  }
+}
+
+void SimFabric::schedule_repair(const ConnectionKey& key, const Connection::Hole& hole) {
+  network_.engine().schedule_at(hole.repaired_at,
+                                [this, key, seq = hole.seq] { repair(key, seq); });
+}
+
+void SimFabric::repair(const ConnectionKey& key, std::uint64_t seq) {
+  // A connection whose holes are all repaired may be gone; a hole whose repair came earlier is.
+  const auto it = connections_.find(key);
+  if (it == connections_.end()) return;
+  Connection& c = it->second;
+  const auto h = std::find_if(c.holes.begin(), c.holes.end(),
+                              [&](const Connection::Hole& x) { return x.seq == seq; });
+  if (h == c.holes.end() || h->repaired_at > network_.engine().now()) return;
+  c.holes.erase(h);
+  --open_holes_;
+  std::size_t n = 0;
+  while (n < c.held.size() && !c.blocked(c.held[n]->seq))
+    ++n;
+  // Taken out first: a delivery may post (and pump) on this connection.
+  std::vector<std::unique_ptr<Message>> ready(std::make_move_iterator(c.held.begin()),
+                                              std::make_move_iterator(c.held.begin() + n));
+  c.held.erase(c.held.begin(), c.held.begin() + static_cast<std::ptrdiff_t>(n));
+  if (c.idle()) connections_.erase(it);
+  for (auto& m : ready)
+    deliver(*m);
+}
+
+SimFabric::PathLoss SimFabric::path_loss(int src, int dst) const {
+  const topo::NodeId a = endpoint_of(src), b = endpoint_of(dst);
+  if (a == b) return {};  // one host's ranks: no network between them
+  const double loss = 1 - network_.path_delivery(a, b);
+  return {loss, loss > 0 ? network_.round_trip_ns(a, b) : 0};
+}
+
+void SimFabric::arrive(std::unique_ptr<Message> owned) {
+  Message& m = *owned;
+  if (!options_.serialize_per_peer) {
+    if (m.repaired_at > network_.engine().now()) {
+      Message* msg = owned.release();
+      network_.engine().schedule_at(msg->repaired_at, [this, msg] {
+        std::unique_ptr<Message> own(msg);
+        deliver(*own);
+      });
+      return;
+    }
+  } else if (open_holes_ > 0) {
+    if (const auto it = connections_.find({m.src, m.dst});
+        it != connections_.end() && it->second.blocked(m.seq)) {
+      it->second.held.push_back(std::move(owned));
+      return;
+    }
+  }
+  deliver(m);
 }
 
 void SimFabric::transmit(Message& m, Callback transmitted) {
@@ -301,7 +418,7 @@ void SimFabric::transmit(Message& m, Callback transmitted) {
       src, dst, static_cast<double>(m.data.size),
       [this, msg] {
         auto node = in_flight_.extract(msg);
-        deliver(*node.mapped());
+        arrive(std::move(node.mapped()));
       },
       cap,
       [this, msg, start, transmitted = std::move(transmitted)] {

@@ -14,6 +14,7 @@
 // and reductions over real buffers compute real results. Size-only buffers (data == nullptr, the
 // simulated gradients) cost time and no memory.
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -63,6 +64,34 @@ struct SimTransportOptions {
   // host_cpu), so the host's cores are shared among compute and transport threads (max-min per
   // flow: an approximation of the kernel's fair share per thread).
   int host_cores = 0;
+  // Random packet loss on the path (links' `loss`): how TCP recovers a message whose last
+  // segment is lost (TailLoss, below).
+  struct TailLoss {
+    bool enabled = true;
+    // TCP_RTO_MIN (include/net/tcp.h), the floor of Linux's retransmission timeout; this
+    // machine's net.ipv4.tcp_rto_min_us reads 200000.
+    TimeNs rto_min_ns = 200'000'000;
+    // TCP_TIMEOUT_MIN, 2 jiffies: 8 ms at CONFIG_HZ=250 (Debian's kernels; /proc/config.gz of
+    // the testbed's kernel here).
+    TimeNs probe_min_ns = 8'000'000;
+    std::uint64_t seed = 1;  // each message's draws: (seed, src, dst, its number on the connection)
+  };
+  // On a lossy path a segment lost inside a message is found within a round trip by the SACKs
+  // of the segments after it (RACK, Linux's default, net.ipv4.tcp_recovery = 1): the flow's
+  // resent bytes and Padhye's window bound stand for that (net::Network::transfer). A lost last
+  // segment has no later segment to reveal it. Linux's tail loss probe (tcp_schedule_loss_probe,
+  // net/ipv4/tcp_output.c; net.ipv4.tcp_early_retrans = 3) then waits 2 srtt + rto_min_ns once
+  // that segment is the only one out (from the ACK of the one before), capped by the
+  // retransmission timer, srtt + rto_min_ns (tcp_rtt_estimator floors rttvar at rto_min); with
+  // two or more trailing segments lost it waits 2 srtt + probe_min_ns and the probe's SACK
+  // reveals the rest (RACK, a round trip). A probe that is lost too leaves the segment to the
+  // retransmission timer, which doubles at every further loss (tcp_retransmit_timer). If the
+  // connection sends new data before then, that data's SACK reveals the hole a round trip
+  // later. A byte stream delivers in order: the connection's later messages wait behind the
+  // hole. Each message draws its losses with the path's loss rate per segment (MSS 1448,
+  // net::Network::kLossMssBytes); srtt is the path's round trip without queues.
+  // Parallel (unserialised) messages are each their own connection, with no later data.
+  TailLoss tail_loss;
 };
 
 // One message on the network: from its first byte leaving `src` (after the per-message overhead)
@@ -108,6 +137,8 @@ class SimFabric {
     coll::ConstBytes data;
     std::vector<std::byte> snapshot;  // copy of the payload when data is real
     coll::Callback on_sent;
+    std::uint64_t seq = 0;   // its number among the fabric's messages, from 0 (in post order)
+    TimeNs repaired_at = 0;  // unserialised: when its lost last segment arrives again (0: none)
   };
   // A FIFO on a vector: nothing allocated while empty (std::deque allocates ~600 bytes at
   // construction), storage reused once drained.
@@ -138,22 +169,53 @@ class SimFabric {
     double transmitted_bytes = 0;  // cumulative bytes of messages whose last byte left
     // Posted messages whose send has not completed yet, in order, with their cumulative end.
     Fifo<std::pair<Message*, double>> unaccepted;
+    // Messages whose last segment was lost and has not arrived again, by seq, with when it
+    // will (SimTransportOptions::tail_loss): earlier if the connection sends new data first.
+    struct Hole {
+      std::uint64_t seq = 0;
+      TimeNs repaired_at = 0;
+    };
+    std::vector<Hole> holes;
+    std::vector<std::unique_ptr<Message>> held;  // arrived behind a hole, in order
+    bool blocked(std::uint64_t seq) const {
+      return std::any_of(holes.begin(), holes.end(), [&](const Hole& h) { return h.seq <= seq; });
+    }
+    bool idle() const {
+      return !busy && queue.empty() && unaccepted.empty() && holes.empty() && held.empty();
+    }
   };
+  using ConnectionKey = std::pair<int, int>;
 
   void post(std::unique_ptr<Message> m);
   void pump(Connection& c);
   // Takes the sends now within the socket buffer off `c.unaccepted`; returns their callbacks.
   std::vector<coll::Callback> accept_sends(Connection& c);
   void deliver(Message& m);
+  // A message whose flow has completed: delivered, or held behind a lost segment.
+  void arrive(std::unique_ptr<Message> owned);
+  // When m's lost last segment arrives again, if its last segment (sent `sent_at`) is lost.
+  std::optional<TimeNs> tail_repair(const Message& m, TimeNs sent_at) const;
+  // The connection starts sending new data now: its holes are found a round trip later.
+  void new_data_reveals_holes(const ConnectionKey& key, Connection& c);
+  void schedule_repair(const ConnectionKey& key, const Connection::Hole& hole);
+  void repair(const ConnectionKey& key, std::uint64_t seq);
+  // The path's loss rate per packet and its round trip between two ranks' endpoints.
+  struct PathLoss {
+    double loss = 0;
+    TimeNs rtt_ns = 0;
+  };
+  PathLoss path_loss(int src, int dst) const;
   // Starts m's flow now; `transmitted` runs when its last byte has left.
   void transmit(Message& m, coll::Callback transmitted);
 
   net::Network& network_;
   SimTransportOptions options_;
   std::vector<std::unique_ptr<RankTransport>> ranks_;
-  std::map<std::pair<int, int>, Connection> connections_;
+  std::map<ConnectionKey, Connection> connections_;
   std::unordered_map<Message*, std::unique_ptr<Message>> in_flight_;  // unserialised mode
   std::uint64_t messages_ = 0;
+  std::uint64_t posted_ = 0;    // messages posted so far (the next one's seq)
+  std::size_t open_holes_ = 0;  // holes on all connections (none: nothing is held)
   double bytes_ = 0;
   std::vector<Transmission> transmissions_;
   std::vector<net::ResourceId> transport_threads_;  // per rank (one_transport_thread)

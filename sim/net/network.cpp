@@ -56,17 +56,15 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
     }
     spec.latency = topology_.path_latency(path);
     spec.share = connection_share(src, dst);
-    double delivered = 1;  // fraction of the packets sent that arrive
     for (topo::ChannelId c : path) {
       const topo::LinkParams& link = topology_.channel(c).params;
-      delivered *= 1 - link.loss;
       // One connection through a link that limits each stream (topo::LinkParams): a transfer
       // is one connection's message (SimFabric sends a connection's messages one at a time).
       if (link.stream_bandwidth_Bps > 0) {
         spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, link.stream_bandwidth_Bps);
       }
     }
-    if (delivered < 1) {
+    if (const double delivered = path_delivery(src, dst); delivered < 1) {
       spec.bytes = bytes / delivered;  // the resent packets cross the path too
       spec.rate_cap_Bps = std::min(spec.rate_cap_Bps,
                                    loss_limited_rate_Bps(1 - delivered, round_trip_ns(src, dst)));
@@ -83,6 +81,14 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
   }
   spec.resources.insert(spec.resources.end(), also.begin(), also.end());
   return flows_.start_from(spec);
+}
+
+double Network::path_delivery(topo::NodeId src, topo::NodeId dst) const {
+  if (src == dst) return 1;
+  double delivered = 1;
+  for (topo::ChannelId c : topology_.route(src, dst))
+    delivered *= 1 - topology_.channel(c).params.loss;
+  return delivered;
 }
 
 TimeNs Network::round_trip_ns(topo::NodeId src, topo::NodeId dst) const {

@@ -31,17 +31,20 @@ class Network {
   // (Padhye, Firoiu, Towsley, Kurose, "Modeling TCP Throughput", SIGCOMM 1998: their model without
   // the timeout term; b = 2 packets per ACK, Linux's delayed ACKs). rtt: the path's latency
   // there and back, without queues (a connection whose bound is below its share keeps no queue).
-  // Timeouts are left out, and that is where the model stops: on the testbed (1 Gbit/s, ~30 us
-  // RTT, scripts/testbed-loss.sh, 2026-11-26) one connection kept 112.6 MB/s at 1 % per NIC link
-  // (1.99 % of its packets) where this predicts the link's 120 MB/s, but fell to 59.2 MB/s at 2 %
-  // (3.96 %) where this still predicts 120: at windows of a few packets Linux recovers losses by
-  // its timers (the tail loss probe, 2 RTT + 2 jiffies: tcp_schedule_loss_probe in
-  // net/ipv4/tcp_output.c; the 200 ms RTO when one packet is out), and Padhye's timeout term
-  // with that probe's timer predicts 28 MB/s. Not modelled (docs/figures.md, "Packet loss").
+  // Padhye's timeout term is left out: on the testbed (1 Gbit/s, ~30 us RTT,
+  // scripts/testbed-loss.sh, 2026-11-26) one connection kept 112.6 MB/s at 1 % per NIC link
+  // (1.99 % of its packets), where the term with a 200 ms timeout predicts about 1 MB/s (Linux's
+  // SACK and RACK recover most losses without a timer), but fell to 59.2 MB/s at 2 % (3.96 %)
+  // where this still predicts 120. The timers a message's lost last segment waits for are
+  // modelled per message where connections are (fabric::SimTransportOptions::tail_loss);
+  // docs/figures.md, "Packet loss".
   static double loss_limited_rate_Bps(double path_loss, TimeNs rtt_ns);
   // 1500-byte Ethernet MTU less IPv4 and TCP headers and the timestamp option (Linux's default).
   static constexpr double kLossMssBytes = 1448;
 
+  // The fraction of a connection's packets that arrive on the route src -> dst: prod(1 - loss)
+  // over its links' `loss`.
+  double path_delivery(topo::NodeId src, topo::NodeId dst) const;
   // Round trip between two nodes: the path's latency there and back (no queues).
   TimeNs round_trip_ns(topo::NodeId src, topo::NodeId dst) const;
 

@@ -262,6 +262,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
                              "grows with chunks x ranks): a larger chunk_size");
   }
   read_connection(w, options.transport);
+  options.transport.tail_loss.seed = ctx.seed;
   if (options.transport.one_transport_thread &&
       options.transport.endpoint != fabric::Endpoint::kHost) {
     w.fail("transport_threads",

@@ -22,6 +22,16 @@ void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport) {
   transport.socket_buffer_bytes = static_cast<double>(w.size_bytes_or("socket_buffer", 0));
   transport.one_transport_thread =
       w.choice_or("transport_threads", {"unlimited", "one"}, "unlimited") == "one";
+  // A lossy path's tail losses (fabric::SimTransportOptions::TailLoss): recovered by Linux's
+  // timers, or (false, the ablation) by the flow model's resent bytes alone.
+  fabric::SimTransportOptions::TailLoss& tail = transport.tail_loss;
+  tail.enabled = w.boolean_or("loss_timers", tail.enabled);
+  tail.rto_min_ns = w.duration_ns_or("rto_min", tail.rto_min_ns);
+  tail.probe_min_ns = w.duration_ns_or("loss_probe_min", tail.probe_min_ns);
+  if (tail.rto_min_ns <= 0) w.fail("rto_min", "expected a duration > 0 (Linux's default 200ms)");
+  if (tail.probe_min_ns <= 0) {
+    w.fail("loss_probe_min", "expected a duration > 0 (2 jiffies: 8ms at HZ=250)");
+  }
   if (transport.socket_buffer_bytes > 0 && !transport.serialize_per_peer) {
     w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");
   }

@@ -13,6 +13,7 @@ namespace {
 fabric::SimTransportOptions host_options(const SimEnvOptions& o) {
   fabric::SimTransportOptions t = o.host_transport;
   t.endpoint = fabric::Endpoint::kHost;
+  t.tail_loss.seed = o.seed;
   // The cores the compute shares are the transport threads' too, where those are modelled.
   if (t.one_transport_thread) t.host_cores = o.compute_cores;
   return t;
