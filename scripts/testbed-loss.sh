@@ -3,9 +3,15 @@
 # behind net::Network's loss model, sim/net/network.h): for each loss, a two-host testbed of
 # topologies/cloud-vms.yaml at 1 Gbit/s with `nic_loss` set (the testbed drops arriving packets
 # with the two NIC links' probability, iptables in each host's namespace), then one connection
-# sends for SECONDS. Prints loss, the drop probability per packet and the receiver's MB/s.
+# sends for SECONDS. Prints CSV: loss, the drop probability per packet on the path and the
+# receiver's MB/s, a row per LOSS given (repeat one for repetitions). The CSV is what a workload's
+# `loss_rates` reads (traces/loss/).
 #
 #   scripts/testbed-loss.sh [SECONDS] [LOSS...]      (root; default 4 s, 0% 0.1% 0.5% 1% 2%)
+#
+# LOSS_CONGESTION_CONTROL (default cubic, Linux's default and the training scenarios'
+# `live.congestion_control`) is each namespace's algorithm; before 2026-11-27 the script left the
+# machine's own (BBR here), which does not back off on random loss.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-4}
@@ -29,7 +35,7 @@ while True:
     b = c.recv(1 << 20)
     if not b: break
     n += len(b)
-print('%s %s %.1f' % ('$LOSS', '${p:-0}', n / (time.time() - t0) / 1e6))" &
+print('%s,%s,%.1f' % ('$LOSS', '${p:-0}', n / (time.time() - t0) / 1e6))" &
 sleep 0.5
 ip netns exec "${ns[0]}" python3 -c "
 import socket, time
@@ -38,8 +44,9 @@ while time.time() - t0 < $SECONDS_: s.sendall(buf)
 s.close()"
 wait
 INNER
-echo "nic_loss drop_probability MB/s"
+echo "nic_loss,drop_probability,MBps"
 for loss in "${losses[@]}"; do
   LOSS=$loss SECONDS_=$seconds "$testbed" run topologies/cloud-vms.yaml --set servers=2 \
-    --set nic_bandwidth=1Gbps --set "nic_loss=$loss" -- bash "$inner" 2>/dev/null
+    --set nic_bandwidth=1Gbps --set "nic_loss=$loss" \
+    --congestion-control "${LOSS_CONGESTION_CONTROL:-cubic}" -- bash "$inner" 2>/dev/null
 done

@@ -92,6 +92,17 @@ struct SimTransportOptions {
   // net::Network::kLossMssBytes); srtt is the path's round trip without queues.
   // Parallel (unserialised) messages are each their own connection, with no later data.
   TailLoss tail_loss;
+  // A lossy connection's rate as measured (io::LossRateTable, scripts/testbed-loss.sh): each
+  // message of a connection whose path drops a fraction p of its packets is capped at the
+  // goodput interpolated linearly in p between the measured points, which hold what one
+  // connection's congestion control makes of random loss at the measured link rate and round trip
+  // (a measurement of one testbed: valid for paths like it). A path beyond the largest measured p
+  // is an InputError naming the file. Empty: none.
+  struct LossRates {
+    std::string file;
+    std::vector<std::pair<double, double>> points;  // (drop probability, bytes/s), first at 0
+  };
+  LossRates loss_rates;
 };
 
 // One message on the network: from its first byte leaving `src` (after the per-message overhead)
@@ -205,6 +216,9 @@ class SimFabric {
     TimeNs rtt_ns = 0;
   };
   PathLoss path_loss(int src, int dst) const;
+  // SimTransportOptions::loss_rates at the path between two ranks, as the flow's rate (the
+  // measured goodput / (1 - p)); uncapped where the path is clean.
+  double measured_loss_rate(int src, int dst) const;
   // Starts m's flow now; `transmitted` runs when its last byte has left.
   void transmit(Message& m, coll::Callback transmitted);
 

@@ -12,31 +12,16 @@
 #include "sim/core/error.h"
 #include "sim/core/strings.h"
 #include "sim/core/units.h"
+#include "sim/io/csv.h"
 #include "sim/io/input_file.h"
 
 namespace adaptsim::io {
 namespace {
 
-std::vector<std::string> split_row(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ','))
-    out.push_back(std::string(trim(cell)));
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
 bool whole_number(const std::string& s, long long& out) {
   const char* end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, out);
   return ec == std::errc() && p == end;
-}
-
-bool number(const std::string& s, double& out) {
-  const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && p == end && std::isfinite(out);
 }
 
 // Helios' "YYYY-MM-DD HH:MM:SS" as seconds since 1970 (UTC; only differences are used).
@@ -75,7 +60,7 @@ JobTrace parse_job_trace(const std::string& text, const std::string& file, int m
   std::string line;
   if (!std::getline(in, line)) fail(1, "", "the file is empty; expected a CSV header");
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  const std::vector<std::string> header = split_row(line);
+  const std::vector<std::string> header = split_csv_row(line);
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) {
     if (header[i].find('"') != std::string::npos)
@@ -94,7 +79,7 @@ JobTrace parse_job_trace(const std::string& text, const std::string& file, int m
   for (int n = 2; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty()) continue;
-    const std::vector<std::string> cells = split_row(line);
+    const std::vector<std::string> cells = split_csv_row(line);
     if (cells.size() != header.size()) {
       fail(n, "",
            "has " + std::to_string(cells.size()) + " cells; expected " +
@@ -114,7 +99,7 @@ JobTrace parse_job_trace(const std::string& text, const std::string& file, int m
     }
     j.gpus = static_cast<int>(gpus);
     double t = 0;
-    if (!(number(cell("submit_time"), t) && t >= 0) && !timestamp(cell("submit_time"), t)) {
+    if (!(parse_number(cell("submit_time"), t) && t >= 0) && !timestamp(cell("submit_time"), t)) {
       fail(n, "submit_time",
            "'" + cell("submit_time") +
                "': expected seconds >= 0 or a time as YYYY-MM-DD HH:MM:SS (Helios)");
@@ -122,7 +107,7 @@ JobTrace parse_job_trace(const std::string& text, const std::string& file, int m
     submit_s.push_back(t);
     j.model = cell("model");
     if (j.model.empty()) fail(n, "model", "is empty; expected a zoo model");
-    if (!number(cell("samples"), j.samples) || !(j.samples >= 1 && j.samples <= 1e12)) {
+    if (!parse_number(cell("samples"), j.samples) || !(j.samples >= 1 && j.samples <= 1e12)) {
       fail(n, "samples", "'" + cell("samples") + "': expected a number of samples from 1 to 1e12");
     }
     trace.jobs.push_back(std::move(j));

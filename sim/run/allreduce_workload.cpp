@@ -261,7 +261,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
                              " chunks; expected at most 16384 for the graph strategies (memory "
                              "grows with chunks x ranks): a larger chunk_size");
   }
-  read_connection(w, options.transport);
+  read_connection(w, ctx, options.transport);
   options.transport.tail_loss.seed = ctx.seed;
   if (options.transport.one_transport_thread &&
       options.transport.endpoint != fabric::Endpoint::kHost) {

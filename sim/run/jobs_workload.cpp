@@ -137,7 +137,7 @@ std::unique_ptr<Workload> parse_jobs_workload(io::MapReader& w, const PointConte
   }
   compute.compute_scale = w.number_or("compute_scale", 1.0);
   if (!(compute.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
-  read_connection(w, options.cluster.host_transport);
+  read_connection(w, ctx, options.cluster.host_transport);
   options.cluster.sharing = read_sharing(w);
   options.cluster.arch = train::gpu_arch_of(device.name() + " " + device.description());
   const std::vector<std::string> schedulers = w.string_list("schedulers");

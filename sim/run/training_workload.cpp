@@ -374,7 +374,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   if (!(options.compute.compute_scale > 0)) w.fail("compute_scale", "must be > 0");
   options.compute_cores = static_cast<int>(w.integer_or("compute_cores", 0, 0, 4096));
   options.measured_steps = static_cast<int>(w.integer_or("steps", 4, 1, 100000));
-  read_connection(w, options.host_transport);
+  read_connection(w, ctx, options.host_transport);
   options.sharing = read_sharing(w);
   options.share_cv = w.number_or("share_cv", 0.0);
   if (!(options.share_cv >= 0 && options.share_cv <= 10)) {

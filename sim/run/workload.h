@@ -110,7 +110,8 @@ net::Sharing read_sharing(io::MapReader& w);
 
 // The host transport's keys, shared by the workload kinds: connection ("serialized", default, or
 // "parallel"), per_message_overhead and socket_buffer (serialized connections only).
-void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport);
+void read_connection(io::MapReader& w, const PointContext& ctx,
+                     fabric::SimTransportOptions& transport);
 
 // Rejects, at `key`, a message of `bytes` (a workload's largest: an all-reduce buffer, a model's
 // gradients) that would take longer than kMaxDurationNs over the topology's slowest link: a run

@@ -4,6 +4,7 @@
 
 #include "sim/core/error.h"
 #include "sim/core/units.h"
+#include "sim/io/loss_rates.h"
 
 namespace adaptsim::run {
 
@@ -14,7 +15,8 @@ net::Sharing read_sharing(io::MapReader& w) {
                            : net::Sharing::kMaxMin;
 }
 
-void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport) {
+void read_connection(io::MapReader& w, const PointContext& ctx,
+                     fabric::SimTransportOptions& transport) {
   const std::string connection =
       w.choice_or("connection", {"serialized", "parallel"}, "serialized");
   transport.serialize_per_peer = connection == "serialized";
@@ -31,6 +33,16 @@ void read_connection(io::MapReader& w, fabric::SimTransportOptions& transport) {
   if (tail.rto_min_ns <= 0) w.fail("rto_min", "expected a duration > 0 (Linux's default 200ms)");
   if (tail.probe_min_ns <= 0) {
     w.fail("loss_probe_min", "expected a duration > 0 (2 jiffies: 8ms at HZ=250)");
+  }
+  if (w.has("loss_rates")) {
+    std::filesystem::path path = w.string("loss_rates");
+    if (path.is_relative()) path = ctx.scenario_dir / path;
+    try {
+      io::LossRateTable table = io::read_loss_rates(path);
+      transport.loss_rates = {std::move(table.file), std::move(table.points)};
+    } catch (const InputError& e) {
+      w.fail("loss_rates", e.what());
+    }
   }
   if (transport.socket_buffer_bytes > 0 && !transport.serialize_per_peer) {
     w.fail("socket_buffer", "needs connection: serialized (a socket buffer per connection)");

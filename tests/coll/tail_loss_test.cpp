@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.h"
 #include "tests/coll/sim_harness.h"
 
 using namespace adaptsim;
@@ -161,4 +162,30 @@ TEST_CASE("tail loss: the next message reveals the hole; later messages wait beh
   for (int s = 0; s < kSeeds; ++s)
     together += first[s] == revealed && second[s] == revealed;
   check_rate(together, kP * (1 - kP), "second messages released with the first");
+}
+
+TEST_CASE("loss rates: a lossy connection moves at the measured goodput, interpolated in p") {
+  // The table: 125 MB/s clean, 25 MB/s at a drop probability of 0.3. The path drops 19 %:
+  // 125 - 100 x 0.19 / 0.3 = 61.67 MB/s of goodput, so 1e6 B take 1e6 / 61.67e6 s (the flow
+  // carries bytes / (1 - p) at goodput / (1 - p)), plus the one-way latency.
+  fabric::SimTransportOptions o;
+  o.tail_loss.enabled = false;
+  o.loss_rates = {"t.csv", {{0.0, 125e6}, {0.3, 25e6}}};
+  SimCluster c(lossy(), o);
+  TimeNs at = -1;
+  c.fabric.transport(0).send(1, "m", {nullptr, 1'000'000}, [] {});
+  c.fabric.transport(1).recv(0, "m", {nullptr, 1'000'000}, [&] { at = c.engine.now(); });
+  c.engine.run();
+  const double goodput = 125e6 - 100e6 * kP / 0.3;
+  CHECK(static_cast<double>(at - kOneWay) == doctest::Approx(1e6 / goodput * 1e9).epsilon(1e-6));
+
+  // Beyond the table's largest probability: one error naming the file and the path.
+  fabric::SimTransportOptions short_table = o;
+  short_table.loss_rates.points = {{0.0, 125e6}, {0.1, 60e6}};
+  SimCluster d(lossy(), short_table);
+  d.fabric.transport(0).send(1, "m", {nullptr, 1000}, [] {});
+  CHECK_THROWS_WITH_AS(d.engine.run(),
+                       "t.csv: measured up to a drop probability of 0.100000; the path s0.cpu0 "
+                       "-> s1.cpu0 drops 0.190000 of its packets (measure that loss too)",
+                       InputError);
 }
