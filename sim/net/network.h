@@ -31,12 +31,11 @@ class Network {
   // (Padhye, Firoiu, Towsley, Kurose, "Modeling TCP Throughput", SIGCOMM 1998: their model without
   // the timeout term; b = 2 packets per ACK, Linux's delayed ACKs). rtt: the path's latency
   // there and back, without queues (a connection whose bound is below its share keeps no queue).
-  // Padhye's timeout term is left out: on the testbed (1 Gbit/s, ~30 us RTT,
-  // scripts/testbed-loss.sh, 2026-11-26) one connection kept 112.6 MB/s at 1 % per NIC link
-  // (1.99 % of its packets), where the term with a 200 ms timeout predicts about 1 MB/s (Linux's
-  // SACK and RACK recover most losses without a timer), but fell to 59.2 MB/s at 2 % (3.96 %)
-  // where this still predicts 120. The timers a message's lost last segment waits for are
-  // modelled per message where connections are (fabric::SimTransportOptions::tail_loss);
+  // Padhye's timeout term is left out: with a 200 ms timeout it predicts about 1 MB/s at the
+  // testbed's 1.99 % and ~30 us, where one CUBIC connection keeps 48.8 MB/s (Linux's SACK and RACK
+  // recover most losses without a timer; traces/loss/testbed-1Gbps-cubic.csv). What one
+  // connection keeps at a loss, as measured, and the timers a message's lost last segment waits
+  // for are per connection, in fabric::SimTransportOptions (loss_rates, tail_loss);
   // docs/figures.md, "Packet loss".
   static double loss_limited_rate_Bps(double path_loss, TimeNs rtt_ns);
   // 1500-byte Ethernet MTU less IPv4 and TCP headers and the timestamp option (Linux's default).

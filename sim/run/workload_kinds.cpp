@@ -34,8 +34,8 @@ void read_connection(io::MapReader& w, const PointContext& ctx,
   if (tail.probe_min_ns <= 0) {
     w.fail("loss_probe_min", "expected a duration > 0 (2 jiffies: 8ms at HZ=250)");
   }
-  if (w.has("loss_rates")) {
-    std::filesystem::path path = w.string("loss_rates");
+  // null (--set workload.loss_rates=null, the ablation) or absent: none.
+  if (std::filesystem::path path = w.string_or("loss_rates", ""); !path.empty()) {
     if (path.is_relative()) path = ctx.scenario_dir / path;
     try {
       io::LossRateTable table = io::read_loss_rates(path);

@@ -104,7 +104,7 @@ TEST_CASE("tail loss: a one-segment message waits srtt + rto_min, then the doubl
     CHECK(arrivals(s, {1000}, false)[0] == clean);
 }
 
-TEST_CASE("tail loss: a long message's probe waits for the ACK before; two lost wait probe_min") {
+TEST_CASE("tail loss: a long message's probe waits for the ACK before, two lost wait probe_min") {
   // 100 kB: 70 segments. Only the last lost: it is alone once the ACK of the one before comes
   // back (a round trip), then srtt + rto_min. Two or more trailing lost: 2 srtt + probe_min
   // after the last left, and the probe's SACK shows the rest lost, resent a round trip later.
@@ -138,7 +138,7 @@ TEST_CASE("tail loss: a long message's probe waits for the ACK before; two lost 
   check_rate(n_two, kP * kP * (1 - kP), "two or more trailing lost, probe arrived");
 }
 
-TEST_CASE("tail loss: the next message reveals the hole; later messages wait behind it") {
+TEST_CASE("tail loss: the next message reveals the hole, later messages wait behind it") {
   // Two messages posted at once: the second starts as the first's last byte leaves, its first
   // segment is SACKed a round trip later and the first's lost tail resent (RACK), arriving
   // 1.5 round trips after the first's last byte left: never a 200 ms timer. The second arrives
