@@ -526,18 +526,24 @@ void check_results_finite(const io::CsvTable& table, std::size_t sweep_columns) 
 }
 
 CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenario& live,
-                                const RunOptions& options) {
+                                const RunOptions& options, int live_runs) {
   const auto start = std::chrono::steady_clock::now();
   if (sims.empty()) throw std::invalid_argument("compare_scenario: no simulated scenario");
+  if (live_runs < 1) throw std::invalid_argument("compare_scenario: no live run");
   const Scenario& sim = sims.front();
   std::vector<io::CsvTable> a;
   for (const Scenario& s : sims)
     a.push_back(collect_rows(s, options).summary);
-  const io::CsvTable b = collect_rows(live, options).summary;
-  for (const io::CsvTable& t : a) {
-    if (t.column("step_time_ms_mean") == io::CsvTable::npos || t.size() != b.size()) {
-      throw InputError(sim.path.string() +
-                       ": compare needs a training workload (step_time_ms_mean) in both modes");
+  std::vector<io::CsvTable> lives;  // the live scenario run live_runs times, one after another
+  for (int k = 0; k < live_runs; ++k)
+    lives.push_back(collect_rows(live, options).summary);
+  const io::CsvTable& b = lives.front();
+  for (const auto* tables : {&a, &lives}) {
+    for (const io::CsvTable& t : *tables) {
+      if (t.column("step_time_ms_mean") == io::CsvTable::npos || t.size() != b.size()) {
+        throw InputError(sim.path.string() +
+                         ": compare needs a training workload (step_time_ms_mean) in both modes");
+      }
     }
   }
   std::vector<std::string> columns = sim.sweep_columns;
@@ -545,7 +551,7 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
     columns.emplace_back(c);
   for (const char* c : {"sim_step_ms", "live_step_ms", "sim_step_std_ms", "live_step_std_ms",
                         "sim_throughput_per_gpu", "live_throughput_per_gpu", "sim_seeds",
-                        "sim_seed_std_ms", "rel_error"}) {
+                        "sim_seed_std_ms", "rel_error", "live_runs", "live_run_std_ms"}) {
     columns.emplace_back(c);
   }
   io::CsvTable out(columns);
@@ -553,40 +559,54 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
   auto at = [](const io::CsvTable& t, std::size_t row, std::string_view col) {
     return t.rows()[row][t.column(col)];
   };
-  auto mean_over_seeds = [&](std::size_t row, std::string_view col) {
+  // A column's mean over several runs of a row, and the runs' sample standard deviation.
+  auto mean_over = [&](const std::vector<io::CsvTable>& runs, std::size_t row,
+                       std::string_view col) {
     double sum = 0;
-    for (const io::CsvTable& t : a)
+    for (const io::CsvTable& t : runs)
       sum += std::stod(at(t, row, col));
-    return sum / static_cast<double>(a.size());
+    return sum / static_cast<double>(runs.size());
   };
+  auto std_over = [&](const std::vector<io::CsvTable>& runs, std::size_t row,
+                      std::string_view col) {
+    if (runs.size() < 2) return 0.0;
+    const double mean = mean_over(runs, row, col);
+    double var = 0;
+    for (const io::CsvTable& t : runs)
+      var += (std::stod(at(t, row, col)) - mean) * (std::stod(at(t, row, col)) - mean);
+    return std::sqrt(var / static_cast<double>(runs.size() - 1));
+  };
+  nlohmann::ordered_json live_run_steps = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < b.size(); ++i) {
     Row row(a[0].rows()[i].begin(),
             a[0].rows()[i].begin() + static_cast<long>(sim.sweep_columns.size()));
     for (const char* c : {"model", "system", "n_gpus"})
       row.push_back(at(a[0], i, c));
-    std::vector<double> steps;  // the row's step time under each seed
-    for (const io::CsvTable& t : a)
-      steps.push_back(std::stod(at(t, i, "step_time_ms_mean")));
-    const double s =
-        std::accumulate(steps.begin(), steps.end(), 0.0) / static_cast<double>(steps.size());
-    double seed_var = 0;
-    for (double x : steps)
-      seed_var += (x - s) * (x - s);
-    const double seed_std =
-        steps.size() > 1 ? std::sqrt(seed_var / static_cast<double>(steps.size() - 1)) : 0.0;
-    const double l = std::stod(at(b, i, "step_time_ms_mean"));
+    const double s = mean_over(a, i, "step_time_ms_mean");
+    // One live run: its cells as written; several: their means (and the runs' spread).
+    const bool one = lives.size() == 1;
+    const double l =
+        one ? std::stod(at(b, i, "step_time_ms_mean")) : mean_over(lives, i, "step_time_ms_mean");
     const double err = (s - l) / l;
     errors.push_back(std::abs(err));
     row.push_back(io::fmt_fixed(s, 3));
-    row.push_back(at(b, i, "step_time_ms_mean"));
-    row.push_back(io::fmt_fixed(mean_over_seeds(i, "step_time_ms_std"), 3));
-    row.push_back(at(b, i, "step_time_ms_std"));
-    row.push_back(io::fmt_fixed(mean_over_seeds(i, "throughput_per_gpu_samples_per_s"), 3));
-    row.push_back(at(b, i, "throughput_per_gpu_samples_per_s"));
+    row.push_back(one ? at(b, i, "step_time_ms_mean") : io::fmt_fixed(l, 3));
+    row.push_back(io::fmt_fixed(mean_over(a, i, "step_time_ms_std"), 3));
+    row.push_back(one ? at(b, i, "step_time_ms_std")
+                      : io::fmt_fixed(mean_over(lives, i, "step_time_ms_std"), 3));
+    row.push_back(io::fmt_fixed(mean_over(a, i, "throughput_per_gpu_samples_per_s"), 3));
+    row.push_back(one ? at(b, i, "throughput_per_gpu_samples_per_s")
+                      : io::fmt_fixed(mean_over(lives, i, "throughput_per_gpu_samples_per_s"), 3));
     row.push_back(std::to_string(a.size()));
-    row.push_back(io::fmt_fixed(seed_std, 3));
+    row.push_back(io::fmt_fixed(std_over(a, i, "step_time_ms_mean"), 3));
     row.push_back(io::fmt_fixed(err, 5));
+    row.push_back(std::to_string(lives.size()));
+    row.push_back(io::fmt_fixed(std_over(lives, i, "step_time_ms_mean"), 3));
     out.add_row(std::move(row));
+    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+    for (const io::CsvTable& t : lives)
+      runs.push_back(std::stod(at(t, i, "step_time_ms_mean")));
+    live_run_steps.push_back(runs);
   }
   CompareSummary summary;
   std::vector<double> sorted = errors;
@@ -616,6 +636,8 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
   m["git_commit"] = ADAPTSIM_GIT_COMMIT;
   m["calibration_profile"] = sim.calibration.string();
   m["live_placement"] = live.live.placement;
+  m["live_runs"] = lives.size();
+  m["live_run_step_ms"] = live_run_steps;  // per row, each live run's mean step time
   m["rows"] = summary.rows;
   m["median_abs_rel_error"] = summary.median_abs_error;
   m["max_abs_rel_error"] = summary.max_abs_error;

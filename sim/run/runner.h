@@ -76,7 +76,11 @@ void check_results_finite(const io::CsvTable& table, std::size_t sweep_columns);
 // `sims` holds the simulated scenario loaded with one or more seeds (the same file and
 // overrides): the model's random parts (TCP connections' shares, compute jitter) are draws, so
 // the simulated step time compared is the mean over the seeds' runs, and sim_seed_std_ms (the
-// standard deviation of the per-seed step means) says how much one draw moves it.
+// standard deviation of the per-seed step means) says how much one draw moves it. The live
+// scenario runs `live_runs` times, one after another: the live step time compared is the mean of
+// the runs' step means, live_run_std_ms their standard deviation (0 for one run), and the
+// manifest keeps each run's (live_run_step_ms); a live row can move between runs by more than the
+// error a comparison asks for (docs/figures.md, "Packet loss").
 struct CompareSummary {
   std::filesystem::path csv_path;
   std::size_t rows = 0;
@@ -85,6 +89,6 @@ struct CompareSummary {
   double wall_seconds = 0;
 };
 CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenario& live,
-                                const RunOptions& options);
+                                const RunOptions& options, int live_runs = 1);
 
 }  // namespace adaptsim::run

@@ -17,6 +17,7 @@ struct CompareOptions {
   std::string out_dir;
   int threads = 0;
   int sim_seeds = 1;
+  int live_runs = 1;
 };
 }  // namespace
 
@@ -32,6 +33,10 @@ Command add_compare_command(CLI::App& app, int argc, char** argv) {
                   "Simulate with N seeds (the scenario's seed, +1, ...) and compare their mean "
                   "step time (default 1)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--live-runs", o->live_runs,
+                  "Run the live side N times, one after another, and compare the mean of their "
+                  "step times; live_run_std_ms is their spread (default 1)")
+      ->check(CLI::Range(1, 100));
   const std::string command_line = joined_args(argc, argv);
   return {cmd, [o, command_line] {
             if (launched_by_mpirun()) {
@@ -61,7 +66,7 @@ Command add_compare_command(CLI::App& app, int argc, char** argv) {
                 o->out_dir.empty() ? fs::path("out") / sim.name : fs::path(o->out_dir);
             options.threads = o->threads;
             options.command_line = command_line;
-            const run::CompareSummary s = run::compare_scenario(sims, live, options);
+            const run::CompareSummary s = run::compare_scenario(sims, live, options, o->live_runs);
             std::printf(
                 "wrote %s (%zu rows): step time |sim - live| / live median %.1f%%, max %.1f%% "
                 "(%.1f s)\n",
