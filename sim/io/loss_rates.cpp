@@ -57,6 +57,7 @@ LossRateTable parse_loss_rates(const std::string& text, const std::string& file)
     }
     runs[p].push_back(mbps * 1e6);
   }
+  n = std::max(n, 1);  // the last line (an empty file's first)
   if (header.empty()) fail(n, "the file holds no CSV header; expected drop_probability and MBps");
   if (runs.count(0.0) == 0) fail(n, "no row at drop_probability 0; expected the clean rate too");
   if (runs.size() < 2) fail(n, "one drop probability only; expected the rate at two or more");
