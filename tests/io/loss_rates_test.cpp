@@ -54,7 +54,7 @@ TEST_CASE("loss rates: the shipped table reads") {
 TEST_CASE("loss rates: every defect is one line with the file and the line") {
   const std::string h = "nic_loss,drop_probability,MBps\n";
   CHECK(error_of("") ==
-        "l.csv:0: the file holds no CSV header; expected drop_probability and MBps");
+        "l.csv:1: the file holds no CSV header; expected drop_probability and MBps");
   CHECK(error_of("a,b\n0,1\n") ==
         "l.csv:1: expected a CSV header with drop_probability and MBps (scripts/testbed-loss.sh)");
   CHECK(error_of(h + "0%,0,119\n1%,0.02\n") == "l.csv:3: has 2 cells; expected 3 (the header's)");
