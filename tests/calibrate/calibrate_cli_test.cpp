@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -138,7 +139,20 @@ TEST_CASE(
   for (const io::LinkFit& f : p.fits) {
     INFO(f.link_class << " " << f.algorithm);
     CHECK(f.link_class == "loopback");
-    CHECK(f.latency_us > 0);
+    // A latency of 0 only where the free fit's was negative and the fitter said so: on a loaded
+    // machine a preempted small size can leave 5 timings no positive intercept (CI, 2026-11-27:
+    // CLASSIC_RING's 1 KiB at 1.5 ms, 64 KiB at 0.25 ms).
+    CHECK(f.latency_us >= 0);
+    if (f.latency_us == 0) {
+      bool noted = false;
+      std::istringstream lines(r.out);
+      for (std::string line; std::getline(lines, line);) {
+        noted = noted || (line.find("note: loopback " + f.algorithm + " ") != std::string::npos &&
+                          line.find("the free fit's latency was negative; fitted through 0") !=
+                              std::string::npos);
+      }
+      CHECK(noted);
+    }
     CHECK(f.bandwidth_Bps > 0);
     CHECK(f.busbw_inf_Bps > 0);
     CHECK(f.points == 5);
