@@ -287,7 +287,7 @@ void SimFabric::pump(Connection& c) {
 
 std::optional<TimeNs> SimFabric::tail_repair(const Message& m, TimeNs sent_at) const {
   const SimTransportOptions::TailLoss& o = options_.tail_loss;
-  if (!o.enabled) return std::nullopt;
+  if (!o.enabled || !network_.has_loss()) return std::nullopt;
   const PathLoss path = path_loss(m.src, m.dst);
   if (!(path.loss > 0)) return std::nullopt;
   // The message's own draws: (seed, src, dst, its number among the fabric's messages).
@@ -373,7 +373,7 @@ double SimFabric::measured_loss_rate(int src, int dst) const {
   // 0.0396 of two 2 % links): a path within 1e-6 of a measured probability is at it.
   constexpr double kSameProbability = 1e-6;
   const auto hi = std::lower_bound(points.begin(), points.end(),
-                                   std::make_pair(p * (1 - kSameProbability), 0.0));
+                                   std::make_pair(p * (1 - kSameProbability), 0.0));  // >= p
   if (hi == points.end()) {
     const topo::Topology& t = network_.topology();
     throw InputError(options_.loss_rates.file + ": measured up to a drop probability of " +
@@ -382,8 +382,7 @@ double SimFabric::measured_loss_rate(int src, int dst) const {
                      " drops " + std::to_string(p) + " of its packets (measure that loss too)");
   }
   double goodput = hi->second;
-  if (hi != points.begin() &&
-      !(hi->first >= p * (1 - kSameProbability) && hi->first <= p * (1 + kSameProbability))) {
+  if (hi != points.begin() && hi->first > p * (1 + kSameProbability)) {
     const auto lo = hi - 1;
     goodput = lo->second + (hi->second - lo->second) * (p - lo->first) / (hi->first - lo->first);
   }

@@ -74,7 +74,8 @@ struct SimTransportOptions {
     // TCP_TIMEOUT_MIN, 2 jiffies: 8 ms at CONFIG_HZ=250 (Debian's kernels; /proc/config.gz of
     // the testbed's kernel here).
     TimeNs probe_min_ns = 8'000'000;
-    std::uint64_t seed = 1;  // each message's draws: (seed, src, dst, its number among the messages)
+    // Each message's draws: (seed, src, dst, its number among the messages).
+    std::uint64_t seed = 1;
   };
   // On a lossy path a segment lost inside a message is found within a round trip by the SACKs
   // of the segments after it (RACK, Linux's default, net.ipv4.tcp_recovery = 1): the flow's

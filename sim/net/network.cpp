@@ -22,6 +22,7 @@ Network::Network(EventEngine& engine, const topo::Topology& topology, Sharing sh
     if (from == topo::NodeKind::kSwitch || from == topo::NodeKind::kRouter) {
       flows_.set_queue_delay(r, ch.params.queue_ns);
     }
+    has_loss_ = has_loss_ || ch.params.loss > 0;
   }
 }
 
@@ -64,7 +65,7 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
         spec.rate_cap_Bps = std::min(spec.rate_cap_Bps, link.stream_bandwidth_Bps);
       }
     }
-    if (const double delivered = path_delivery(src, dst); delivered < 1) {
+    if (const double delivered = has_loss_ ? delivery(path) : 1; delivered < 1) {
       spec.bytes = bytes / delivered;  // the resent packets cross the path too
       spec.rate_cap_Bps = std::min(spec.rate_cap_Bps,
                                    loss_limited_rate_Bps(1 - delivered, round_trip_ns(src, dst)));
@@ -84,9 +85,12 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
 }
 
 double Network::path_delivery(topo::NodeId src, topo::NodeId dst) const {
-  if (src == dst) return 1;
-  double delivered = 1;
-  for (topo::ChannelId c : topology_.route(src, dst))
+  return src == dst || !has_loss_ ? 1 : delivery(topology_.route(src, dst));
+}
+
+double Network::delivery(const std::vector<topo::ChannelId>& path) const {
+  double delivered = 1;  // fraction of the packets sent that arrive
+  for (topo::ChannelId c : path)
     delivered *= 1 - topology_.channel(c).params.loss;
   return delivered;
 }

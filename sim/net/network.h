@@ -44,6 +44,8 @@ class Network {
   // The fraction of a connection's packets that arrive on the route src -> dst: prod(1 - loss)
   // over its links' `loss`.
   double path_delivery(topo::NodeId src, topo::NodeId dst) const;
+  // Whether any link of the topology drops packets (none: every path's delivery is 1).
+  bool has_loss() const { return has_loss_; }
   // Round trip between two nodes: the path's latency there and back (no queues).
   TimeNs round_trip_ns(topo::NodeId src, topo::NodeId dst) const;
 
@@ -76,6 +78,9 @@ class Network {
   const topo::Topology& topology_;
   FlowNetwork flows_;
   FlowNetwork::FlowSpec transfer_spec_;  // transfer's, reused (FlowNetwork::start_from)
+  bool has_loss_ = false;
+  // prod(1 - loss) over a route's links.
+  double delivery(const std::vector<topo::ChannelId>& path) const;
   // A node's memory, shared by its local copies and reductions (absent: unbounded).
   std::optional<ResourceId> memory_resource(topo::NodeId node);
   std::unordered_map<topo::NodeId, std::optional<ResourceId>> memory_;
