@@ -82,7 +82,7 @@ std::vector<TimeNs> round_trips(tcp::Runtime& rt, int peer, bool initiator, coll
   rt.run("ping-pong with rank " + std::to_string(peer), timeout_ns * iterations,
          [=](coll::Transport& t, coll::Callback done) {
            std::make_shared<RoundTrips>(t, peer, initiator, send, recv, iterations, times.get(),
-                                        [times, done] { done(); })
+                                        [times, done = std::move(done)]() mutable { done(); })
                ->start();
          });
   // The mutex in Runtime::run's completion orders the loop thread's writes before this read.

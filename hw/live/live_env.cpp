@@ -793,12 +793,14 @@ void LiveEnv::await_addresses(const runtime::ClusterConfig& cluster, tcp::TcpTra
 void LiveEnv::connect_first(const runtime::ClusterConfig& first, TimeNs timeout_ns) {
   runtime_.run("connecting to cluster version " + std::to_string(first.version), timeout_ns,
                [this, first](coll::Transport&, coll::Callback done) {
-                 reset_connections(elastic_->worker, first, [this, first, done] {
-                   // Every worker of the first cluster starts its first step together.
-                   auto members = std::make_shared<coll::SubsetTransport>(*worker_transport_,
-                                                                          first.workers, "first:");
-                   tcp::run_barrier(*members, "adaptsim:first", [members, done] { done(); });
-                 });
+                 reset_connections(
+                     elastic_->worker, first,
+                     [this, first, done = std::make_shared<coll::Callback>(std::move(done))] {
+                       // Every worker of the first cluster starts its first step together.
+                       auto members = std::make_shared<coll::SubsetTransport>(
+                           *worker_transport_, first.workers, "first:");
+                       tcp::run_barrier(*members, "adaptsim:first", [members, done] { (*done)(); });
+                     });
                });
 }
 

@@ -259,11 +259,14 @@ LiveResult run_rank(tcp::Runtime& rt, const train::Model& model, const LiveConfi
         [&](coll::Transport& transport, coll::Callback done, coll::Callback progress) {
           env->set_transport(&transport);
           first_start = tcp::EventLoop::now_ns();
-          trainer.set_progress([progress, done, &trainer, &last_end] {
-            progress();
+          // The trainer's progress hook is copyable (std::function); the callbacks are not.
+          trainer.set_progress([progress = std::make_shared<coll::Callback>(std::move(progress)),
+                                done = std::make_shared<coll::Callback>(std::move(done)), &trainer,
+                                &last_end] {
+            (*progress)();
             if (trainer.finished()) {
               last_end = tcp::EventLoop::now_ns();
-              done();
+              (*done)();
             }
           });
           trainer.start();

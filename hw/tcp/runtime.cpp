@@ -305,7 +305,8 @@ TimeNs Runtime::time_allreduce(const coll::AllReduce& algo, const coll::Workspac
                                                     coll::Callback progress) {
                       std::make_shared<RepeatedAllReduce>(
                           t, algo, w, iterations < 0 ? 0 : iterations, elapsed.get(),
-                          [elapsed, done] { done(); }, std::move(progress))
+                          [elapsed, done = std::move(done)]() mutable { done(); },
+                          std::move(progress))
                           ->start();
                     });
   // The mutex in run_with_progress's completion orders the loop thread's write before this read.

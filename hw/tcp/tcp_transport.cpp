@@ -197,9 +197,11 @@ void TcpTransport::log(const std::string& line) const {
 
 void TcpTransport::complete(coll::Callback cb) {
   if (!cb) return;
-  loop_.defer([alive = std::weak_ptr<bool>(alive_), this, cb = std::move(cb)] {
+  // The loop's tasks are copyable (std::function); a callback is move-only, so it is shared.
+  loop_.defer([alive = std::weak_ptr<bool>(alive_), this,
+               cb = std::make_shared<coll::Callback>(std::move(cb))] {
     if (alive.expired() || failed_) return;
-    cb();
+    (*cb)();
   });
 }
 
@@ -1346,8 +1348,9 @@ void TcpTransport::check_shutdown_done() {
   loop_.cancel_timer(shutdown_timer_);
   shutdown_timer_ = 0;
   // Not through complete(): it must run even when the transport failed.
-  loop_.defer([alive = std::weak_ptr<bool>(alive_), done = std::move(shutdown_done_)] {
-    if (!alive.expired()) done();
+  loop_.defer([alive = std::weak_ptr<bool>(alive_),
+               done = std::make_shared<coll::Callback>(std::move(shutdown_done_))] {
+    if (!alive.expired()) (*done)();
   });
   shutdown_done_ = nullptr;
 }

@@ -100,14 +100,15 @@ class OmpiRingRun : public std::enable_shared_from_this<OmpiRingRun> {
   // Waits for slot k % 2, folds it into block b's segment, releases it, then `next`.
   void fold(std::size_t p, int k, int b, Callback next) {
     auto self = shared_from_this();
-    Callback reduce = [self, p, k, b, next = std::move(next)] {
+    Callback reduce = [self, p, k, b, next = std::move(next)]() mutable {
       Slot& s = self->slots_[static_cast<std::size_t>(k % 2)];
       const Bytes into = self->at(self->part(b, p));
       const Bytes incoming = s.buffer;
-      self->t_.reduce(into, incoming, into, self->w_.dtype, self->w_.op, [self, incoming, next] {
-        release_scratch_for(self->t_, incoming);
-        next();
-      });
+      self->t_.reduce(into, incoming, into, self->w_.dtype, self->w_.op,
+                      [self, incoming, next = std::move(next)]() mutable {
+                        release_scratch_for(self->t_, incoming);
+                        next();
+                      });
     };
     Slot& s = slots_[static_cast<std::size_t>(k % 2)];
     if (s.arrived) {
@@ -219,10 +220,11 @@ class OmpiRecursiveDoublingRun : public std::enable_shared_from_this<OmpiRecursi
   // result <op>= tmp, releases tmp, then `next`.
   void reduce_scratch(Bytes tmp, Callback next) {
     auto self = shared_from_this();
-    t_.reduce(w_.recv, tmp, w_.recv, w_.dtype, w_.op, [self, tmp, next = std::move(next)] {
-      release_scratch_for(self->t_, tmp);
-      next();
-    });
+    t_.reduce(w_.recv, tmp, w_.recv, w_.dtype, w_.op,
+              [self, tmp, next = std::move(next)]() mutable {
+                release_scratch_for(self->t_, tmp);
+                next();
+              });
   }
   void receive_and_reduce(int peer, const std::string& nm, Callback next) {
     Bytes tmp = acquire_scratch_for(t_, w_, w_.bytes());
@@ -331,9 +333,10 @@ class OmpiRabenseifnerRun : public std::enable_shared_from_this<OmpiRabenseifner
   // ompi_coll_base_sendrecv: the receive posted, the send, then both done; `then` after.
   void sendrecv(int peer, const std::string& nm, Bytes out, Bytes in, Callback then) {
     auto self = shared_from_this();
-    auto pending = std::make_shared<int>(2);
-    auto finish = [pending, then = std::move(then)] {
-      if (--*pending == 0) then();
+    // The two halves' count and the continuation, shared by both (a callback is move-only).
+    auto pending = std::make_shared<std::pair<int, Callback>>(2, std::move(then));
+    auto finish = [pending] {
+      if (--pending->first == 0) pending->second();
     };
     t_.recv(peer, nm, in, finish);
     t_.send(peer, nm, out, finish);

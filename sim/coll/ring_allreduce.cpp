@@ -15,24 +15,29 @@ namespace {
 class RingRun : public std::enable_shared_from_this<RingRun> {
  public:
   RingRun(Transport& t, const Workspace& w, Callback done)
-      : t_(t),
-        w_(w),
-        n_(t.size()),
-        me_(t.rank()),
-        segments_(even_partition({0, w.count}, static_cast<std::size_t>(t.size()))),
-        done_(std::move(done)) {}
+      : t_(t), w_(w), n_(t.size()), me_(t.rank()), done_(std::move(done)) {}
 
   void start() { step(0); }
 
  private:
   int mod(int x) const { return ((x % n_) + n_) % n_; }
+  // Segment i, computed where used: a rank holding all n would make the ring n^2 in memory.
+  Interval segment(int i) const {
+    return even_part({0, w_.count}, static_cast<std::size_t>(n_), static_cast<std::size_t>(i));
+  }
   Bytes seg(Bytes b, int i) const {
     const std::size_t es = dtype_size(w_.dtype);
-    return b.sub(segments_[i].begin * es, segments_[i].length() * es);
+    const Interval part = segment(i);
+    return b.sub(part.begin * es, part.length() * es);
   }
   ConstBytes seg(ConstBytes b, int i) const {
     const std::size_t es = dtype_size(w_.dtype);
-    return b.sub(segments_[i].begin * es, segments_[i].length() * es);
+    const Interval part = segment(i);
+    return b.sub(part.begin * es, part.length() * es);
+  }
+  // One of the step's two halves (its send, its received segment in place) is done.
+  void finish(int s) {
+    if (--pending_ == 0) step(s + 1);
   }
 
   // Steps 0..n-2 reduce-scatter, n-1..2n-3 all-gather. A step ends when its send completed and its
@@ -51,25 +56,23 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
     const std::string name = w_.name + (scatter ? "/rs" : "/ag") + std::to_string(k);
     pending_ = 2;
     auto self = shared_from_this();
-    auto finish = [self, s] {
-      if (--self->pending_ == 0) self->step(s + 1);
-    };
     // In the first reduce-scatter step the own segment is still only in the send buffer.
     const ConstBytes out =
         (scatter && k == 0) ? seg(w_.send, send_i) : seg(ConstBytes(w_.recv), send_i);
-    t_.send(next, name, out, finish);
+    t_.send(next, name, out, [self, s] { self->finish(s); });
     if (scatter) {
-      Bytes tmp = acquire_scratch_for(t_, w_, segments_[recv_i].length() * dtype_size(w_.dtype));
-      t_.recv(prev, name, tmp, [self, tmp, recv_i, finish] {
+      // One receive at a time: the next step starts once this one's segment is folded.
+      scratch_ = acquire_scratch_for(t_, w_, segment(recv_i).length() * dtype_size(w_.dtype));
+      t_.recv(prev, name, scratch_, [self, s, recv_i] {
         // recv[i] = send[i] + incoming: the first (and only) fold of segment i on this rank.
-        self->t_.reduce(self->seg(self->w_.recv, recv_i), self->seg(self->w_.send, recv_i), tmp,
-                        self->w_.dtype, self->w_.op, [self, tmp, finish] {
-                          release_scratch_for(self->t_, tmp);
-                          finish();
+        self->t_.reduce(self->seg(self->w_.recv, recv_i), self->seg(self->w_.send, recv_i),
+                        self->scratch_, self->w_.dtype, self->w_.op, [self, s] {
+                          release_scratch_for(self->t_, self->scratch_);
+                          self->finish(s);
                         });
       });
     } else {
-      t_.recv(prev, name, seg(w_.recv, recv_i), finish);
+      t_.recv(prev, name, seg(w_.recv, recv_i), [self, s] { self->finish(s); });
     }
   }
 
@@ -77,8 +80,8 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
   const Workspace w_;
   const int n_;
   const int me_;
-  const std::vector<Interval> segments_;
   Callback done_;
+  Bytes scratch_;  // the reduce-scatter step's incoming segment
   int pending_ = 0;
 };
 

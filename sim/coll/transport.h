@@ -14,14 +14,16 @@
 // charge time without touching memory. Live runs always carry real bytes.
 
 #include <cstddef>
-#include <functional>
 #include <string>
 
 #include "sim/coll/dtype.h"
+#include "sim/core/inline_callback.h"
 
 namespace adaptsim::coll {
 
-using Callback = std::function<void()>;
+// Move-only, callables of up to 40 bytes in place: a collective posts several callbacks per
+// message, and std::function allocates for any capture beyond 16 trivially copyable bytes.
+using Callback = InlineCallback;
 
 struct ConstBytes {
   const std::byte* data = nullptr;

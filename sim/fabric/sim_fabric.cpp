@@ -37,14 +37,14 @@ class SimFabric::RankTransport final : public Transport {
     if (peer < 0 || peer >= size() || peer == rank_) {
       throw std::invalid_argument("send to invalid peer " + std::to_string(peer));
     }
-    auto m = std::make_unique<Message>();
+    Message* m = fabric_.new_message();
     m->src = rank_;
     m->dst = peer;
-    m->name = name;
+    m->name.assign(name);
     m->data = data;
     if (data.data) m->snapshot.assign(data.data, data.data + data.size);
     m->on_sent = std::move(done);
-    fabric_.post(std::move(m));
+    fabric_.post(m);
   }
 
   bool arrived(int peer, const std::string& name) const override {
@@ -55,12 +55,12 @@ class SimFabric::RankTransport final : public Transport {
     auto it = arrived_.find(KeyView{peer, name});
     if (it != arrived_.end()) {
       Arrival a = it->second.pop();
-      if (it->second.empty()) arrived_.erase(it);
+      if (it->second.empty()) close_key(arrived_, spare_arrived_, it);
       place(a, into);
       engine().schedule_after(0, std::move(done));
       return;
     }
-    waiting_[Key{peer, name}].push({into, std::move(done)});
+    open_key(waiting_, spare_waiting_, peer, name)->second.push({into, std::move(done)});
   }
 
   void reduce(Bytes out, ConstBytes a, ConstBytes b, DType dtype, ReduceOp op,
@@ -89,12 +89,12 @@ class SimFabric::RankTransport final : public Transport {
     Arrival a{std::move(m.snapshot), m.data.size};
     if (it != waiting_.end()) {
       Waiter w = it->second.pop();
-      if (it->second.empty()) waiting_.erase(it);
+      if (it->second.empty()) close_key(waiting_, spare_waiting_, it);
       place(a, w.into);
       w.done();
       return;
     }
-    arrived_[Key{m.src, m.name}].push(std::move(a));
+    open_key(arrived_, spare_arrived_, m.src, m.name)->second.push(std::move(a));
   }
 
  private:
@@ -160,6 +160,26 @@ class SimFabric::RankTransport final : public Transport {
 
   EventEngine& engine() { return fabric_.network_.engine(); }
 
+  // A mailbox's entry for (peer, name), made if absent from a node an emptied entry left (its
+  // name's storage kept): a name is used once per pair and collective, so entries come and go
+  // with every message.
+  template <class Map>
+  static typename Map::iterator open_key(Map& map, std::vector<typename Map::node_type>& spare,
+                                         int peer, const std::string& name) {
+    if (auto it = map.find(KeyView{peer, name}); it != map.end()) return it;
+    if (spare.empty()) return map.try_emplace(Key{peer, name}).first;
+    typename Map::node_type node = std::move(spare.back());
+    spare.pop_back();
+    node.key().first = peer;
+    node.key().second.assign(name);
+    return map.insert(std::move(node)).position;
+  }
+  template <class Map>
+  static void close_key(Map& map, std::vector<typename Map::node_type>& spare,
+                        typename Map::iterator it) {
+    spare.push_back(map.extract(it));
+  }
+
   static void place(const Arrival& a, Bytes into) {
     if (a.size != into.size) {
       throw std::logic_error("message of " + std::to_string(a.size) +
@@ -170,8 +190,12 @@ class SimFabric::RankTransport final : public Transport {
 
   SimFabric& fabric_;
   const int rank_;
-  std::unordered_map<Key, Queue<Arrival>, KeyHash, KeyEq> arrived_;
-  std::unordered_map<Key, Queue<Waiter>, KeyHash, KeyEq> waiting_;
+  using Arrived = std::unordered_map<Key, Queue<Arrival>, KeyHash, KeyEq>;
+  using Waiting = std::unordered_map<Key, Queue<Waiter>, KeyHash, KeyEq>;
+  Arrived arrived_;
+  Waiting waiting_;
+  std::vector<Arrived::node_type> spare_arrived_;
+  std::vector<Waiting::node_type> spare_waiting_;
 };
 
 SimFabric::SimFabric(net::Network& network, SimTransportOptions options)
@@ -220,31 +244,55 @@ topo::NodeId SimFabric::endpoint_of(int rank) const {
   return options_.endpoint == Endpoint::kHost ? topo.rank_host(rank) : topo.rank_gpu(rank);
 }
 
-void SimFabric::post(std::unique_ptr<Message> m) {
+SimFabric::Message* SimFabric::new_message() {
+  if (free_messages_.empty()) return messages_made_.emplace_back(std::make_unique<Message>()).get();
+  Message* m = free_messages_.back();
+  free_messages_.pop_back();
+  return m;
+}
+
+void SimFabric::free_message(Message* m) {
+  m->snapshot.clear();
+  m->on_sent = nullptr;
+  m->repaired_at = 0;
+  free_messages_.push_back(m);
+}
+
+SimFabric::Connection& SimFabric::open_connection(const ConnectionKey& key) {
+  if (const auto it = connections_.find(key); it != connections_.end()) return it->second;
+  if (closed_connections_.empty()) return connections_[key];
+  auto node = std::move(closed_connections_.back());
+  closed_connections_.pop_back();
+  node.key() = key;
+  // Closed idle: its queues are empty (their storage kept); only the byte counts start over.
+  node.mapped().posted_bytes = 0;
+  node.mapped().transmitted_bytes = 0;
+  return connections_.insert(std::move(node)).position->second;
+}
+
+void SimFabric::close_connection(std::map<ConnectionKey, Connection>::iterator it) {
+  closed_connections_.push_back(connections_.extract(it));
+}
+
+void SimFabric::post(Message* m) {
   m->seq = posted_++;
   if (!options_.serialize_per_peer) {
-    Message* msg = m.get();
-    in_flight_.emplace(msg, std::move(m));
-    network_.engine().schedule_after(options_.per_message_overhead_ns, [this, msg] {
-      transmit(*msg, [this, msg] {
-        if (const auto at = tail_repair(*msg, network_.engine().now())) msg->repaired_at = *at;
-        if (msg->on_sent) std::exchange(msg->on_sent, nullptr)();
-      });
-    });
+    network_.engine().schedule_after(options_.per_message_overhead_ns,
+                                     [this, m] { transmit(*m, nullptr); });
     return;
   }
-  Connection& c = connections_[{m->src, m->dst}];
+  Connection& c = open_connection({m->src, m->dst});
   c.posted_bytes += static_cast<double>(m->data.size);
-  c.unaccepted.emplace_back(m.get(), c.posted_bytes);
-  c.queue.emplace_back(std::move(m));
+  c.unaccepted.emplace_back(m, c.posted_bytes);
+  c.queue.emplace_back(m);
   // Within the socket buffer at once: the send completes on a later event, not inside send().
   for (Callback& cb : accept_sends(c))
     network_.engine().schedule_after(0, std::move(cb));
   pump(c);
 }
 
-std::vector<Callback> SimFabric::accept_sends(Connection& c) {
-  std::vector<Callback> done;
+SimFabric::Accepted SimFabric::accept_sends(Connection& c) {
+  Accepted done;
   while (!c.unaccepted.empty() &&
          c.unaccepted.front().second - c.transmitted_bytes <= options_.socket_buffer_bytes) {
     Message* m = c.unaccepted.front().first;
@@ -257,32 +305,38 @@ std::vector<Callback> SimFabric::accept_sends(Connection& c) {
 void SimFabric::pump(Connection& c) {
   if (c.busy || c.queue.empty()) return;
   c.busy = true;
-  std::unique_ptr<Message> owned = std::move(c.queue.front());
+  Message* m = c.queue.front();
   c.queue.pop_front();
-  Message* m = owned.get();
-  in_flight_.emplace(m, std::move(owned));
   network_.engine().schedule_after(options_.per_message_overhead_ns, [this, &c, m] {
-    const ConnectionKey key{m->src, m->dst};
-    if (!c.holes.empty()) new_data_reveals_holes(key, c);
-    transmit(*m, [this, &c, m, key] {
-      // The last byte left: the connection takes the next message while this one is still in
-      // flight, and the sends now within the socket buffer (this one at least) complete.
-      c.busy = false;
-      c.transmitted_bytes += static_cast<double>(m->data.size);
-      if (const auto at = tail_repair(*m, network_.engine().now())) {
-        c.holes.push_back({m->seq, *at});
-        ++open_holes_;
-        schedule_repair(key, c.holes.back());
-      }
-      for (Callback& cb : accept_sends(c))
-        cb();
-      pump(c);
-      // An idle connection holds nothing a fresh one would not (every posted byte has left:
-      // the socket buffer's accounting starts from equal counts either way), so it goes: a
-      // cluster keeps the connections in use, not every pair that ever spoke (n^2 at 1024 VMs).
-      if (c.idle()) connections_.erase(key);
-    });
+    if (!c.holes.empty()) new_data_reveals_holes({m->src, m->dst}, c);
+    transmit(*m, &c);
   });
+}
+
+void SimFabric::transmitted(Message& m, Connection* c) {
+  const TimeNs now = network_.engine().now();
+  if (c == nullptr) {  // unserialised: the message's own connection
+    if (const auto at = tail_repair(m, now)) m.repaired_at = *at;
+    if (m.on_sent) std::exchange(m.on_sent, nullptr)();
+    return;
+  }
+  // The last byte left: the connection takes the next message while this one is still in
+  // flight, and the sends now within the socket buffer (this one at least) complete.
+  const ConnectionKey key{m.src, m.dst};
+  c->busy = false;
+  c->transmitted_bytes += static_cast<double>(m.data.size);
+  if (const auto at = tail_repair(m, now)) {
+    c->holes.push_back({m.seq, *at});
+    ++open_holes_;
+    schedule_repair(key, c->holes.back());
+  }
+  for (Callback& cb : accept_sends(*c))
+    cb();
+  pump(*c);
+  // An idle connection holds nothing a fresh one would not (every posted byte has left: the
+  // socket buffer's accounting starts from equal counts either way), so it closes: a cluster
+  // keeps the connections in use, not every pair that ever spoke (n^2 at 1024 VMs).
+  if (c->idle()) close_connection(connections_.find(key));
 }
 
 std::optional<TimeNs> SimFabric::tail_repair(const Message& m, TimeNs sent_at) const {
@@ -357,12 +411,11 @@ void SimFabric::repair(const ConnectionKey& key, std::uint64_t seq) {
   while (n < c.held.size() && !c.blocked(c.held[n]->seq))
     ++n;
   // Taken out first: a delivery may post (and pump) on this connection.
-  std::vector<std::unique_ptr<Message>> ready(std::make_move_iterator(c.held.begin()),
-                                              std::make_move_iterator(c.held.begin() + n));
+  const std::vector<Message*> ready(c.held.begin(), c.held.begin() + n);
   c.held.erase(c.held.begin(), c.held.begin() + static_cast<std::ptrdiff_t>(n));
-  if (c.idle()) connections_.erase(it);
-  for (auto& m : ready)
-    deliver(*m);
+  if (c.idle()) close_connection(it);
+  for (Message* m : ready)
+    deliver(m);
 }
 
 double SimFabric::measured_loss_rate(int src, int dst) const {
@@ -398,28 +451,23 @@ SimFabric::PathLoss SimFabric::path_loss(int src, int dst) const {
   return {loss, loss > 0 ? network_.round_trip_ns(a, b) : 0};
 }
 
-void SimFabric::arrive(std::unique_ptr<Message> owned) {
-  Message& m = *owned;
+void SimFabric::arrive(Message* m) {
   if (!options_.serialize_per_peer) {
-    if (m.repaired_at > network_.engine().now()) {
-      Message* msg = owned.release();
-      network_.engine().schedule_at(msg->repaired_at, [this, msg] {
-        std::unique_ptr<Message> own(msg);
-        deliver(*own);
-      });
+    if (m->repaired_at > network_.engine().now()) {
+      network_.engine().schedule_at(m->repaired_at, [this, m] { deliver(m); });
       return;
     }
   } else if (open_holes_ > 0) {
-    if (const auto it = connections_.find({m.src, m.dst});
-        it != connections_.end() && it->second.blocked(m.seq)) {
-      it->second.held.push_back(std::move(owned));
+    if (const auto it = connections_.find({m->src, m->dst});
+        it != connections_.end() && it->second.blocked(m->seq)) {
+      it->second.held.push_back(m);
       return;
     }
   }
   deliver(m);
 }
 
-void SimFabric::transmit(Message& m, Callback transmitted) {
+void SimFabric::transmit(Message& m, Connection* c) {
   const TimeNs start = network_.engine().now();
   Message* msg = &m;
   std::array<net::ResourceId, 3> threads{};
@@ -442,26 +490,22 @@ void SimFabric::transmit(Message& m, Callback transmitted) {
   }
   if (!options_.loss_rates.points.empty()) cap = std::min(cap, measured_loss_rate(m.src, m.dst));
   network_.transfer(
-      src, dst, static_cast<double>(m.data.size),
-      [this, msg] {
-        auto node = in_flight_.extract(msg);
-        arrive(std::move(node.mapped()));
-      },
-      cap,
-      [this, msg, start, transmitted = std::move(transmitted)] {
+      src, dst, static_cast<double>(m.data.size), [this, msg] { arrive(msg); }, cap,
+      [this, msg, c, start] {
         if (options_.record_transmissions) {
           transmissions_.push_back(
               {msg->src, msg->dst, start, network_.engine().now(), msg->data.size});
         }
-        transmitted();
+        transmitted(*msg, c);
       },
       also);
 }
 
-void SimFabric::deliver(Message& m) {
+void SimFabric::deliver(Message* m) {
   ++messages_;
-  bytes_ += static_cast<double>(m.data.size);
-  ranks_[m.dst]->on_arrival(m);
+  bytes_ += static_cast<double>(m->data.size);
+  ranks_[m->dst]->on_arrival(*m);
+  free_message(m);
 }
 
 }  // namespace adaptsim::fabric

@@ -23,6 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "sim/coll/transport.h"
 #include "sim/net/network.h"
 
@@ -175,7 +177,7 @@ class SimFabric {
     }
   };
   struct Connection {
-    Fifo<std::unique_ptr<Message>> queue;
+    Fifo<Message*> queue;
     bool busy = false;
     double posted_bytes = 0;       // cumulative bytes posted on this connection
     double transmitted_bytes = 0;  // cumulative bytes of messages whose last byte left
@@ -188,7 +190,7 @@ class SimFabric {
       TimeNs repaired_at = 0;
     };
     std::vector<Hole> holes;
-    std::vector<std::unique_ptr<Message>> held;  // arrived behind a hole, in order
+    std::vector<Message*> held;  // arrived behind a hole, in order
     bool blocked(std::uint64_t seq) const {
       return std::any_of(holes.begin(), holes.end(), [&](const Hole& h) { return h.seq <= seq; });
     }
@@ -198,13 +200,24 @@ class SimFabric {
   };
   using ConnectionKey = std::pair<int, int>;
 
-  void post(std::unique_ptr<Message> m);
+  // Messages come from a pool the fabric owns (every one it made, for its whole life; the free
+  // ones listed): a message allocated nothing per send once the pool and its strings and
+  // snapshots have grown to the run's needs.
+  Message* new_message();
+  void free_message(Message* m);
+  // The connection of an ordered rank pair, made on first use; an idle one is closed (its map
+  // node kept for the next connection to open: no allocation per ring step at 1024 ranks).
+  Connection& open_connection(const ConnectionKey& key);
+  void close_connection(std::map<ConnectionKey, Connection>::iterator it);
+  void post(Message* m);
   void pump(Connection& c);
   // Takes the sends now within the socket buffer off `c.unaccepted`; returns their callbacks.
-  std::vector<coll::Callback> accept_sends(Connection& c);
-  void deliver(Message& m);
+  using Accepted = boost::container::small_vector<coll::Callback, 2>;
+  Accepted accept_sends(Connection& c);
+  // Delivers m to its receiver and frees it.
+  void deliver(Message* m);
   // A message whose flow has completed: delivered, or held behind a lost segment.
-  void arrive(std::unique_ptr<Message> owned);
+  void arrive(Message* m);
   // When m's lost last segment arrives again, if its last segment (sent `sent_at`) is lost.
   std::optional<TimeNs> tail_repair(const Message& m, TimeNs sent_at) const;
   // The connection starts sending new data now: its holes are found a round trip later.
@@ -220,14 +233,18 @@ class SimFabric {
   // SimTransportOptions::loss_rates at the path between two ranks, as the flow's rate (the
   // measured goodput / (1 - p)); uncapped where the path is clean.
   double measured_loss_rate(int src, int dst) const;
-  // Starts m's flow now; `transmitted` runs when its last byte has left.
-  void transmit(Message& m, coll::Callback transmitted);
+  // Starts m's flow now on connection c (null: unserialised); transmitted(m, c) runs when its
+  // last byte has left.
+  void transmit(Message& m, Connection* c);
+  void transmitted(Message& m, Connection* c);
 
   net::Network& network_;
   SimTransportOptions options_;
   std::vector<std::unique_ptr<RankTransport>> ranks_;
+  std::vector<std::unique_ptr<Message>> messages_made_;
+  std::vector<Message*> free_messages_;
   std::map<ConnectionKey, Connection> connections_;
-  std::unordered_map<Message*, std::unique_ptr<Message>> in_flight_;  // unserialised mode
+  std::vector<std::map<ConnectionKey, Connection>::node_type> closed_connections_;
   std::uint64_t messages_ = 0;
   std::uint64_t posted_ = 0;    // messages posted so far (the next one's seq)
   std::size_t open_holes_ = 0;  // holes on all connections (none: nothing is held)

@@ -66,7 +66,7 @@ enum class Sharing { kMaxMin, kBottleneck, kTcp };
 
 class FlowNetwork {
  public:
-  using Callback = std::function<void()>;
+  using Callback = InlineCallback;  // move-only; one or two per message
   static constexpr double kInfiniteBytes = std::numeric_limits<double>::infinity();
 
   struct FlowId {

@@ -253,11 +253,12 @@ TEST_CASE(
     std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(r) + 100));
     rt.run("24 concurrent all-reduces", kTimeout, [&](coll::Transport& t, coll::Callback done) {
       auto remaining = std::make_shared<int>(tensors);
+      auto all_done = std::make_shared<coll::Callback>(std::move(done));  // move-only: shared
       for (int k : order) {
         const auto ks = static_cast<std::size_t>(k);
         algos[ks]->run(t, workspace("tensor" + std::to_string(k), send[ks], recv[ks]),
-                       [remaining, done] {
-                         if (--*remaining == 0) done();
+                       [remaining, all_done] {
+                         if (--*remaining == 0) (*all_done)();
                        });
       }
     });
@@ -390,7 +391,7 @@ TEST_CASE(
       rt.run("send", kTimeout, [&](coll::Transport& t, coll::Callback done) {
         auto inside = std::make_shared<bool>(true);
         t.send(1, "early", {reinterpret_cast<const std::byte*>(msg.data()), msg.size()},
-               [inside, &inline_calls, done] {
+               [inside, &inline_calls, done = std::move(done)]() mutable {
                  if (*inside) ++inline_calls;
                  done();
                });
@@ -407,8 +408,8 @@ TEST_CASE(
         if (*inside) ++inline_calls;
       };
       auto left = std::make_shared<int>(3);
-      auto finish = [left, done] {
-        if (--*left == 0) done();
+      auto finish = [left, done = std::make_shared<coll::Callback>(std::move(done))] {
+        if (--*left == 0) (*done)();
       };
       t.recv(0, "early", {reinterpret_cast<std::byte*>(into.data()), into.size()}, [check, finish] {
         check();
@@ -445,12 +446,12 @@ TEST_CASE(
     const auto errors = cluster.run_all([&](int r, Runtime& rt) {
       if (r == 0) {
         rt.run("send", kTimeout, [&](coll::Transport& t, coll::Callback done) {
-          t.send(1, "big", cbytes(pattern), done);
+          t.send(1, "big", cbytes(pattern), std::move(done));
         });
       } else {
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
         rt.run("recv", kTimeout, [&](coll::Transport& t, coll::Callback done) {
-          t.recv(0, "big", bytes(got), done);
+          t.recv(0, "big", bytes(got), std::move(done));
         });
       }
     });
@@ -467,11 +468,11 @@ TEST_CASE("a recv whose size differs from the message fails, naming the message 
   const auto errors = cluster.run_all([&](int r, Runtime& rt) {
     if (r == 0) {
       rt.run("send", kTimeout, [&](coll::Transport& t, coll::Callback done) {
-        t.send(1, "sized", cbytes(eight), done);
+        t.send(1, "sized", cbytes(eight), std::move(done));
       });
     } else {
       rt.run("recv", kTimeout, [&](coll::Transport& t, coll::Callback done) {
-        t.recv(0, "sized", bytes(four), done);
+        t.recv(0, "sized", bytes(four), std::move(done));
       });
     }
   });
