@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/coll/allreduce.h"
@@ -28,7 +29,13 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
   // relies on its per-(peer, name) FIFO; RING uses the edge x -> x+1 in both graphs, so the
   // "#<graph index>" suffix keeps a reduce partial and a broadcast result apart without that
   // ordering. The pair is still chosen by the hash of the bare name, as KungFu does.
-  std::string message_name() const { return w_.name + "#" + std::to_string(graph_index_); }
+  // The current graph's message name, built once per graph in a string kept across graphs.
+  const std::string& message_name() const { return name_; }
+  void name_graph() {
+    name_.assign(w_.name);
+    name_ += '#';
+    name_ += std::to_string(graph_index_);
+  }
 
   void next_graph() {
     if (graph_index_ == graphs_.size()) {
@@ -37,6 +44,7 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
       return;
     }
     const CommGraph& g = *graphs_[graph_index_];
+    name_graph();
     const int me = t_.rank();
     const auto& prevs = g.prevs(me);
     auto self = shared_from_this();
@@ -118,9 +126,8 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
     sends_pending_ = nexts.size();
     auto self = shared_from_this();
     const ConstBytes data = effective();
-    const std::string name = message_name();
     for (int q : nexts) {
-      t_.send(q, name, data, [self] {
+      t_.send(q, message_name(), data, [self] {
         if (--self->sends_pending_ == 0) {
           ++self->graph_index_;
           self->next_graph();
@@ -134,6 +141,7 @@ class GraphRun : public std::enable_shared_from_this<GraphRun> {
   const std::vector<const CommGraph*> graphs_;
   Callback done_;
   std::size_t graph_index_ = 0;
+  std::string name_;          // message_name()
   std::size_t received_ = 0;  // KungFu's recvCount
   std::size_t reduced_in_graph_ = 0;
   std::size_t sends_pending_ = 0;

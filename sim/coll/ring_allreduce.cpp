@@ -5,6 +5,7 @@
 // On an uncontended switch each step costs alpha + S/(n*B): total 2(n-1)(alpha + S/(n*B)).
 
 #include <memory>
+#include <string>
 
 #include "sim/coll/allreduce.h"
 #include "sim/coll/partition.h"
@@ -53,7 +54,11 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
     const int send_i = scatter ? mod(me_ - k) : mod(me_ + 1 - k);
     const int recv_i = scatter ? mod(me_ - k - 1) : mod(me_ - k);
     const int next = mod(me_ + 1), prev = mod(me_ - 1);
-    const std::string name = w_.name + (scatter ? "/rs" : "/ag") + std::to_string(k);
+    // The step's message name, in a string kept across steps (send and recv copy it).
+    name_.assign(w_.name);
+    name_ += scatter ? "/rs" : "/ag";
+    name_ += std::to_string(k);
+    const std::string& name = name_;
     pending_ = 2;
     auto self = shared_from_this();
     // In the first reduce-scatter step the own segment is still only in the send buffer.
@@ -82,6 +87,7 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
   const int me_;
   Callback done_;
   Bytes scratch_;  // the reduce-scatter step's incoming segment
+  std::string name_;
   int pending_ = 0;
 };
 
