@@ -223,15 +223,26 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
   std::vector<ChannelId> path;
   NodeId at = src;
   std::uint64_t h = mix64(key);
+  // Whether channel c leaves `from` along a shortest path to dst.
+  auto on_shortest_path = [&](NodeId from, ChannelId c) {
+    const Channel& ch = channels_[c];
+    if (ch.to != dst && nodes_[ch.to].kind == NodeKind::kGpu) return false;
+    return dist[ch.to] != inf && dist[ch.to] + ch.params.latency_ns + 1 == dist[from];
+  };
   while (at != dst) {
-    std::vector<ChannelId> next;
+    // The ties counted, then the (h mod ties)-th taken: no list built per hop (a switch's
+    // ports are scanned for every new pair; 65 k pairs at 256 VMs).
+    std::size_t ties = 0;
+    for (ChannelId c : out_[at])
+      ties += on_shortest_path(at, c) ? 1 : 0;
+    std::size_t k = h % ties;
+    ChannelId pick = 0;
     for (ChannelId c : out_[at]) {
-      const Channel& ch = channels_[c];
-      if (ch.to != dst && nodes_[ch.to].kind == NodeKind::kGpu) continue;
-      if (dist[ch.to] == inf) continue;
-      if (dist[ch.to] + ch.params.latency_ns + 1 == dist[at]) next.push_back(c);
+      if (on_shortest_path(at, c) && k-- == 0) {
+        pick = c;
+        break;
+      }
     }
-    const ChannelId pick = next[h % next.size()];
     h = mix64(h);
     path.push_back(pick);
     at = channels_[pick].to;
