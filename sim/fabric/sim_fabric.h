@@ -15,12 +15,10 @@
 // simulated gradients) cost time and no memory.
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -201,7 +199,7 @@ class SimFabric {
   using ConnectionKey = std::pair<int, int>;
 
   // Messages come from a pool the fabric owns (every one it made, for its whole life; the free
-  // ones listed): a message allocated nothing per send once the pool and its strings and
+  // ones listed): a message allocates nothing per send once the pool and its strings and
   // snapshots have grown to the run's needs.
   Message* new_message();
   void free_message(Message* m);
