@@ -28,12 +28,8 @@ double simulate(StrategyKind kind, int n, std::size_t bytes, std::size_t chunk_b
   auto algo = make_allreduce(kind, c.hosts(), {.chunk_bytes = chunk_bytes});
   TimeNs end = 0;
   for (int r = 0; r < n; ++r) {
-    Workspace w;
-    w.name = "t";
-    w.send = {nullptr, bytes};
-    w.recv = {nullptr, bytes};
-    w.count = bytes / 4;
-    algo->run(c.fabric.transport(r), w, [&] { end = std::max(end, c.engine.now()); });
+    algo->run(c.fabric.transport(r), adaptsim::testing::size_only_workspace("t", bytes),
+              [&] { end = std::max(end, c.engine.now()); });
   }
   c.engine.run();
   return to_seconds(end);

@@ -32,7 +32,6 @@ void operator delete(void* p, std::size_t) noexcept {
 
 using namespace adaptsim;
 using adaptsim::coll::StrategyKind;
-using adaptsim::coll::Workspace;
 using adaptsim::testing::SimCluster;
 
 namespace {
@@ -43,12 +42,8 @@ TimeNs allreduce(SimCluster& c, const coll::AllReduce& algo, std::size_t bytes) 
   const TimeNs start = c.engine.now();
   TimeNs end = start;
   for (int r = 0; r < n; ++r) {
-    Workspace w;
-    w.name = "t";
-    w.send = {nullptr, bytes};
-    w.recv = {nullptr, bytes};
-    w.count = bytes / 4;
-    algo.run(c.fabric.transport(r), w, [&] { end = std::max(end, c.engine.now()); });
+    algo.run(c.fabric.transport(r), adaptsim::testing::size_only_workspace("t", bytes),
+             [&] { end = std::max(end, c.engine.now()); });
   }
   c.engine.run();
   return end - start;

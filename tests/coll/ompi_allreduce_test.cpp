@@ -75,11 +75,7 @@ double simulate(const OmpiOptions& o, int n, std::size_t bytes, std::size_t eage
   std::vector<std::unique_ptr<RendezvousTransport>> rv;
   TimeNs end = 0;
   for (int r = 0; r < n; ++r) {
-    Workspace w;
-    w.name = "t";
-    w.send = {nullptr, bytes};
-    w.recv = {nullptr, bytes};
-    w.count = bytes / 4;
+    const Workspace w = adaptsim::testing::size_only_workspace("t", bytes);
     Transport* t = &c.fabric.transport(r);
     if (eager > 0) {
       rv.push_back(std::make_unique<RendezvousTransport>(*t, eager));

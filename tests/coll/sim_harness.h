@@ -2,6 +2,8 @@
 // A small simulated cluster for collective tests: N servers x G GPUs behind one switch.
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/coll/allreduce.h"
@@ -26,6 +28,16 @@ struct SimCluster {
     return h;
   }
 };
+
+// A float32 workspace of `bytes` that carries no values (the simulated gradients' kind).
+inline coll::Workspace size_only_workspace(std::string name, std::size_t bytes) {
+  coll::Workspace w;
+  w.name = std::move(name);
+  w.send = {nullptr, bytes};
+  w.recv = {nullptr, bytes};
+  w.count = bytes / 4;
+  return w;
+}
 
 // The closed-form tests' switch: 10 Gbit/s NICs, 5 us per NIC hop; host-to-host paths cross two
 // NIC hops, so alpha = 2 hops.
