@@ -26,12 +26,9 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
   Interval segment(int i) const {
     return even_part({0, w_.count}, static_cast<std::size_t>(n_), static_cast<std::size_t>(i));
   }
-  Bytes seg(Bytes b, int i) const {
-    const std::size_t es = dtype_size(w_.dtype);
-    const Interval part = segment(i);
-    return b.sub(part.begin * es, part.length() * es);
-  }
-  ConstBytes seg(ConstBytes b, int i) const {
+  // Segment i of a buffer of the workspace (Bytes or ConstBytes).
+  template <class Buffer>
+  Buffer seg(Buffer b, int i) const {
     const std::size_t es = dtype_size(w_.dtype);
     const Interval part = segment(i);
     return b.sub(part.begin * es, part.length() * es);

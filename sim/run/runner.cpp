@@ -572,8 +572,10 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
     if (runs.size() < 2) return 0.0;
     const double mean = mean_over(runs, row, col);
     double var = 0;
-    for (const io::CsvTable& t : runs)
-      var += (std::stod(at(t, row, col)) - mean) * (std::stod(at(t, row, col)) - mean);
+    for (const io::CsvTable& t : runs) {
+      const double d = std::stod(at(t, row, col)) - mean;
+      var += d * d;
+    }
     return std::sqrt(var / static_cast<double>(runs.size() - 1));
   };
   nlohmann::ordered_json live_run_steps = nlohmann::ordered_json::array();
@@ -584,19 +586,18 @@ CompareSummary compare_scenario(const std::vector<Scenario>& sims, const Scenari
       row.push_back(at(a[0], i, c));
     const double s = mean_over(a, i, "step_time_ms_mean");
     // One live run: its cells as written; several: their means (and the runs' spread).
-    const bool one = lives.size() == 1;
-    const double l =
-        one ? std::stod(at(b, i, "step_time_ms_mean")) : mean_over(lives, i, "step_time_ms_mean");
+    auto live_cell = [&](std::string_view col) {
+      return lives.size() == 1 ? at(b, i, col) : io::fmt_fixed(mean_over(lives, i, col), 3);
+    };
+    const double l = mean_over(lives, i, "step_time_ms_mean");  // one run: its own value
     const double err = (s - l) / l;
     errors.push_back(std::abs(err));
     row.push_back(io::fmt_fixed(s, 3));
-    row.push_back(one ? at(b, i, "step_time_ms_mean") : io::fmt_fixed(l, 3));
+    row.push_back(live_cell("step_time_ms_mean"));
     row.push_back(io::fmt_fixed(mean_over(a, i, "step_time_ms_std"), 3));
-    row.push_back(one ? at(b, i, "step_time_ms_std")
-                      : io::fmt_fixed(mean_over(lives, i, "step_time_ms_std"), 3));
+    row.push_back(live_cell("step_time_ms_std"));
     row.push_back(io::fmt_fixed(mean_over(a, i, "throughput_per_gpu_samples_per_s"), 3));
-    row.push_back(one ? at(b, i, "throughput_per_gpu_samples_per_s")
-                      : io::fmt_fixed(mean_over(lives, i, "throughput_per_gpu_samples_per_s"), 3));
+    row.push_back(live_cell("throughput_per_gpu_samples_per_s"));
     row.push_back(std::to_string(a.size()));
     row.push_back(io::fmt_fixed(std_over(a, i, "step_time_ms_mean"), 3));
     row.push_back(io::fmt_fixed(err, 5));
