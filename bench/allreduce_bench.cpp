@@ -8,9 +8,10 @@
 using namespace adaptsim;
 
 // One all-reduce of `bytes` per iteration on `servers` one-GPU servers behind one switch with
-// NICs of `nic_Bps`, host endpoints, 1 MiB chunks, serialized connections (the defaults).
+// NICs of `nic_Bps`, host endpoints, 1 MiB chunks, serialized connections (the defaults);
+// fold: a rotation-equivariant strategy folded onto one server (SimFabric::fold_servers).
 static void simulate_one_switch(benchmark::State& state, int servers, double nic_Bps,
-                                coll::StrategyKind kind, std::uint64_t bytes) {
+                                coll::StrategyKind kind, std::uint64_t bytes, bool fold = true) {
   topo::ClusterSpec c;
   c.name = "bench";
   c.servers = servers;
@@ -18,8 +19,10 @@ static void simulate_one_switch(benchmark::State& state, int servers, double nic
   c.server.nic = {nic_Bps, 12500};
   const topo::Topology t = topo::build_cluster(c);
   std::uint64_t events = 0;
+  run::AllReduceSimOptions options;
+  options.fold_servers = fold;
   for (auto _ : state) {
-    auto r = run::simulate_allreduce(t, kind, bytes, {});
+    auto r = run::simulate_allreduce(t, kind, bytes, options);
     events += r.events;
     benchmark::DoNotOptimize(r.time_ns);
   }
@@ -51,5 +54,11 @@ static void BM_Mbts1GiB(benchmark::State& state) {
   simulate_one_switch(state, static_cast<int>(state.range(0)), 50e9,
                       coll::StrategyKind::kMultiBinaryTreeStar, std::uint64_t{1} << 30);
 }
+// Every rank simulated: the per-message machinery the folded ring skips.
+static void BM_Ring1GiBUnfolded(benchmark::State& state) {
+  simulate_one_switch(state, static_cast<int>(state.range(0)), 50e9,
+                      coll::StrategyKind::kClassicRing, std::uint64_t{1} << 30, false);
+}
 BENCHMARK(BM_Ring1GiB)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Ring1GiBUnfolded)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Mbts1GiB)->Arg(16)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond)->Iterations(1);

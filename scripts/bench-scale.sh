@@ -10,8 +10,10 @@
 #   SIMCTL=path/to/simctl scripts/bench-scale.sh
 #
 # Cases: ring1024 ring2048 ring4096 (one CLASSIC_RING all-reduce of 1 GiB, one switch, 50 GB/s
-# NICs), mbts32 mbts64 mbts512 (the same with MULTI_BINARY_TREE_STAR), fig9 fig9-t1 (the shipped
-# Figure 9, default threads and --threads 1), fig9-slowest (its slowest task: 32 VMs, 1 Gbit/s,
+# NICs; folded onto one server, SimFabric::fold_servers), ring1024-full ring4096-full (the same
+# with every rank simulated: workload.fold_servers=false), mbts32 mbts64 mbts512 (the same
+# with MULTI_BINARY_TREE_STAR), fig9 fig9-t1 (the shipped Figure 9, default threads and
+# --threads 1), fig9-slowest (its slowest task: 32 VMs, 1 Gbit/s,
 # ResNet-50, MULTI_BINARY_TREE_STAR), train256-maxmin train256-bottleneck train1024-bottleneck
 # (ResNet-50 training, MULTI_BINARY_TREE_STAR, 10 Gbit/s egress, one thread), train1024-horovod,
 # jobs50 (scenarios/jobs.yaml: 50 jobs on a 64-GPU fat tree, FIFO and elastic, default threads;
@@ -26,7 +28,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --base) base=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench-scale: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) cases+=("$1"); shift ;;
   esac
@@ -34,7 +36,7 @@ done
 [[ -x $SIMCTL ]] || { echo "bench-scale: $SIMCTL not built (scripts/build.sh)" >&2; exit 2; }
 [[ -z $base || -x $base ]] || { echo "bench-scale: --base $base is not an executable" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "bench-scale: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
-all=(ring1024 ring2048 ring4096 mbts32 mbts64 mbts512 fig9 fig9-t1 fig9-slowest
+all=(ring1024 ring2048 ring4096 ring1024-full mbts32 mbts64 mbts512 fig9 fig9-t1 fig9-slowest
      train256-maxmin train256-bottleneck train1024-bottleneck train1024-horovod jobs50)
 [[ ${#cases[@]} -gt 0 ]] || cases=("${all[@]}")
 
@@ -55,6 +57,8 @@ case_args() {
     ring1024) allreduce CLASSIC_RING 1024 ;;
     ring2048) allreduce CLASSIC_RING 2048 ;;
     ring4096) allreduce CLASSIC_RING 4096 ;;
+    ring1024-full) allreduce CLASSIC_RING 1024; ARGS+=(--set workload.fold_servers=false) ;;
+    ring4096-full) allreduce CLASSIC_RING 4096; ARGS+=(--set workload.fold_servers=false) ;;
     mbts32) allreduce MULTI_BINARY_TREE_STAR 32 ;;
     mbts64) allreduce MULTI_BINARY_TREE_STAR 64 ;;
     mbts512) allreduce MULTI_BINARY_TREE_STAR 512 ;;

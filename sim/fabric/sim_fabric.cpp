@@ -14,6 +14,7 @@
 
 #include "sim/core/error.h"
 #include "sim/core/rng.h"
+#include "sim/topo/symmetry.h"
 
 namespace adaptsim::fabric {
 
@@ -234,6 +235,31 @@ std::optional<SimFabric::HostCpu> SimFabric::host_cpu(int rank) const {
 }
 
 SimFabric::~SimFabric() = default;
+
+int SimFabric::fold_servers() {
+  if (fold_ranks_ > 0) return fold_ranks_;
+  if (options_.one_transport_thread || options_.record_transmissions ||
+      !options_.loss_rates.points.empty() || network_.has_loss() ||
+      network_.share_dispersion() > 0 || posted_ > 0 || network_.flows().active_flows() > 0) {
+    return 0;
+  }
+  const topo::Topology& topo = network_.topology();
+  std::optional<topo::ServerSymmetry> symmetry = topo::server_symmetry(topo);
+  if (!symmetry) return 0;
+  const int g = symmetry->ranks_per_server;
+  // Server 0's routes to server 1 and back, and within server 0, each the only shortest path:
+  // then every server pair's are images of them (no ECMP hash of node ids picks among ties).
+  for (int a = 0; a < g; ++a) {
+    for (int b = 0; b < g; ++b) {
+      const topo::NodeId x = endpoint_of(a), y = endpoint_of(g + b), z = endpoint_of(b);
+      if (!topo.route_is_unique(x, y) || !topo.route_is_unique(y, x)) return 0;
+      if (x != z && !topo.route_is_unique(x, z)) return 0;
+    }
+  }
+  network_.fold_channels(std::move(symmetry->representative));
+  fold_ranks_ = g;
+  return g;
+}
 
 Transport& SimFabric::transport(int rank) {
   return *ranks_.at(rank);
@@ -504,6 +530,13 @@ void SimFabric::transmit(Message& m, Connection* c) {
 void SimFabric::deliver(Message* m) {
   ++messages_;
   bytes_ += static_cast<double>(m->data.size);
+  if (fold_ranks_ > 0) {
+    // The image of m that arrives on server 0: sender and receiver shifted back by the
+    // receiver's server.
+    const int shift = m->dst - m->dst % fold_ranks_;
+    m->src = (m->src - shift + size()) % size();
+    m->dst -= shift;
+  }
   ranks_[m->dst]->on_arrival(*m);
   free_message(m);
 }

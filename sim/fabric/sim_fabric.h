@@ -136,6 +136,20 @@ class SimFabric {
     double core_Bps = 0;
   };
   std::optional<HostCpu> host_cpu(int rank) const;
+  // Folds the fabric onto server 0, where that is exact: the topology's rank-holding servers are
+  // interchangeable (topo::server_symmetry) and every route between two ranks is the only
+  // shortest one; nothing in the options tells ranks apart (a transport thread per rank, loss,
+  // recorded transmissions) and nothing is on the network yet. Then a collective that every
+  // rank runs relative to its own rank (coll::AllReduce::rotation_equivariant) does on every
+  // server what it does on server 0, at the same times: only server 0's ranks need run it. Each
+  // of their flows crosses server 0's counterparts of its channels (net::Network::fold_channels),
+  // sharing them as it and its images share theirs, and a message to rank d arrives at rank
+  // d mod g (g ranks per server) from the sender shifted back by d's server, as the image of it
+  // that server 0 receives. Returns g, or 0 (the fabric unchanged) where the run cannot be
+  // folded. Exactness is tested against unfolded runs (tests/coll/fold_test.cpp).
+  int fold_servers();
+  // Ranks per server of a folded fabric (0: not folded).
+  int folded_ranks() const { return fold_ranks_; }
   // Every message's transmission so far, in the order their last bytes left
   // (SimTransportOptions::record_transmissions; empty otherwise).
   const std::vector<Transmission>& transmissions() const { return transmissions_; }
@@ -243,6 +257,7 @@ class SimFabric {
   std::vector<Message*> free_messages_;
   std::map<ConnectionKey, Connection> connections_;
   std::vector<std::map<ConnectionKey, Connection>::node_type> closed_connections_;
+  int fold_ranks_ = 0;  // fold_servers
   std::uint64_t messages_ = 0;
   std::uint64_t posted_ = 0;    // messages posted so far (the next one's seq)
   std::size_t open_holes_ = 0;  // holes on all connections (none: nothing is held)

@@ -55,6 +55,12 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
       const auto& back = topology_.route(dst, src);  // the ACKs' path
       spec.ack_resources.assign(back.begin(), back.end());
     }
+    if (!fold_.empty()) {
+      for (ResourceId& r : spec.resources)
+        r = fold_[r];
+      for (ResourceId& r : spec.ack_resources)
+        r = fold_[r];
+    }
     spec.latency = topology_.path_latency(path);
     spec.share = connection_share(src, dst);
     for (topo::ChannelId c : path) {
@@ -82,6 +88,13 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
   }
   spec.resources.insert(spec.resources.end(), also.begin(), also.end());
   return flows_.start_from(spec);
+}
+
+void Network::fold_channels(std::vector<topo::ChannelId> representative) {
+  if (representative.size() != topology_.channel_count()) {
+    throw std::invalid_argument("fold_channels: one representative per channel expected");
+  }
+  fold_ = std::move(representative);
 }
 
 double Network::path_delivery(topo::NodeId src, topo::NodeId dst) const {

@@ -68,6 +68,13 @@ class Network {
   // reproducible and independent of message order. cv = 0 (the default): equal shares.
   void set_share_dispersion(double cv, std::uint64_t seed);
   double connection_share(topo::NodeId src, topo::NodeId dst);
+  double share_dispersion() const { return share_cv_; }
+
+  // Folds the network onto one server's channels (topo::ServerSymmetry::representative, one entry
+  // per channel): every transfer from here on crosses each channel's representative instead of
+  // the channel, so a flow from server 0 stands for its images on every server and shares with
+  // them as it would (fabric::SimFabric::fold_servers).
+  void fold_channels(std::vector<topo::ChannelId> representative);
 
   // Changes one direction of a link now (time-varying capacity).
   void set_channel_bandwidth(topo::ChannelId channel, double bandwidth_Bps);
@@ -78,6 +85,7 @@ class Network {
   const topo::Topology& topology_;
   FlowNetwork flows_;
   FlowNetwork::FlowSpec transfer_spec_;  // transfer's, reused (FlowNetwork::start_from)
+  std::vector<topo::ChannelId> fold_;    // fold_channels (empty: none)
   bool has_loss_ = false;
   // prod(1 - loss) over a route's links.
   double delivery(const std::vector<topo::ChannelId>& path) const;

@@ -16,8 +16,11 @@ namespace {
 using RunRank =
     std::function<void(fabric::SimFabric&, int, const coll::Workspace&, coll::Callback)>;
 
+// equivariant: the collective may be folded onto one server (coll::AllReduce::
+// rotation_equivariant).
 AllReduceSimResult simulate(const topo::Topology& topology, const RunRank& run_rank,
-                            std::uint64_t bytes, const AllReduceSimOptions& options) {
+                            std::uint64_t bytes, const AllReduceSimOptions& options,
+                            bool equivariant) {
   EventEngine engine;
   net::Network network(engine, topology, options.sharing);
   std::optional<net::LinkRecorder> recorder;
@@ -31,8 +34,10 @@ AllReduceSimResult simulate(const topo::Topology& topology, const RunRank& run_r
   const int n = topology.rank_count();
   const std::size_t esize = coll::dtype_size(options.dtype);
   AllReduceSimResult result;
+  const int folded = equivariant && options.fold_servers ? fabric.fold_servers() : 0;
+  result.simulated_ranks = folded > 0 ? folded : n;
   int finished = 0;
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < result.simulated_ranks; ++r) {
     coll::Workspace w;
     w.name = "allreduce";
     w.count = bytes / esize;
@@ -45,11 +50,12 @@ AllReduceSimResult simulate(const topo::Topology& topology, const RunRank& run_r
     });
   }
   engine.run();
-  if (finished != n) {
+  if (finished != result.simulated_ranks) {
     throw std::logic_error("simulated all-reduce finished on " + std::to_string(finished) + " of " +
-                           std::to_string(n) + " ranks");
+                           std::to_string(result.simulated_ranks) + " ranks");
   }
-  result.messages = fabric.messages_delivered();
+  result.messages =
+      fabric.messages_delivered() * static_cast<std::uint64_t>(n / result.simulated_ranks);
   result.events = engine.events_run();
   if (recorder) {
     result.links = recorder->report(network.flows(), engine.now());
@@ -71,7 +77,8 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::Stra
       [&](fabric::SimFabric& f, int r, const coll::Workspace& w, coll::Callback done) {
         algo->run(f.transport(r), w, std::move(done));
       },
-      bytes, options);
+      bytes, options,
+      algo->rotation_equivariant(topology.rank_count(), bytes / coll::dtype_size(options.dtype)));
 }
 
 AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll::OmpiOptions& mpi,
@@ -89,7 +96,7 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll
         }
         algo.run(*t, w, std::move(done));
       },
-      bytes, options);
+      bytes, options, false);
 }
 
 }  // namespace adaptsim::run

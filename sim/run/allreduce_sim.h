@@ -20,12 +20,17 @@ struct AllReduceSimOptions {
   // Record what every link carried, in bins of this width, and every message (the traffic
   // matrix); 0: none.
   TimeNs link_stats_bin_ns = 0;
+  // Fold a run onto one server where that is exact (fabric::SimFabric::fold_servers: a
+  // rotation-equivariant strategy on interchangeable servers): the same result, simulating
+  // 1 / servers of the messages. false: every rank simulated.
+  bool fold_servers = true;
 };
 
 struct AllReduceSimResult {
   TimeNs time_ns = 0;
-  std::uint64_t messages = 0;
-  std::uint64_t events = 0;
+  std::uint64_t messages = 0;  // every rank's (a folded run's, times the servers)
+  std::uint64_t events = 0;    // the engine's: a folded run's are one server's
+  int simulated_ranks = 0;     // ranks whose collective ran (folded: one server's)
   // AllReduceSimOptions::link_stats_bin_ns > 0: every resource's use, and every message.
   std::vector<net::LinkUse> links;
   std::vector<fabric::Transmission> transmissions;

@@ -13,6 +13,8 @@
 //     per_message_overhead: 0us
 //     socket_buffer: 0B         # serialized only: the sender's kernel socket buffer
 //     sharing: max-min          # or bottleneck (cheaper, for very large clusters)
+//     fold_servers: true        # a ring on interchangeable servers simulated on one server, its
+//                               #   result exact (SimFabric::fold_servers); false: every rank
 //     mpi:                      # Open MPI's MPI_Allreduce too, one series per entry (optional;
 //       - {version: 4.1.4}      #   then strategies may be left out): release, algorithm, ...
 //       - {version: 4.0.0, algorithm: ring, rendezvous: false}   # as a horovod system's mpi:
@@ -270,6 +272,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
            "rank); expected endpoint: host or transport_threads: unlimited");
   }
   options.sharing = read_sharing(w);
+  options.fold_servers = w.boolean_or("fold_servers", true);
   check_message_time(w, "max_bytes", max_bytes, ctx.topology.spec);
   if (const std::string host = io::shared_host_without_loopback(ctx.topology.spec);
       !host.empty() && options.transport.endpoint == fabric::Endpoint::kHost) {

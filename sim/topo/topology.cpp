@@ -207,12 +207,9 @@ bool Topology::reachable(NodeId src, NodeId dst) const {
   return src == dst || distances_to(dst)[src] != std::numeric_limits<std::int64_t>::max();
 }
 
-const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
-  if (src == dst) throw std::invalid_argument("route from a node to itself");
+template <class Visit>
+std::size_t Topology::walk(NodeId src, NodeId dst, Visit visit) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  if (router_) {
-    if (const std::vector<ChannelId>* cached = router_->find(key)) return *cached;
-  }
   const std::vector<std::int64_t>& dist = distances_to(dst);
   const auto inf = std::numeric_limits<std::int64_t>::max();
   if (dist[src] == inf) {
@@ -220,9 +217,9 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
                      nodes_[dst].name + " (disconnected topology)");
   }
   // Walk forward along channels that stay on a shortest path; hash among ties (ECMP).
-  std::vector<ChannelId> path;
   NodeId at = src;
   std::uint64_t h = mix64(key);
+  std::size_t most_ties = 1;
   // Whether channel c leaves `from` along a shortest path to dst.
   auto on_shortest_path = [&](NodeId from, ChannelId c) {
     const Channel& ch = channels_[c];
@@ -235,6 +232,7 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
     std::size_t ties = 0;
     for (ChannelId c : out_[at])
       ties += on_shortest_path(at, c) ? 1 : 0;
+    most_ties = std::max(most_ties, ties);
     std::size_t k = h % ties;
     ChannelId pick = 0;
     for (ChannelId c : out_[at]) {
@@ -244,10 +242,26 @@ const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
       }
     }
     h = mix64(h);
-    path.push_back(pick);
+    visit(pick);
     at = channels_[pick].to;
   }
+  return most_ties;
+}
+
+const std::vector<ChannelId>& Topology::route(NodeId src, NodeId dst) const {
+  if (src == dst) throw std::invalid_argument("route from a node to itself");
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  if (router_) {
+    if (const std::vector<ChannelId>* cached = router_->find(key)) return *cached;
+  }
+  std::vector<ChannelId> path;
+  walk(src, dst, [&](ChannelId c) { path.push_back(c); });
   return router_->insert(key, std::move(path));
+}
+
+bool Topology::route_is_unique(NodeId src, NodeId dst) const {
+  if (src == dst) throw std::invalid_argument("route from a node to itself");
+  return walk(src, dst, [](ChannelId) {}) == 1;
 }
 
 std::vector<bool> Topology::reached_from(NodeId src) const {

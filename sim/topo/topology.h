@@ -107,6 +107,9 @@ class Topology {
   // The channels from `src` to `dst` (src != dst). Throws InputError if no path exists.
   // Results are cached; the topology must not change afterwards. Not thread-safe.
   const std::vector<ChannelId>& route(NodeId src, NodeId dst) const;
+  // Whether the route src -> dst is the only shortest path (no hop chose among equal ones), so
+  // that it does not depend on the ECMP hash of the two nodes' ids.
+  bool route_is_unique(NodeId src, NodeId dst) const;
   TimeNs path_latency(const std::vector<ChannelId>& path) const;
   // Min over the path's channel bandwidths.
   double path_bandwidth(const std::vector<ChannelId>& path) const;
@@ -127,6 +130,10 @@ class Topology {
   const std::vector<std::int64_t>& distances_to(NodeId dst) const;
   // Every node reachable from `src` (a GPU other than `src` is reached but never forwards).
   std::vector<bool> reached_from(NodeId src) const;
+  // Walks route()'s choice from src to dst, visiting each channel; returns the most equally
+  // short channels any hop chose among (1: the path is the only shortest one).
+  template <class Visit>
+  std::size_t walk(NodeId src, NodeId dst, Visit visit) const;
   std::vector<Node> nodes_;
   std::vector<Channel> channels_;
   std::vector<std::vector<ChannelId>> out_;  // outgoing channels per node, in creation order
