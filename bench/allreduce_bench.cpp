@@ -9,7 +9,7 @@ using namespace adaptsim;
 
 // One all-reduce of `bytes` per iteration on `servers` one-GPU servers behind one switch with
 // NICs of `nic_Bps`, host endpoints, 1 MiB chunks, serialized connections (the defaults);
-// fold: a rotation-equivariant strategy folded onto one server (SimFabric::fold_servers).
+// fold: a symmetric strategy folded onto one server (SimFabric::fold_servers).
 static void simulate_one_switch(benchmark::State& state, int servers, double nic_Bps,
                                 coll::StrategyKind kind, std::uint64_t bytes, bool fold = true) {
   topo::ClusterSpec c;

@@ -52,14 +52,11 @@ class AllReduce {
   // Every rank must call run() with the same name, count, dtype and op.
   virtual void run(Transport& t, const Workspace& w, Callback done) const = 0;
   virtual StrategyKind kind() const = 0;
-  // Whether, for size-only workspaces of `count` elements on n ranks, rank r + k's part is rank
-  // r's with every peer p taken as p + k (mod n), for every k: messages of the same sizes and
-  // names at the same points. A run on interchangeable servers may then be folded onto one
-  // server (fabric::SimFabric::fold_servers).
-  virtual bool rotation_equivariant(int n, std::size_t count) const {
+  // How its ranks relate for size-only workspaces of `count` elements on n ranks (RankSymmetry).
+  virtual RankSymmetry rank_symmetry(int n, std::size_t count) const {
     (void)n;
     (void)count;
-    return false;
+    return RankSymmetry::kNone;
   }
 };
 

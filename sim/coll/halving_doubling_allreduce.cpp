@@ -173,6 +173,14 @@ class HdRun : public std::enable_shared_from_this<HdRun> {
 class HalvingDoublingAllReduce final : public AllReduce {
  public:
   StrategyKind kind() const override { return StrategyKind::kHalvingDoubling; }
+  // On a power of two ranks nobody folds out: rank r exchanges with r xor d at every distance d,
+  // under names without ranks, keeping the half its bit d picks; with n dividing the count every
+  // halving splits evenly, so every rank's halves are of the same sizes.
+  RankSymmetry rank_symmetry(int n, std::size_t count) const override {
+    const bool pow2 = n > 1 && (n & (n - 1)) == 0;
+    return pow2 && count > 0 && count % static_cast<std::size_t>(n) == 0 ? RankSymmetry::kXor
+                                                                         : RankSymmetry::kNone;
+  }
   void run(Transport& t, const Workspace& w, Callback done) const override {
     if (t.size() == 1 || w.count == 0) {
       t.copy(w.recv, w.send, std::move(done));

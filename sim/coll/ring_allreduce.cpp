@@ -94,8 +94,9 @@ class ClassicRingAllReduce final : public AllReduce {
   // Rank r sends segment r - k to r + 1 and receives segment r - k - 1 from r - 1 in step k,
   // under names without ranks: shifting every rank shifts the segments, whose sizes are all
   // equal when n divides the count (even_part).
-  bool rotation_equivariant(int n, std::size_t count) const override {
-    return n > 1 && count > 0 && count % static_cast<std::size_t>(n) == 0;
+  RankSymmetry rank_symmetry(int n, std::size_t count) const override {
+    return n > 1 && count > 0 && count % static_cast<std::size_t>(n) == 0 ? RankSymmetry::kRotation
+                                                                          : RankSymmetry::kNone;
   }
   void run(Transport& t, const Workspace& w, Callback done) const override {
     if (t.size() == 1 || w.count == 0) {

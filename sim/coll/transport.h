@@ -42,6 +42,13 @@ struct Bytes {
   operator ConstBytes() const { return {data, size}; }
 };
 
+// How a collective's ranks relate (coll::AllReduce::rank_symmetry): whether rank r's part, with
+// every peer p taken as p + k (kRotation, mod n) or as p xor k (kXor), is rank (r + k)'s, resp.
+// (r xor k)'s, for every k -- messages of the same sizes and names at the same points. On
+// interchangeable servers such a run may be folded onto one server (fabric::SimFabric::
+// fold_servers).
+enum class RankSymmetry { kNone, kRotation, kXor };
+
 class Transport {
  public:
   virtual ~Transport() = default;

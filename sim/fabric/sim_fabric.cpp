@@ -236,17 +236,19 @@ std::optional<SimFabric::HostCpu> SimFabric::host_cpu(int rank) const {
 
 SimFabric::~SimFabric() = default;
 
-int SimFabric::fold_servers() {
-  if (fold_ranks_ > 0) return fold_ranks_;
-  if (options_.one_transport_thread || options_.record_transmissions ||
-      !options_.loss_rates.points.empty() || network_.has_loss() ||
+int SimFabric::fold_servers(coll::RankSymmetry symmetry) {
+  if (fold_ranks_ > 0) return symmetry == fold_symmetry_ ? fold_ranks_ : 0;
+  if (symmetry == coll::RankSymmetry::kNone || options_.one_transport_thread ||
+      options_.record_transmissions || !options_.loss_rates.points.empty() || network_.has_loss() ||
       network_.share_dispersion() > 0 || posted_ > 0 || network_.flows().active_flows() > 0) {
     return 0;
   }
   const topo::Topology& topo = network_.topology();
-  std::optional<topo::ServerSymmetry> symmetry = topo::server_symmetry(topo);
-  if (!symmetry) return 0;
-  const int g = symmetry->ranks_per_server;
+  std::optional<topo::ServerSymmetry> servers = topo::server_symmetry(topo);
+  if (!servers) return 0;
+  const int g = servers->ranks_per_server;
+  auto pow2 = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
+  if (symmetry == coll::RankSymmetry::kXor && !(pow2(size()) && pow2(g))) return 0;
   // Server 0's routes to server 1 and back, and within server 0, each the only shortest path:
   // then every server pair's are images of them (no ECMP hash of node ids picks among ties).
   for (int a = 0; a < g; ++a) {
@@ -256,8 +258,9 @@ int SimFabric::fold_servers() {
       if (x != z && !topo.route_is_unique(x, z)) return 0;
     }
   }
-  network_.fold_channels(std::move(symmetry->representative));
+  network_.fold_channels(std::move(servers->representative));
   fold_ranks_ = g;
+  fold_symmetry_ = symmetry;
   return g;
 }
 
@@ -531,10 +534,11 @@ void SimFabric::deliver(Message* m) {
   ++messages_;
   bytes_ += static_cast<double>(m->data.size);
   if (fold_ranks_ > 0) {
-    // The image of m that arrives on server 0: sender and receiver shifted back by the
-    // receiver's server.
+    // The image of m that arrives on server 0: sender and receiver moved by what brings the
+    // receiver there (for kXor, shift holds only bits above the rank's place on its server).
     const int shift = m->dst - m->dst % fold_ranks_;
-    m->src = (m->src - shift + size()) % size();
+    m->src = fold_symmetry_ == coll::RankSymmetry::kXor ? m->src ^ shift
+                                                        : (m->src - shift + size()) % size();
     m->dst -= shift;
   }
   ranks_[m->dst]->on_arrival(*m);

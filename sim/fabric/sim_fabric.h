@@ -139,15 +139,16 @@ class SimFabric {
   // Folds the fabric onto server 0, where that is exact: the topology's rank-holding servers are
   // interchangeable (topo::server_symmetry) and every route between two ranks is the only
   // shortest one; nothing in the options tells ranks apart (a transport thread per rank, loss,
-  // recorded transmissions) and nothing is on the network yet. Then a collective that every
-  // rank runs relative to its own rank (coll::AllReduce::rotation_equivariant) does on every
-  // server what it does on server 0, at the same times: only server 0's ranks need run it. Each
-  // of their flows crosses server 0's counterparts of its channels (net::Network::fold_channels),
-  // sharing them as it and its images share theirs, and a message to rank d arrives at rank
-  // d mod g (g ranks per server) from the sender shifted back by d's server, as the image of it
-  // that server 0 receives. Returns g, or 0 (the fabric unchanged) where the run cannot be
-  // folded. Exactness is tested against unfolded runs (tests/coll/fold_test.cpp).
-  int fold_servers();
+  // recorded transmissions) and nothing is on the network yet. Then a collective whose ranks
+  // relate by `symmetry` (coll::AllReduce::rank_symmetry; kXor also needs a power of two ranks
+  // and of ranks per server) does on every server what it does on server 0, at the same times:
+  // only server 0's ranks need run it. Each of their flows crosses server 0's counterparts of
+  // its channels (net::Network::fold_channels), sharing them as it and its images share theirs,
+  // and a message to rank d arrives at rank d mod g (g ranks per server) from the sender moved
+  // by the same shift (or xor) that brings d there: the image of it that server 0 receives.
+  // Returns g, or 0 (the fabric unchanged) where the run cannot be folded. Exactness is tested
+  // against unfolded runs (tests/run/fold_test.cpp).
+  int fold_servers(coll::RankSymmetry symmetry);
   // Ranks per server of a folded fabric (0: not folded).
   int folded_ranks() const { return fold_ranks_; }
   // Every message's transmission so far, in the order their last bytes left
@@ -258,6 +259,7 @@ class SimFabric {
   std::map<ConnectionKey, Connection> connections_;
   std::vector<std::map<ConnectionKey, Connection>::node_type> closed_connections_;
   int fold_ranks_ = 0;  // fold_servers
+  coll::RankSymmetry fold_symmetry_ = coll::RankSymmetry::kNone;
   std::uint64_t messages_ = 0;
   std::uint64_t posted_ = 0;    // messages posted so far (the next one's seq)
   std::size_t open_holes_ = 0;  // holes on all connections (none: nothing is held)

@@ -16,11 +16,10 @@ namespace {
 using RunRank =
     std::function<void(fabric::SimFabric&, int, const coll::Workspace&, coll::Callback)>;
 
-// equivariant: the collective may be folded onto one server (coll::AllReduce::
-// rotation_equivariant).
+// symmetry: how the collective's ranks relate (coll::AllReduce::rank_symmetry), for folding.
 AllReduceSimResult simulate(const topo::Topology& topology, const RunRank& run_rank,
                             std::uint64_t bytes, const AllReduceSimOptions& options,
-                            bool equivariant) {
+                            coll::RankSymmetry symmetry) {
   EventEngine engine;
   net::Network network(engine, topology, options.sharing);
   std::optional<net::LinkRecorder> recorder;
@@ -34,7 +33,7 @@ AllReduceSimResult simulate(const topo::Topology& topology, const RunRank& run_r
   const int n = topology.rank_count();
   const std::size_t esize = coll::dtype_size(options.dtype);
   AllReduceSimResult result;
-  const int folded = equivariant && options.fold_servers ? fabric.fold_servers() : 0;
+  const int folded = options.fold_servers ? fabric.fold_servers(symmetry) : 0;
   result.simulated_ranks = folded > 0 ? folded : n;
   int finished = 0;
   for (int r = 0; r < result.simulated_ranks; ++r) {
@@ -78,7 +77,7 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, coll::Stra
         algo->run(f.transport(r), w, std::move(done));
       },
       bytes, options,
-      algo->rotation_equivariant(topology.rank_count(), bytes / coll::dtype_size(options.dtype)));
+      algo->rank_symmetry(topology.rank_count(), bytes / coll::dtype_size(options.dtype)));
 }
 
 AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll::OmpiOptions& mpi,
@@ -96,7 +95,7 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll
         }
         algo.run(*t, w, std::move(done));
       },
-      bytes, options, false);
+      bytes, options, coll::RankSymmetry::kNone);
 }
 
 }  // namespace adaptsim::run

@@ -21,7 +21,7 @@ struct AllReduceSimOptions {
   // matrix); 0: none.
   TimeNs link_stats_bin_ns = 0;
   // Fold a run onto one server where that is exact (fabric::SimFabric::fold_servers: a
-  // rotation-equivariant strategy on interchangeable servers): the same result, simulating
+  // symmetric strategy on interchangeable servers, coll::RankSymmetry): the same result, simulating
   // 1 / servers of the messages. false: every rank simulated.
   bool fold_servers = true;
 };

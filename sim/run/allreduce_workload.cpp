@@ -13,8 +13,9 @@
 //     per_message_overhead: 0us
 //     socket_buffer: 0B         # serialized only: the sender's kernel socket buffer
 //     sharing: max-min          # or bottleneck (cheaper, for very large clusters)
-//     fold_servers: true        # a ring on interchangeable servers simulated on one server, its
-//                               #   result exact (SimFabric::fold_servers); false: every rank
+//     fold_servers: true        # a ring or halving-doubling on interchangeable servers simulated
+//                               #   on one server, exactly (SimFabric::fold_servers); false:
+//                               #   every rank
 //     mpi:                      # Open MPI's MPI_Allreduce too, one series per entry (optional;
 //       - {version: 4.1.4}      #   then strategies may be left out): release, algorithm, ...
 //       - {version: 4.0.0, algorithm: ring, rendezvous: false}   # as a horovod system's mpi:

@@ -84,6 +84,26 @@ TEST_CASE("several ranks per server fold onto server 0's ranks, host or GPU endp
   }
 }
 
+TEST_CASE("a folded halving-doubling takes exactly the time of every rank's") {
+  for (int servers : {2, 4, 8, 16}) {
+    for (int gpus : {1, 2, 4}) {
+      for (net::Sharing sharing : {net::Sharing::kMaxMin, net::Sharing::kTcp}) {
+        CAPTURE(servers);
+        CAPTURE(gpus);
+        CAPTURE(static_cast<int>(sharing));
+        topo::ClusterSpec spec = vms(servers);
+        spec.server.gpus = gpus;
+        if (sharing == net::Sharing::kTcp) spec.server.nic.queue_ns = 200'000;
+        AllReduceSimOptions o;
+        o.sharing = sharing;
+        o.transport.per_message_overhead_ns = 3'000;
+        const int n = servers * gpus;
+        check_same(spec, coll::StrategyKind::kHalvingDoubling, 4ull * n * 50'000, o, gpus);
+      }
+    }
+  }
+}
+
 TEST_CASE("runs that cannot be folded run every rank") {
   const topo::ClusterSpec spec = vms(4);
   auto ranks_run = [](const topo::ClusterSpec& s, coll::StrategyKind k, std::uint64_t bytes,
@@ -92,6 +112,9 @@ TEST_CASE("runs that cannot be folded run every rank") {
   };
   // Segments of unequal sizes: rank 0's are not every rank's.
   CHECK(ranks_run(spec, coll::StrategyKind::kClassicRing, 4 * 4001) == 4);
+  // Halving-doubling on 3 servers: rank 0 folds out first, rank 1 does not.
+  CHECK(ranks_run(vms(3), coll::StrategyKind::kHalvingDoubling, 4 * 3000) == 3);
+  CHECK(ranks_run(spec, coll::StrategyKind::kHalvingDoubling, 4 * 4000) == 1);
   // A root: rank 0 does what no other rank does.
   CHECK(ranks_run(spec, coll::StrategyKind::kStar, 4 * 4000) == 4);
   {
@@ -136,7 +159,7 @@ std::pair<TimeNs, int> shift_exchange(const topo::Topology& t, net::Sharing shar
   net::Network network(engine, t, sharing);
   fabric::SimFabric f(network, {});
   const int n = t.rank_count();
-  const int ranks = fold ? f.fold_servers() : n;
+  const int ranks = fold ? f.fold_servers(coll::RankSymmetry::kRotation) : n;
   REQUIRE(ranks > 0);
   TimeNs last = 0;
   for (int r = 0; r < ranks; ++r) {
