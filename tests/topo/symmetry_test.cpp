@@ -28,7 +28,7 @@ ChannelId channel(const Topology& t, const char* from, const char* to) {
 
 }  // namespace
 
-TEST_CASE("servers behind one switch are interchangeable; each channel maps to server 0's") {
+TEST_CASE("servers behind one switch are interchangeable, each channel mapped to server 0's") {
   ClusterSpec c = vms(4);
   c.extra_hosts = 1;  // a host outside the job, fixed by the symmetry
   const Topology t = build_cluster(c);
