@@ -589,6 +589,23 @@ OmpiAllreduce ompi_allreduce_for(const OmpiOptions& o, int p, std::uint64_t coun
 
 OmpiAllReduce::OmpiAllReduce(OmpiOptions options) : options_(std::move(options)) {}
 
+RankSymmetry OmpiAllReduce::rank_symmetry(int n, std::uint64_t count, DType dtype) const {
+  if (n < 2 || count == 0) return RankSymmetry::kNone;
+  const bool pow2 = (n & (n - 1)) == 0;
+  const bool even = count % static_cast<std::uint64_t>(n) == 0;
+  switch (ompi_allreduce_for(options_, n, count, dtype_size(dtype))) {
+    case OmpiAllreduce::kRing:
+    case OmpiAllreduce::kSegmentedRing:
+      return even ? RankSymmetry::kRotation : RankSymmetry::kNone;
+    case OmpiAllreduce::kRecursiveDoubling:
+      return pow2 ? RankSymmetry::kXor : RankSymmetry::kNone;
+    case OmpiAllreduce::kRabenseifner:
+      return pow2 && even ? RankSymmetry::kXor : RankSymmetry::kNone;
+    default:
+      return RankSymmetry::kNone;
+  }
+}
+
 void OmpiAllReduce::run(Transport& t, const Workspace& w, Callback done) const {
   const int n = t.size();
   if (n == 1 || w.count == 0) {

@@ -104,6 +104,11 @@ class OmpiAllReduce {
  public:
   explicit OmpiAllReduce(OmpiOptions options);
   void run(Transport& t, const Workspace& w, Callback done) const;
+  // How the ranks of the algorithm its decision picks relate (AllReduce::rank_symmetry): the
+  // ring and segmented ring by rotation when n divides the count (equal blocks, equal phase
+  // parts), recursive doubling and Rabenseifner by xor on a power of two ranks (nobody folds out;
+  // Rabenseifner's halves equal when n divides the count).
+  RankSymmetry rank_symmetry(int n, std::uint64_t count, DType dtype) const;
   const OmpiOptions& options() const { return options_; }
 
  private:

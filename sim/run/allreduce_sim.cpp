@@ -95,7 +95,9 @@ AllReduceSimResult simulate_allreduce(const topo::Topology& topology, const coll
         }
         algo.run(*t, w, std::move(done));
       },
-      bytes, options, coll::RankSymmetry::kNone);
+      bytes, options,
+      algo.rank_symmetry(topology.rank_count(), bytes / coll::dtype_size(options.dtype),
+                         options.dtype));
 }
 
 }  // namespace adaptsim::run

@@ -13,9 +13,10 @@
 //     per_message_overhead: 0us
 //     socket_buffer: 0B         # serialized only: the sender's kernel socket buffer
 //     sharing: max-min          # or bottleneck (cheaper, for very large clusters)
-//     fold_servers: true        # a ring or halving-doubling on interchangeable servers simulated
-//                               #   on one server, exactly (SimFabric::fold_servers); false:
-//                               #   every rank
+//     fold_servers: true        # a symmetric algorithm (CLASSIC_RING, HALVING_DOUBLING, Open
+//                               #   MPI's rings, recursive doubling, Rabenseifner) on
+//                               #   interchangeable servers simulated on one server, exactly
+//                               #   (SimFabric::fold_servers); false: every rank
 //     mpi:                      # Open MPI's MPI_Allreduce too, one series per entry (optional;
 //       - {version: 4.1.4}      #   then strategies may be left out): release, algorithm, ...
 //       - {version: 4.0.0, algorithm: ring, rendezvous: false}   # as a horovod system's mpi:
@@ -147,7 +148,10 @@ class AllReduceWorkload final : public Workload {
 
 std::vector<coll::StrategyKind> read_strategies(io::MapReader& w) {
   std::vector<std::string> names;
-  if (!w.has("strategies") && (w.has("mpi") || w.has("nccl"))) return {};
+  if (!w.has("strategies") && (w.has("mpi") || w.has("nccl"))) {
+    w.accept("strategies");  // absent, or null (--set workload.strategies=null): none
+    return {};
+  }
   const YAML::Node node = w.node()["strategies"];
   if (node.IsScalar() && node.Scalar() == "all") {
     w.accept("strategies");

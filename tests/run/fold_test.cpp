@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 #include <memory>
@@ -31,7 +32,9 @@ topo::ClusterSpec vms(int servers) {
 }
 
 // The folded and the unfolded run; checks that the first folded onto `ranks_per_server` ranks.
-void check_same(const topo::ClusterSpec& spec, coll::StrategyKind strategy, std::uint64_t bytes,
+// `Algorithm`: a strategy, or Open MPI's options.
+template <class Algorithm>
+void check_same(const topo::ClusterSpec& spec, const Algorithm& strategy, std::uint64_t bytes,
                 AllReduceSimOptions options, int ranks_per_server) {
   const topo::Topology t = topo::build_cluster(spec);
   options.fold_servers = true;
@@ -100,6 +103,44 @@ TEST_CASE("a folded halving-doubling takes exactly the time of every rank's") {
         const int n = servers * gpus;
         check_same(spec, coll::StrategyKind::kHalvingDoubling, 4ull * n * 50'000, o, gpus);
       }
+    }
+  }
+}
+
+TEST_CASE("Open MPI's ring, segmented ring, recursive doubling and Rabenseifner fold exactly") {
+  struct Case {
+    const char* version;
+    std::optional<coll::OmpiAllreduce> forced;
+    int servers;
+    std::uint64_t bytes;
+    coll::OmpiAllreduce algorithm;  // what the decision picks
+    int folded;  // ranks run folded: 1, or every rank where the algorithm is not symmetric
+  };
+  using A = coll::OmpiAllreduce;
+  const Case cases[] = {
+      {"4.0.0", std::nullopt, 8, 4 * 8 * 300, A::kRecursiveDoubling, 1},
+      {"4.0.0", std::nullopt, 8, 4 * 8 * 200'000, A::kRing, 1},
+      {"4.0.0", std::nullopt, 4, 4 * 4 * 2'000'000, A::kSegmentedRing, 1},
+      {"4.0.0", std::nullopt, 6, 4 * 6 * 200'001, A::kRing, 1},
+      {"4.0.0", std::nullopt, 6, 4 * (6 * 200'000 + 1), A::kRing, 6},  // uneven blocks
+      {"4.0.0", std::nullopt, 6, 4 * 60, A::kRecursiveDoubling, 6},    // two ranks fold out
+      {"4.1.4", std::nullopt, 8, 4 * 8 * 2'000, A::kRabenseifner, 1},
+      {"4.1.4", A::kRabenseifner, 8, 4 * 8 * 100'000, A::kRabenseifner, 1},
+      {"4.1.4", A::kRabenseifner, 6, 4 * 6 * 100'000, A::kRabenseifner, 6},
+  };
+  for (const Case& c : cases) {
+    for (bool rendezvous : {true, false}) {
+      CAPTURE(c.version);
+      CAPTURE(c.servers);
+      CAPTURE(c.bytes);
+      CAPTURE(rendezvous);
+      coll::OmpiOptions mpi;
+      mpi.version = c.version;
+      mpi.rules = *coll::ompi_rules_for_version(c.version);
+      mpi.forced = c.forced;
+      mpi.rendezvous = rendezvous;
+      CHECK(coll::ompi_allreduce_for(mpi, c.servers, c.bytes / 4, 4) == c.algorithm);
+      check_same(vms(c.servers), mpi, c.bytes, {}, c.folded);
     }
   }
 }

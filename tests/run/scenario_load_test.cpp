@@ -94,6 +94,21 @@ TEST_CASE("a scenario's text loads as its file does, relative paths from the giv
                        doctest::Contains("--set workload.strategies=[STAR:"), InputError);
 }
 
+TEST_CASE("an all-reduce sweep's strategies unset with --set leave its Open MPI series alone") {
+  // allreduce.yaml lists `strategies: all`; null unsets it, as an absent key does.
+  const fs::path p = fs::path(ADAPTSIM_SOURCE_DIR) / "scenarios/allreduce.yaml";
+  run::LoadOptions o;
+  o.overrides = {"topology.params.servers=4", "workload.strategies=null",
+                 "workload.mpi=[{version: 4.0.0}]", "workload.min_bytes=1MiB",
+                 "workload.max_bytes=4MiB"};
+  CHECK(run::load_scenario(p, o).task_count == 3);  // one series, 1, 2 and 4 MiB
+  o.overrides.pop_back();
+  o.overrides.pop_back();
+  o.overrides[2] = "workload.mpi=null";  // then nothing is left to run
+  CHECK_THROWS_WITH_AS(run::load_scenario(p, o), doctest::Contains("workload.strategies"),
+                       InputError);
+}
+
 TEST_CASE("a sweep beyond the stated bound is refused before any point is loaded") {
   // 4 axes of 60 values: 12,960,000 points, above kMaxSweepPoints (10,000,000).
   const fs::path dir = fs::temp_directory_path() / "adaptsim_run_test";
