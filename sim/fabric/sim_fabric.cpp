@@ -237,7 +237,13 @@ std::optional<SimFabric::HostCpu> SimFabric::host_cpu(int rank) const {
 SimFabric::~SimFabric() = default;
 
 int SimFabric::fold_servers(coll::RankSymmetry symmetry) {
-  if (fold_ranks_ > 0) return symmetry == fold_symmetry_ ? fold_ranks_ : 0;
+  if (fold_ranks_ > 0) {
+    // Folded already: its ranks' programs must relate as the fold assumed.
+    if (symmetry != fold_symmetry_) {
+      throw std::logic_error("fold_servers: the fabric is folded for another rank symmetry");
+    }
+    return fold_ranks_;
+  }
   if (symmetry == coll::RankSymmetry::kNone || options_.one_transport_thread ||
       options_.record_transmissions || !options_.loss_rates.points.empty() || network_.has_loss() ||
       network_.share_dispersion() > 0 || posted_ > 0 || network_.flows().active_flows() > 0) {

@@ -146,8 +146,9 @@ class SimFabric {
   // its channels (net::Network::fold_channels), sharing them as it and its images share theirs,
   // and a message to rank d arrives at rank d mod g (g ranks per server) from the sender moved
   // by the same shift (or xor) that brings d there: the image of it that server 0 receives.
-  // Returns g, or 0 (the fabric unchanged) where the run cannot be folded. Exactness is tested
-  // against unfolded runs (tests/run/fold_test.cpp).
+  // Returns g, or 0 (the fabric unchanged) where the run cannot be folded; a fabric folded once
+  // answers g again for the same symmetry and throws std::logic_error for another. Exactness is
+  // tested against unfolded runs (tests/run/fold_test.cpp).
   int fold_servers(coll::RankSymmetry symmetry);
   // Ranks per server of a folded fabric (0: not folded).
   int folded_ranks() const { return fold_ranks_; }

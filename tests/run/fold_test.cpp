@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <memory>
@@ -202,6 +203,10 @@ std::pair<TimeNs, int> shift_exchange(const topo::Topology& t, net::Sharing shar
   const int n = t.rank_count();
   const int ranks = fold ? f.fold_servers(coll::RankSymmetry::kRotation) : n;
   REQUIRE(ranks > 0);
+  if (fold) {
+    CHECK(f.fold_servers(coll::RankSymmetry::kRotation) == ranks);
+    CHECK_THROWS_AS(f.fold_servers(coll::RankSymmetry::kXor), std::logic_error);
+  }
   TimeNs last = 0;
   for (int r = 0; r < ranks; ++r) {
     auto pending = std::make_shared<int>(4);
