@@ -102,6 +102,15 @@ struct Topology::Router {
     slots[i] = {key, index};
   }
   std::unordered_map<NodeId, std::vector<std::int64_t>> dist_to;  // per destination
+  // Hubs (a switch's hundreds of ports): nodes with at least kHubDegree outgoing channels, whose
+  // ports a route's walk would otherwise scan for every new pair. Per destination, per hub: how
+  // many of its channels lie on a shortest path there and the first of them ({0, 0}: not yet
+  // counted), so the walk through a hub with one way on costs nothing after the first pair.
+  static constexpr std::size_t kHubDegree = 16;
+  static constexpr std::uint32_t kNoHub = UINT32_MAX;
+  std::vector<std::uint32_t> hub_of;  // per node: its index among the hubs, or kNoHub
+  std::uint32_t hubs = 0;
+  std::unordered_map<NodeId, std::vector<std::pair<std::uint32_t, ChannelId>>> hub_ways_to;
 };
 
 Topology::Topology() = default;
@@ -167,6 +176,10 @@ const std::vector<std::int64_t>& Topology::distances_to(NodeId dst) const {
   if (!router_) {
     router_ = std::make_unique<Router>();
     router_->graph = Router::Graph(nodes_.size());
+    router_->hub_of.assign(nodes_.size(), Router::kNoHub);
+    for (NodeId n = 0; n < nodes_.size(); ++n) {
+      if (out_[n].size() >= Router::kHubDegree) router_->hub_of[n] = router_->hubs++;
+    }
     for (ChannelId c = 0; c < channels_.size(); ++c) {
       boost::add_edge(
           channels_[c].from, channels_[c].to,
@@ -226,19 +239,42 @@ std::size_t Topology::walk(NodeId src, NodeId dst, Visit visit) const {
     if (ch.to != dst && nodes_[ch.to].kind == NodeKind::kGpu) return false;
     return dist[ch.to] != inf && dist[ch.to] + ch.params.latency_ns + 1 == dist[from];
   };
+  // The ties at `at` and the first of them.
+  auto count_ties = [&](NodeId from) {
+    std::pair<std::uint32_t, ChannelId> ways{0, 0};
+    for (ChannelId c : out_[from]) {
+      if (!on_shortest_path(from, c)) continue;
+      if (ways.first++ == 0) ways.second = c;
+    }
+    return ways;
+  };
+  std::vector<std::pair<std::uint32_t, ChannelId>>* hub_ways = nullptr;  // dst's, once needed
   while (at != dst) {
-    // The ties counted, then the (h mod ties)-th taken: no list built per hop (a switch's
-    // ports are scanned for every new pair; 65 k pairs at 256 VMs).
-    std::size_t ties = 0;
-    for (ChannelId c : out_[at])
-      ties += on_shortest_path(at, c) ? 1 : 0;
+    // The ties counted, then the (h mod ties)-th taken: no list built per hop. A hub's count
+    // is kept per destination (Router::hub_ways_to): 65 k pairs at 256 VMs each crossed the
+    // switch, whose 256 ports were scanned twice for each.
+    std::pair<std::uint32_t, ChannelId> ways;
+    if (const std::uint32_t hub = router_->hub_of[at]; hub != Router::kNoHub) {
+      if (!hub_ways) {
+        hub_ways = &router_->hub_ways_to[dst];
+        if (hub_ways->empty()) hub_ways->assign(router_->hubs, {0, 0});
+      }
+      std::pair<std::uint32_t, ChannelId>& known = (*hub_ways)[hub];
+      if (known.first == 0) known = count_ties(at);
+      ways = known;
+    } else {
+      ways = count_ties(at);
+    }
+    const std::size_t ties = ways.first;
     most_ties = std::max(most_ties, ties);
     std::size_t k = h % ties;
-    ChannelId pick = 0;
-    for (ChannelId c : out_[at]) {
-      if (on_shortest_path(at, c) && k-- == 0) {
-        pick = c;
-        break;
+    ChannelId pick = ways.second;
+    if (k > 0) {
+      for (ChannelId c : out_[at]) {
+        if (on_shortest_path(at, c) && k-- == 0) {
+          pick = c;
+          break;
+        }
       }
     }
     h = mix64(h);

@@ -194,3 +194,44 @@ TEST_CASE("two NICs per server: equally short routes, chosen by ECMP's hash") {
   CHECK(server_symmetry(t).has_value());
   CHECK_FALSE(t.route_is_unique(t.rank_host(0), t.rank_host(1)));
 }
+
+TEST_CASE(
+    "a route is the same whichever pairs were asked before (hubs' ways kept per destination)") {
+  // Leaves with 16 hosts and 16 spines are hubs (a port count the walk keeps per destination);
+  // routes between leaves choose among 16 spines by ECMP's hash.
+  const ClusterSpec c = fat_tree(64, 16, 16, {5e9, 1000});
+  const Topology forward = build_cluster(c);
+  const Topology backward = build_cluster(c);
+  const int n = forward.rank_count();
+  std::vector<std::vector<ChannelId>> routes;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a != b) routes.push_back(forward.route(forward.rank_host(a), forward.rank_host(b)));
+    }
+  }
+  std::size_t i = routes.size();
+  std::set<ChannelId> spine_links;
+  for (int a = n - 1; a >= 0; --a) {
+    for (int b = n - 1; b >= 0; --b) {
+      if (a == b) continue;
+      const std::vector<ChannelId>& r =
+          backward.route(backward.rank_host(a), backward.rank_host(b));
+      REQUIRE(i > 0);
+      // The pairs were asked in the other order: route (a, b) is entry a * (n - 1) + ...
+      const std::size_t at = static_cast<std::size_t>(a) * static_cast<std::size_t>(n - 1) +
+                             static_cast<std::size_t>(b < a ? b : b - 1);
+      CHECK(r == routes[at]);
+      // A chain of channels from a's host to b's, two hops within a leaf, four across.
+      NodeId node = backward.rank_host(a);
+      for (ChannelId ch : r) {
+        CHECK(backward.channel(ch).from == node);
+        node = backward.channel(ch).to;
+      }
+      CHECK(node == backward.rank_host(b));
+      CHECK(r.size() == (a / 16 == b / 16 ? 4u : 6u));
+      if (a / 16 != b / 16) spine_links.insert(r[2]);  // cpu->nic, nic->leaf, leaf->spine
+      --i;
+    }
+  }
+  CHECK(spine_links.size() == 4 * 16);  // every leaf's every uplink carries some pair
+}
