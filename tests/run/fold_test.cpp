@@ -1,14 +1,15 @@
 // A run folded onto one server (fabric::SimFabric::fold_servers) against the same run with every
 // rank simulated: the same all-reduce time to the nanosecond and the same message count, over
-// server counts, sizes, sharing models and connection options; and the runs that must not fold.
+// server counts, ranks per server, sharing models, connection options and Open MPI's algorithms;
+// a shift exchange where folding the channels matters, in closed form; and the runs that must
+// not fold.
 
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
-
-#include <memory>
 
 #include "sim/net/network.h"
 #include "sim/run/allreduce_sim.h"
@@ -35,13 +36,13 @@ topo::ClusterSpec vms(int servers) {
 // The folded and the unfolded run; checks that the first folded onto `ranks_per_server` ranks.
 // `Algorithm`: a strategy, or Open MPI's options.
 template <class Algorithm>
-void check_same(const topo::ClusterSpec& spec, const Algorithm& strategy, std::uint64_t bytes,
+void check_same(const topo::ClusterSpec& spec, const Algorithm& algorithm, std::uint64_t bytes,
                 AllReduceSimOptions options, int ranks_per_server) {
   const topo::Topology t = topo::build_cluster(spec);
   options.fold_servers = true;
-  const AllReduceSimResult folded = simulate_allreduce(t, strategy, bytes, options);
+  const AllReduceSimResult folded = simulate_allreduce(t, algorithm, bytes, options);
   options.fold_servers = false;
-  const AllReduceSimResult full = simulate_allreduce(t, strategy, bytes, options);
+  const AllReduceSimResult full = simulate_allreduce(t, algorithm, bytes, options);
   CHECK(full.simulated_ranks == t.rank_count());
   CHECK(folded.simulated_ranks == ranks_per_server);
   CHECK(folded.time_ns == full.time_ns);
