@@ -25,11 +25,26 @@ using namespace adaptsim;
 
 namespace {
 
+// A scratch folder of this process: CTest runs each test case as its own process, side by side,
+// and two of them writing one file raced (one read it empty).
+// Removed when the process ends.
+fs::path scratch_dir() {
+  struct Scratch {
+    fs::path dir = fs::temp_directory_path() /
+                   ("adaptsim_run_test-" + std::to_string(static_cast<long>(::getpid())));
+    Scratch() { fs::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  };
+  static const Scratch scratch;
+  return scratch.dir;
+}
+
 // A 10 x 5 = 50-point sweep of a small all-reduce.
 fs::path write_sweep_scenario() {
-  const fs::path dir = fs::temp_directory_path() / "adaptsim_run_test";
-  fs::create_directories(dir);
-  const fs::path p = dir / "sweep.yaml";
+  const fs::path p = scratch_dir() / "sweep.yaml";
   std::ofstream(p) << "name: sweep\n"
                       "topology:\n"
                       "  file: "
@@ -111,8 +126,7 @@ TEST_CASE("an all-reduce sweep's strategies unset with --set leave its Open MPI 
 
 TEST_CASE("a sweep beyond the stated bound is refused before any point is loaded") {
   // 4 axes of 60 values: 12,960,000 points, above kMaxSweepPoints (10,000,000).
-  const fs::path dir = fs::temp_directory_path() / "adaptsim_run_test";
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir();
   std::string values;
   for (int i = 1; i <= 60; ++i)
     values += (i > 1 ? ", " : "") + std::to_string(i);
