@@ -6,6 +6,7 @@
 // all-gather by recursive doubling; finally each odd folded rank returns the result to its even
 // partner. Cost on a switch: 2 lg p' (alpha) + 2 (p'-1)/p' S/B, plus 2(alpha + S/B) when r > 0.
 
+#include <bit>
 #include <memory>
 
 #include "sim/coll/allreduce.h"
@@ -177,7 +178,7 @@ class HalvingDoublingAllReduce final : public AllReduce {
   // under names without ranks, keeping the half its bit d picks; with n dividing the count every
   // halving splits evenly, so every rank's halves are of the same sizes.
   RankSymmetry rank_symmetry(int n, std::size_t count) const override {
-    const bool pow2 = n > 1 && (n & (n - 1)) == 0;
+    const bool pow2 = n > 1 && std::has_single_bit(static_cast<unsigned>(n));
     return pow2 && count > 0 && count % static_cast<std::size_t>(n) == 0 ? RankSymmetry::kXor
                                                                          : RankSymmetry::kNone;
   }

@@ -1,6 +1,7 @@
 #include "sim/coll/ompi_allreduce.h"
 
 #include <array>
+#include <bit>
 #include <charconv>
 
 #include "sim/coll/partition.h"
@@ -591,7 +592,7 @@ OmpiAllReduce::OmpiAllReduce(OmpiOptions options) : options_(std::move(options))
 
 RankSymmetry OmpiAllReduce::rank_symmetry(int n, std::uint64_t count, DType dtype) const {
   if (n < 2 || count == 0) return RankSymmetry::kNone;
-  const bool pow2 = (n & (n - 1)) == 0;
+  const bool pow2 = std::has_single_bit(static_cast<unsigned>(n));
   const bool even = count % static_cast<std::uint64_t>(n) == 0;
   switch (ompi_allreduce_for(options_, n, count, dtype_size(dtype))) {
     case OmpiAllreduce::kRing:

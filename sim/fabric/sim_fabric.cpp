@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -253,8 +254,11 @@ int SimFabric::fold_servers(coll::RankSymmetry symmetry) {
   std::optional<topo::ServerSymmetry> servers = topo::server_symmetry(topo);
   if (!servers) return 0;
   const int g = servers->ranks_per_server;
-  auto pow2 = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
-  if (symmetry == coll::RankSymmetry::kXor && !(pow2(size()) && pow2(g))) return 0;
+  if (symmetry == coll::RankSymmetry::kXor &&
+      !(std::has_single_bit(static_cast<unsigned>(size())) &&
+        std::has_single_bit(static_cast<unsigned>(g)))) {
+    return 0;
+  }
   // Server 0's routes to server 1 and back, and within server 0, each the only shortest path:
   // then every server pair's are images of them (no ECMP hash of node ids picks among ties).
   for (int a = 0; a < g; ++a) {

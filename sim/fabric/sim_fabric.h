@@ -150,8 +150,6 @@ class SimFabric {
   // answers g again for the same symmetry and throws std::logic_error for another. Exactness is
   // tested against unfolded runs (tests/run/fold_test.cpp).
   int fold_servers(coll::RankSymmetry symmetry);
-  // Ranks per server of a folded fabric (0: not folded).
-  int folded_ranks() const { return fold_ranks_; }
   // Every message's transmission so far, in the order their last bytes left
   // (SimTransportOptions::record_transmissions; empty otherwise).
   const std::vector<Transmission>& transmissions() const { return transmissions_; }
