@@ -150,8 +150,8 @@ if ! [[ $jobs_max =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz.sh: ADAPTSIM_FUZZ_JOBS='$jobs_max': expected a whole number of at least 1" >&2
   exit 2
 fi
-if [[ $runs -gt 0 ]]; then what="$runs executions"; else what="$seconds s"; fi
-echo "== ${#targets[@]} targets, $what each, $jobs_max at a time (logs: $build/fuzz-work/TARGET/log.txt)"
+if [[ $runs -gt 0 ]]; then each="$runs executions"; else each="$seconds s"; fi
+echo "== ${#targets[@]} targets, $each each, $jobs_max at a time (logs: $build/fuzz-work/TARGET/log.txt)"
 pids=()
 for i in "${!targets[@]}"; do
   while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do wait -n || true; done

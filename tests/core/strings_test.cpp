@@ -27,7 +27,9 @@ TEST_CASE("trim returns a view into its argument") {
 TEST_CASE("invalid_utf8_at finds the first byte that is not well-formed UTF-8") {
   CHECK(invalid_utf8_at("plain ASCII") == std::string_view::npos);
   CHECK(invalid_utf8_at("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") == std::string_view::npos);
-  CHECK(invalid_utf8_at("ab\xFF" "cd") == 2);        // never a UTF-8 byte (split: \xFFcd is one escape)
+  // 0xFF is never a UTF-8 byte (the literal is split: "\xFFcd" would be one hex escape).
+  CHECK(invalid_utf8_at("ab\xFF"
+                        "cd") == 2);
   CHECK(invalid_utf8_at("x\xC0\xAF") == 1);          // overlong "/"
   CHECK(invalid_utf8_at("x\xED\xA0\x80") == 1);      // a surrogate
   CHECK(invalid_utf8_at("x\xF4\x90\x80\x80") == 1);  // above U+10FFFF
