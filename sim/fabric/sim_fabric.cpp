@@ -247,7 +247,8 @@ int SimFabric::fold_servers(coll::RankSymmetry symmetry) {
   }
   if (symmetry == coll::RankSymmetry::kNone || options_.one_transport_thread ||
       options_.record_transmissions || !options_.loss_rates.points.empty() || network_.has_loss() ||
-      network_.share_dispersion() > 0 || posted_ > 0 || network_.flows().active_flows() > 0) {
+      network_.share_dispersion() > 0 || network_.flows().tcp_windows().enabled || posted_ > 0 ||
+      network_.flows().active_flows() > 0) {
     return 0;
   }
   const topo::Topology& topo = network_.topology();
@@ -537,7 +538,9 @@ void SimFabric::transmit(Message& m, Connection* c) {
         }
         transmitted(*msg, c);
       },
-      also);
+      also,
+      // The pair's one connection (a rank's messages to a peer are one TCP stream).
+      (static_cast<std::uint64_t>(m.src) + 1) << 32 | (static_cast<std::uint64_t>(m.dst) + 1));
 }
 
 void SimFabric::deliver(Message* m) {

@@ -66,6 +66,7 @@ FlowNetwork::FlowId FlowNetwork::start_from(FlowSpec& spec) {
   f.on_transmitted = std::move(spec.on_transmitted);
   f.in_use = true;
   f.pending_start = false;
+  f.window = UINT32_MAX;
   ++active_count_;
   const FlowId id{index, f.generation};
 
@@ -94,6 +95,7 @@ FlowNetwork::FlowId FlowNetwork::start_from(FlowSpec& spec) {
     resources_[r].flows.push_back(index);
   for (ResourceId r : f.ack_resources)
     resources_[r].ack_flows.push_back(index);
+  if (tcp_windows_.enabled && spec.connection != 0) attach_window(index, spec.connection);
   note_started(index);
   return id;
 }
@@ -105,6 +107,7 @@ bool FlowNetwork::stop(FlowId id) {
   if (!f.transmitting) return false;  // already in its latency tail: let it complete
   settle(f);
   drain_remove(id.index);
+  if (f.window != UINT32_MAX) detach_window(f);
   // A flow started in this instant has no rate yet and never counted: it just goes (its entry
   // in started_ no longer matches its generation).
   if (!f.pending_start) note_ended(id.index);
@@ -184,6 +187,7 @@ void FlowNetwork::on_drained(std::uint32_t index) {
   }
   f.remaining = 0;
   f.drain_at = kTimeNever;
+  if (f.window != UINT32_MAX) detach_window(f);
   note_ended(index);
   detach(index);
   engine_.schedule_after(f.latency, [this, index] { release(index); });
@@ -387,6 +391,8 @@ void FlowNetwork::pair_changes() {
     return a.key != b.key ? a.key < b.key : a.begin < b.begin;
   });
   auto same = [&](const Change& e, const Change& s, const Flow& f) {
+    // A flow's weight follows its own connection's window: no two are interchangeable.
+    if (tcp_windows_.enabled) return false;
     if (e.n_resources != s.n_resources || e.n_ack != s.n_ack || e.cap != s.cap ||
         e.share != s.share || e.latency != s.latency || e.small != s.small) {
       return false;
@@ -596,6 +602,7 @@ void FlowNetwork::solve_tcp() {
   // A flow filling a buffer has as much in flight as its rate × its RTT (the RTT includes its
   // own ACK path's queue: with both directions of a leaf uplink full, about twice the buffer's
   // delay; docs/validation.md item 16), its rate here the even split of step 1.
+  if (tcp_windows_.enabled) update_windows();
   for (ResourceId r : comp_resources_)
     resources_[r].fill_window = 0;
   for (const auto& [fi, r] : filling_pairs_) {
@@ -607,7 +614,19 @@ void FlowNetwork::solve_tcp() {
     // A connection's share is how its window fares in a drop-tail buffer, so it counts only for
     // a flow limited at one; a flow paced by its own NIC gets its NIC's even split
     // (docs/validation.md item 18).
-    f.weight = (f.paced ? 1.0 : f.share) / f.rtt_ns;
+    // With windows, a flow filling a buffer claims it in proportion to its window too.
+    const double claim = tcp_windows_.enabled ? window_factor_[f.pos] : 1.0;
+    f.weight = (f.paced ? 1.0 : f.share * claim) / f.rtt_ns;
+    // With windows, a flow paced elsewhere whose data still queue in a standing buffer has at
+    // most its window in flight: window / RTT, the RTT with that queue (docs/figures.md, Figure
+    // 5: the new root's broadcast into host 0 beside the background's bulk windows).
+    if (tcp_windows_.enabled && f.window != UINT32_MAX && f.data_queue && f.paced) {
+      const double by_window = windows_[f.window].cwnd * kMss / (f.rtt_ns * 1e-9);
+      if (by_window < f.cap) {
+        f.cap = by_window;
+        window_capped_[f.pos] = true;
+      }
+    }
     // A flow that fills no buffer itself is not window-limited by one, but its window is what
     // TCP's history left it, not unbounded: the model gives it the window of a flow filling its
     // ACK buffer (their mean window; no share: a root's broadcasts leave evenly, item 18), so it
@@ -624,6 +643,247 @@ void FlowNetwork::solve_tcp() {
   std::fill(new_rates_.begin(), new_rates_.end(), 0.0);
   fill_component();
   mark_standing_queues();
+  if (tcp_windows_.enabled) note_growing();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Congestion windows (TcpWindowOptions)
+
+namespace {
+// tcp_cubic.c: beta = 717 / 1024, bic_scale = 41 (C = 41 * 10 / 1024 = 0.4 segments / s^3), and
+// tcp_friendliness's Reno estimate, 3 (1 - beta) / (1 + beta) segments a round trip.
+constexpr double kCubicBeta = 717.0 / 1024.0;
+constexpr double kCubicC = 0.4;
+constexpr double kRenoAlpha = 3 * (1 - kCubicBeta) / (1 + kCubicBeta);
+constexpr double kInitialWindow = 10;         // segments, RFC 6928
+constexpr double kHystartLow = 16;            // hystart_low_window
+constexpr double kHystartMinNs = 4e6;         // HYSTART_DELAY_MIN, 4 ms
+constexpr double kHystartMaxNs = 16e6;        // HYSTART_DELAY_MAX, 16 ms
+constexpr TimeNs kRtoMinNs = 200 * kNsPerMs;  // TCP_RTO_MIN
+}  // namespace
+
+void FlowNetwork::set_tcp_windows(const TcpWindowOptions& options) {
+  if (options.enabled && sharing_ != Sharing::kTcp) {
+    throw std::invalid_argument("congestion windows need Sharing::kTcp");
+  }
+  tcp_windows_ = options;
+}
+
+double FlowNetwork::window_segments(std::uint64_t connection) const {
+  const auto it = window_of_.find(connection);
+  return it == window_of_.end() ? kInitialWindow : windows_[it->second].cwnd;
+}
+
+std::uint64_t FlowNetwork::window_cuts(std::uint64_t connection) const {
+  const auto it = window_of_.find(connection);
+  return it == window_of_.end() ? 0 : windows_[it->second].cuts;
+}
+
+void FlowNetwork::attach_window(std::uint32_t index, std::uint64_t connection) {
+  const TimeNs now = engine_.now();
+  Flow& f = flows_[index];
+  const auto [it, fresh] =
+      window_of_.try_emplace(connection, static_cast<std::uint32_t>(windows_.size()));
+  if (fresh) {
+    windows_.emplace_back();
+    Window& w = windows_.back();
+    w.connection = connection;
+    // The handshake's round trip, before any queue: what HyStart's delay is measured against.
+    w.min_rtt_ns = static_cast<double>(std::max<TimeNs>(2 * f.latency, kNsPerUs));
+    w.updated = now;
+  }
+  f.window = it->second;
+  Window& w = windows_[it->second];
+  w.flow = index;
+  if (w.active++ > 0) return;
+  // CA_EVENT_TX_START after an idle spell (cubictcp_cwnd_event): the epoch moves by the idle
+  // time, so the window follows its cubic curve on; and with slow start after idle, a spell
+  // longer than the RTO restarts the window (tcp_cwnd_restart: ssthresh kept at 3/4 of the
+  // window or more, the window halved for every RTO of idle down to the initial window).
+  if (w.idle_since >= 0) {
+    const TimeNs idle = now - w.idle_since;
+    if (w.epoch >= 0) w.epoch = std::min(now, w.epoch + idle);
+    const TimeNs rto = kRtoMinNs + static_cast<TimeNs>(w.srtt_ns);
+    if (tcp_windows_.restart_after_idle && idle > rto) {
+      w.ssthresh = std::max(w.ssthresh, 0.75 * w.cwnd);
+      const double restart = std::min(kInitialWindow, w.cwnd);
+      double cwnd = w.cwnd;
+      for (TimeNs d = idle - rto; d > 0 && cwnd > restart; d -= rto)
+        cwnd = std::floor(cwnd / 2);
+      w.cwnd = std::max(cwnd, restart);
+    }
+  }
+  w.idle_since = -1;
+  w.updated = now;
+  w.growing = false;
+}
+
+void FlowNetwork::detach_window(Flow& f) {
+  Window& w = windows_[f.window];
+  const TimeNs now = engine_.now();
+  grow(w, now);
+  if (--w.active == 0) {
+    w.idle_since = now;
+    w.growing = false;
+  }
+  f.window = UINT32_MAX;
+}
+
+void FlowNetwork::grow(Window& w, TimeNs now) {
+  const TimeNs from = w.updated;
+  w.updated = now;
+  if (!w.growing || now <= from || !(w.srtt_ns > 0)) return;
+  const double rtt_s = w.srtt_ns * 1e-9;
+  double dt = static_cast<double>(now - from) * 1e-9;
+  if (w.cwnd < w.ssthresh) {
+    // Slow start: the window doubles every round trip, up to ssthresh; HyStart ends it from 16
+    // segments once the round trip has grown past its threshold (a standing queue).
+    const bool delayed =
+        tcp_windows_.hystart &&
+        w.srtt_ns >= w.min_rtt_ns + std::clamp(w.min_rtt_ns / 8, kHystartMinNs, kHystartMaxNs);
+    const double until = delayed ? std::min(w.ssthresh, std::max(kHystartLow, w.cwnd)) : w.ssthresh;
+    const double reached = w.cwnd * std::exp2(dt / rtt_s);
+    if (reached < until) {
+      w.cwnd = reached;
+      return;
+    }
+    dt -= std::log2(until / w.cwnd) * rtt_s;
+    w.cwnd = until;
+    if (delayed) w.ssthresh = w.cwnd;
+    if (w.cwnd < w.ssthresh || dt <= 0) return;
+  }
+  // Congestion avoidance (bictcp_update): the cubic curve from the epoch's start, at most 1.5x
+  // a round trip (cnt >= 2), and never under the Reno estimate.
+  if (w.epoch < 0) {
+    w.epoch = now - static_cast<TimeNs>(dt * 1e9);
+    if (w.w_last_max <= w.cwnd) {
+      w.k_s = 0;
+      w.origin = w.cwnd;
+    } else {
+      w.k_s = std::cbrt((w.w_last_max - w.cwnd) / kCubicC);
+      w.origin = w.w_last_max;
+    }
+    w.w_est = w.cwnd;
+  }
+  const double t = static_cast<double>(now - w.epoch) * 1e-9 + w.min_rtt_ns * 1e-9 - w.k_s;
+  const double cubic = std::min(w.origin + kCubicC * t * t * t, w.cwnd * std::pow(1.5, dt / rtt_s));
+  w.w_est += kRenoAlpha * dt / rtt_s;
+  w.cwnd = std::max({w.cwnd, cubic, w.w_est});
+}
+
+void FlowNetwork::cut(Window& w) {
+  // cubictcp_recalc_ssthresh, with fast convergence: a window cut again before it regained its
+  // last maximum remembers less of it.
+  w.epoch = -1;
+  w.w_last_max = w.cwnd < w.w_last_max ? w.cwnd * (1 + kCubicBeta) / 2 : w.cwnd;
+  w.cwnd = std::max(2.0, w.cwnd * kCubicBeta);
+  w.ssthresh = w.cwnd;
+  w.last_cut = engine_.now();
+  ++w.cuts;
+}
+
+void FlowNetwork::update_windows() {
+  // 1. Each window of the component grown up to now, at the round trip it had; its new RTT.
+  const TimeNs now = engine_.now();
+  for (std::uint32_t fi : comp_flows_) {
+    const Flow& f = flows_[fi];
+    if (f.window == UINT32_MAX) continue;
+    Window& w = windows_[f.window];
+    grow(w, now);
+    w.srtt_ns = f.rtt_ns;
+    w.min_rtt_ns = std::min(w.min_rtt_ns, f.rtt_ns);
+  }
+  // 2. A standing buffer overflows when the windows of the flows filling it hold more than its
+  // depth and the path's own round trip can: a drop-tail queue then drops from every sender
+  // filling it, and each cuts its window (at most once a round trip).
+  if (window_sum_.size() < resources_.size()) {
+    window_sum_.resize(resources_.size());
+    window_count_.resize(resources_.size());
+  }
+  for (ResourceId r : comp_resources_) {
+    window_sum_[r] = 0;
+    window_count_[r] = 0;
+  }
+  double base_ns = std::numeric_limits<double>::infinity();
+  for (const auto& [fi, r] : filling_pairs_) {
+    const Flow& f = flows_[fi];
+    if (f.window == UINT32_MAX) continue;
+    window_sum_[r] += windows_[f.window].cwnd;
+    ++window_count_[r];
+    base_ns = std::min(base_ns, 2.0 * static_cast<double>(f.latency));
+  }
+  for (const auto& [fi, r] : filling_pairs_) {
+    const Flow& f = flows_[fi];
+    if (f.window == UINT32_MAX) continue;
+    const Resource& res = resources_[r];
+    const double holds = res.capacity * (static_cast<double>(res.queue_ns) + base_ns) * 1e-9 / kMss;
+    Window& w = windows_[f.window];
+    if (window_sum_[r] > holds && (w.last_cut < 0 || now - w.last_cut >= w.srtt_ns)) cut(w);
+  }
+  // 3. The weights' factors: a filling flow's window over the mean window of the flows filling
+  // its (first) standing buffer; 1 for the rest, so equal windows give the plain kTcp shares.
+  for (ResourceId r : comp_resources_) {
+    window_sum_[r] = 0;
+    window_count_[r] = 0;
+  }
+  for (const auto& [fi, r] : filling_pairs_) {
+    const Flow& f = flows_[fi];
+    if (f.window == UINT32_MAX) continue;
+    window_sum_[r] += windows_[f.window].cwnd;
+    ++window_count_[r];
+  }
+  window_factor_.assign(comp_flows_.size(), 1.0);
+  window_capped_.assign(comp_flows_.size(), false);
+  std::vector<bool>& set = window_factor_set_;
+  set.assign(comp_flows_.size(), false);
+  for (const auto& [fi, r] : filling_pairs_) {
+    const Flow& f = flows_[fi];
+    if (f.window == UINT32_MAX || set[f.pos]) continue;
+    set[f.pos] = true;
+    const double mean = window_sum_[r] / window_count_[r];
+    window_factor_[f.pos] = windows_[f.window].cwnd / mean;
+  }
+}
+
+void FlowNetwork::note_growing() {
+  // A window grows while it limits its sender: while its flow fills a standing buffer. Until the
+  // next solve, a tick every round trip grows the windows and re-solves.
+  double next_ns = std::numeric_limits<double>::infinity();
+  for (std::uint32_t fi : comp_flows_) {
+    const Flow& f = flows_[fi];
+    if (f.window != UINT32_MAX) windows_[f.window].growing = false;
+  }
+  auto grows = [&](const Flow& f) {
+    Window& w = windows_[f.window];
+    w.growing = true;
+    next_ns = std::min(next_ns, w.srtt_ns);
+  };
+  for (const auto& [fi, r] : filling_pairs_) {
+    if (flows_[fi].window != UINT32_MAX) grows(flows_[fi]);
+  }
+  // And a flow held at its window's rate (above) grows it.
+  for (std::uint32_t fi : comp_flows_) {
+    const Flow& f = flows_[fi];
+    if (window_capped_[f.pos] && new_rates_[f.pos] >= f.cap * (1 - 1e-9)) grows(f);
+  }
+  if (window_tick_pending_ || !std::isfinite(next_ns)) return;
+  window_tick_pending_ = true;
+  engine_.schedule_after(std::max<TimeNs>(static_cast<TimeNs>(next_ns), kNsPerMs),
+                         [this] { on_window_tick(); });
+}
+
+void FlowNetwork::on_window_tick() {
+  window_tick_pending_ = false;
+  bool any = false;
+  for (std::uint32_t i = 0; i < windows_.size(); ++i) {
+    const Window& w = windows_[i];
+    if (!w.growing || w.active == 0) continue;
+    const Flow& f = flows_[w.flow];
+    if (!f.in_use || !f.transmitting || f.window != i) continue;
+    dirty_.insert(dirty_.end(), f.resources.begin(), f.resources.end());
+    any = true;
+  }
+  if (any) schedule_resolve();
 }
 
 void FlowNetwork::apply_rate(std::uint32_t fi, double new_rate) {

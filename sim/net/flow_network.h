@@ -22,6 +22,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/event_engine.h"
@@ -64,6 +65,26 @@ using ResourceId = std::uint32_t;
 //                (docs/validation.md), which a rate model does not track.
 enum class Sharing { kMaxMin, kBottleneck, kTcp };
 
+// Sharing::kTcp, optionally: each connection's congestion window (FlowNetwork::set_tcp_windows).
+// Flows through a shared FIFO get rates in proportion to their windows, and a window is what the
+// connection's history left it: Linux's CUBIC (net/ipv4/tcp_cubic.c) grows it only while it
+// limits the sender, i.e. while the connection fills a standing buffer (a bulk flow that never
+// idles keeps growing; a training connection that sends in bursts does not), and the buffer's
+// overflows cut it. Measured on the testbed (docs/figures.md, Figure 5, "That measurement"):
+// four backlogged connections held windows of 1200-2700 segments beside a training connection's
+// 400-900 in one FIFO, and took rates in that proportion. Off by default: with every window
+// equal the allocation is the plain kTcp one.
+struct TcpWindowOptions {
+  bool enabled = false;
+  // net.ipv4.tcp_slow_start_after_idle (Linux's default 1): a connection idle for longer than its
+  // retransmission timeout restarts from its initial window (RFC 5681 section 4.1;
+  // tcp_cwnd_restart halves the window for every RTO of idle, down to the initial window).
+  bool restart_after_idle = true;
+  // CUBIC's HyStart (tcp_cubic.c's hystart=1, detect: delay): slow start ends once the round
+  // trip exceeds the connection's smallest by clamp(min/8, 4 ms, 16 ms), from 16 segments up.
+  bool hystart = true;
+};
+
 class FlowNetwork {
  public:
   using Callback = InlineCallback;  // move-only; one or two per message
@@ -91,6 +112,9 @@ class FlowNetwork {
     // Runs when the last byte has left the source (completion minus the path latency): a
     // connection may start its next message then, as a TCP sender does.
     Callback on_transmitted;
+    // The TCP connection the flow is a message of (0: none), whose congestion window it uses
+    // under set_tcp_windows; the caller's key, e.g. its (sender, receiver) pair.
+    std::uint64_t connection = 0;
   };
 
   explicit FlowNetwork(EventEngine& engine, Sharing sharing = Sharing::kMaxMin)
@@ -99,6 +123,13 @@ class FlowNetwork {
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
   Sharing sharing() const { return sharing_; }
+  // Congestion windows per connection (TcpWindowOptions); Sharing::kTcp only (throws otherwise).
+  void set_tcp_windows(const TcpWindowOptions& options);
+  const TcpWindowOptions& tcp_windows() const { return tcp_windows_; }
+  // A connection's congestion window in segments (its initial window if it never sent), and
+  // the number of times its buffer's overflows cut it, for tests and traces.
+  double window_segments(std::uint64_t connection) const;
+  std::uint64_t window_cuts(std::uint64_t connection) const;
   ResourceId add_resource(double capacity_Bps, std::string name);
   // The drop-tail buffer in front of a resource, as time at its rate (Sharing::kTcp).
   void set_queue_delay(ResourceId r, TimeNs queue_ns) { resources_.at(r).queue_ns = queue_ns; }
@@ -191,6 +222,29 @@ class FlowNetwork {
     // The resource it froze at in the last solve that rated it (UINT32_MAX: its cap): where
     // max-min's bottleneck condition is checked for it (repair_locally).
     ResourceId bottleneck = UINT32_MAX;
+    std::uint32_t window = UINT32_MAX;  // its connection's window (set_tcp_windows), or none
+  };
+  // A connection's congestion window (TcpWindowOptions), in segments of kMss bytes, with the
+  // state of Linux's CUBIC that moves it (tcp_cubic.c: bictcp_update, hystart_update,
+  // cubictcp_recalc_ssthresh, cubictcp_cwnd_event) and tcp_cwnd_restart's.
+  struct Window {
+    std::uint64_t connection = 0;
+    double cwnd = 10;  // RFC 6928's initial window
+    double ssthresh = std::numeric_limits<double>::infinity();
+    double min_rtt_ns = std::numeric_limits<double>::infinity();
+    double srtt_ns = 0;
+    double w_last_max = 0;  // CUBIC's last_max_cwnd
+    double origin = 0;      // bic_origin_point
+    double k_s = 0;         // bic_K
+    double w_est = 0;       // the Reno-friendly estimate (tcp_friendliness)
+    TimeNs epoch = -1;      // epoch_start (-1: none)
+    TimeNs updated = 0;     // grown up to here
+    TimeNs idle_since = -1;
+    TimeNs last_cut = -1;
+    std::uint32_t active = 0;  // its flows in flight
+    std::uint32_t flow = 0;    // its latest flow (the tick re-solves there)
+    std::uint64_t cuts = 0;
+    bool growing = false;  // it limited its sender at the last solve (filled a standing buffer)
   };
   // A flow that ended or started in the current instant, with what its rate depends on.
   struct Change {
@@ -239,6 +293,18 @@ class FlowNetwork {
   void apply_rate(std::uint32_t index, double rate);
   void fill_component();  // progressive filling over comp_flows_/comp_resources_ -> new_rates_
   void solve_tcp();       // Sharing::kTcp: standing queues, RTT weights, weighted filling
+  // set_tcp_windows: a flow starting or ending on its connection's window; growing the windows of
+  // the component's flows up to now, cutting those whose buffer overflows, and their weights'
+  // factors (window over the mean window of the flows filling the same buffer); after a solve,
+  // which windows grow until the next one, and the tick that re-solves while any does.
+  void attach_window(std::uint32_t index, std::uint64_t connection);
+  void detach_window(Flow& f);
+  void grow(Window& w, TimeNs now);
+  void cut(Window& w);
+  void update_windows();
+  void note_growing();
+  void on_window_tick();
+  static constexpr double kMss = 1448;
   void mark_standing_queues();
   void on_drained(std::uint32_t index);
   void detach(std::uint32_t index);
@@ -281,6 +347,16 @@ class FlowNetwork {
 
   std::vector<ResourceId> dirty_;
   bool resolve_pending_ = false;
+
+  TcpWindowOptions tcp_windows_;
+  std::vector<Window> windows_;
+  std::unordered_map<std::uint64_t, std::uint32_t> window_of_;
+  std::vector<double> window_factor_;  // solve scratch, by comp position
+  std::vector<bool> window_factor_set_;
+  std::vector<bool> window_capped_;  // solve scratch: held at window / RTT (solve_tcp)
+  std::vector<double> window_sum_;   // solve scratch, by resource
+  std::vector<std::uint32_t> window_count_;
+  bool window_tick_pending_ = false;
 
   std::vector<std::uint32_t> drain_heap_;
   EventEngine::EventId drain_event_;

@@ -28,7 +28,7 @@ Network::Network(EventEngine& engine, const topo::Topology& topology, Sharing sh
 
 Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double bytes,
                                   Callback on_done, double rate_cap_Bps, Callback on_transmitted,
-                                  std::span<const ResourceId> also) {
+                                  std::span<const ResourceId> also, std::uint64_t connection) {
   // One spec reused for every transfer: its resource vectors keep their capacity (a message a
   // transfer, so an allocation each was most of the flow's cost to start).
   FlowNetwork::FlowSpec& spec = transfer_spec_;
@@ -40,6 +40,7 @@ Network::FlowId Network::transfer(topo::NodeId src, topo::NodeId dst, double byt
   spec.share = 1;
   spec.on_complete = std::move(on_done);
   spec.on_transmitted = std::move(on_transmitted);
+  spec.connection = src == dst ? 0 : connection;
   if (src == dst) {
     const topo::Node& n = topology_.node(src);
     if (n.loopback_bandwidth_Bps <= 0) {

@@ -53,9 +53,11 @@ class Network {
   // traffic, stopped with flows().stop()). src == dst uses the node's loopback resource and
   // throws InputError if the node has none. `also` are further resources the transfer shares
   // besides its path (the sending and receiving processes' transport threads: SimFabric).
+  // `connection`: the TCP connection the transfer is a message of (FlowSpec::connection; 0:
+  // none), whose congestion window it uses where the flows model them (set_tcp_windows).
   FlowId transfer(topo::NodeId src, topo::NodeId dst, double bytes, Callback on_done,
                   double rate_cap_Bps = MaxMinSolver::kUncapped, Callback on_transmitted = nullptr,
-                  std::span<const ResourceId> also = {});
+                  std::span<const ResourceId> also = {}, std::uint64_t connection = 0);
 
   // Starts an element-wise reduction producing `bytes` on `node`: at the node's per-thread
   // reduction rate, sharing its memory bandwidth. Completes at once (next event) when reductions

@@ -17,6 +17,8 @@
 //     socket_buffer: 0B                         # serialized only: sender's kernel socket buffer
 //     sharing: max-min                          # or bottleneck (very large clusters), or tcp
 //     share_cv: 0                               # tcp only: dispersion of connections' shares
+//     tcp_windows: {restart_after_idle: true, hystart: true}  # tcp only, optional: each
+//                                       # connection's CUBIC window (net::TcpWindowOptions)
 //     monitor_kernels: device           # or cpu: the calibration profile's CPU kernels (below)
 //     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
 //     monitors: [{name: throughput, window: 4}]                                  # optional
@@ -382,6 +384,15 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
   }
   if (options.share_cv > 0 && options.sharing != net::Sharing::kTcp) {
     w.fail("share_cv", "needs sharing: tcp (it disperses TCP connections' shares)");
+  }
+  if (auto tw = w.optional_map("tcp_windows")) {
+    if (options.sharing != net::Sharing::kTcp) {
+      w.fail("tcp_windows", "needs sharing: tcp (the windows divide TCP's standing buffers)");
+    }
+    options.tcp_windows.enabled = true;
+    options.tcp_windows.restart_after_idle = tw->boolean_or("restart_after_idle", true);
+    options.tcp_windows.hystart = tw->boolean_or("hystart", true);
+    tw->finish();
   }
 
   const std::vector<std::string> models = w.string_list("models");

@@ -47,6 +47,7 @@ class SimGpuCollectives final : public runtime::GpuCollectives {
 SimCluster::SimCluster(const topo::Topology& topology, const SimEnvOptions& options)
     : network(engine, topology, options.sharing), fabric(network, host_options(options)) {
   network.set_share_dispersion(options.share_cv, options.seed);
+  if (options.tcp_windows.enabled) network.flows().set_tcp_windows(options.tcp_windows);
 }
 
 SimEnv::SimEnv(const topo::Topology& topology, const train::Model& model,
@@ -142,8 +143,11 @@ void SimEnv::start_background(std::size_t f) {
   const double cap =
       flow.rate_Bps > 0 ? flow.rate_Bps / flow.connections : net::MaxMinSolver::kUncapped;
   for (int c = 0; c < flow.connections; ++c) {
-    background_flows_[f].push_back(
-        network_.transfer(src, dst, net::FlowNetwork::kInfiniteBytes, nullptr, cap));
+    // Each connection its own window (FlowNetwork::set_tcp_windows), apart from the job's.
+    const std::uint64_t connection =
+        1ULL << 63 | static_cast<std::uint64_t>(f) << 32 | static_cast<std::uint64_t>(c);
+    background_flows_[f].push_back(network_.transfer(src, dst, net::FlowNetwork::kInfiniteBytes,
+                                                     nullptr, cap, nullptr, {}, connection));
   }
 }
 

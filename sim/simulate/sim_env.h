@@ -62,6 +62,8 @@ struct SimEnvOptions {
   // With Sharing::kTcp: dispersion of the connections' shares of a contended buffer
   // (net::Network::set_share_dispersion), seeded by `seed`.
   double share_cv = 0;
+  // With Sharing::kTcp: each connection's congestion window (net::TcpWindowOptions).
+  net::TcpWindowOptions tcp_windows;
   std::uint64_t seed = 1;
   train::GpuArch arch = train::GpuArch::kVolta;  // NCCL's constants
   std::size_t gradient_element_bytes = 4;

@@ -20,6 +20,7 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
                                                     options.link_stats_bin_ns > 0;
   env_options.sharing = options.sharing;
   env_options.share_cv = options.share_cv;
+  env_options.tcp_windows = options.tcp_windows;
   env_options.seed = options.seed;
   env_options.arch = arch;
   env_options.gradient_element_bytes = options.gradient_element_bytes;

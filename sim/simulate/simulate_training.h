@@ -35,6 +35,8 @@ struct TrainingOptions {
   // With Sharing::kTcp: dispersion of the connections' shares of a contended buffer
   // (net::Network::set_share_dispersion), seeded by `seed`.
   double share_cv = 0;
+  // With Sharing::kTcp: each connection's congestion window (net::TcpWindowOptions).
+  net::TcpWindowOptions tcp_windows;
   runtime::SeamSpec seam;  // policy and monitors; empty: none
   // A worker set that changes while the job runs (the `elastic:` map); unset: fixed.
   std::optional<runtime::ElasticSpec> elastic;
