@@ -732,15 +732,16 @@ void FlowNetwork::detach_window(Flow& f) {
 void FlowNetwork::grow(Window& w, TimeNs now) {
   const TimeNs from = w.updated;
   w.updated = now;
-  if (!w.growing || now <= from || !(w.srtt_ns > 0)) return;
-  const double rtt_s = w.srtt_ns * 1e-9;
+  if (!w.growing || now <= from || !(w.grow_rtt_ns > 0)) return;
+  // The round trip it had while it filled the buffer (the queue's delay included).
+  const double rtt_s = w.grow_rtt_ns * 1e-9;
   double dt = static_cast<double>(now - from) * 1e-9;
   if (w.cwnd < w.ssthresh) {
     // Slow start: the window doubles every round trip, up to ssthresh; HyStart ends it from 16
     // segments once the round trip has grown past its threshold (a standing queue).
     const bool delayed =
         tcp_windows_.hystart &&
-        w.srtt_ns >= w.min_rtt_ns + std::clamp(w.min_rtt_ns / 8, kHystartMinNs, kHystartMaxNs);
+        w.grow_rtt_ns >= w.min_rtt_ns + std::clamp(w.min_rtt_ns / 8, kHystartMinNs, kHystartMaxNs);
     const double until = delayed ? std::min(w.ssthresh, std::max(kHystartLow, w.cwnd)) : w.ssthresh;
     const double reached = w.cwnd * std::exp2(dt / rtt_s);
     if (reached < until) {
@@ -793,35 +794,12 @@ void FlowNetwork::update_windows() {
     w.srtt_ns = f.rtt_ns;
     w.min_rtt_ns = std::min(w.min_rtt_ns, f.rtt_ns);
   }
-  // 2. A standing buffer overflows when the windows of the flows filling it hold more than its
-  // depth and the path's own round trip can: a drop-tail queue then drops from every sender
-  // filling it, and each cuts its window (at most once a round trip).
+  // 2. The weights' factors: a filling flow's window over the mean window of the flows filling
+  // its (first) standing buffer; 1 for the rest, so equal windows give the plain kTcp shares.
   if (window_sum_.size() < resources_.size()) {
     window_sum_.resize(resources_.size());
     window_count_.resize(resources_.size());
   }
-  for (ResourceId r : comp_resources_) {
-    window_sum_[r] = 0;
-    window_count_[r] = 0;
-  }
-  double base_ns = std::numeric_limits<double>::infinity();
-  for (const auto& [fi, r] : filling_pairs_) {
-    const Flow& f = flows_[fi];
-    if (f.window == UINT32_MAX) continue;
-    window_sum_[r] += windows_[f.window].cwnd;
-    ++window_count_[r];
-    base_ns = std::min(base_ns, 2.0 * static_cast<double>(f.latency));
-  }
-  for (const auto& [fi, r] : filling_pairs_) {
-    const Flow& f = flows_[fi];
-    if (f.window == UINT32_MAX) continue;
-    const Resource& res = resources_[r];
-    const double holds = res.capacity * (static_cast<double>(res.queue_ns) + base_ns) * 1e-9 / kMss;
-    Window& w = windows_[f.window];
-    if (window_sum_[r] > holds && (w.last_cut < 0 || now - w.last_cut >= w.srtt_ns)) cut(w);
-  }
-  // 3. The weights' factors: a filling flow's window over the mean window of the flows filling
-  // its (first) standing buffer; 1 for the rest, so equal windows give the plain kTcp shares.
   for (ResourceId r : comp_resources_) {
     window_sum_[r] = 0;
     window_count_[r] = 0;
@@ -846,6 +824,31 @@ void FlowNetwork::update_windows() {
 }
 
 void FlowNetwork::note_growing() {
+  // A standing buffer overflows when the windows of the flows filling it hold more than its
+  // depth and the path's own round trip can: a drop-tail queue then drops from every sender
+  // filling it, and each cuts its window (at most once a round trip); the next solve shares by
+  // the cut windows, as a sender learns of its loss a round trip later.
+  const TimeNs now = engine_.now();
+  for (ResourceId r : comp_resources_) {
+    window_sum_[r] = 0;
+    window_count_[r] = 0;
+  }
+  double base_ns = std::numeric_limits<double>::infinity();
+  for (const auto& [fi, r] : filling_pairs_) {
+    const Flow& f = flows_[fi];
+    if (f.window == UINT32_MAX) continue;
+    window_sum_[r] += windows_[f.window].cwnd;
+    ++window_count_[r];
+    base_ns = std::min(base_ns, 2.0 * static_cast<double>(f.latency));
+  }
+  for (const auto& [fi, r] : filling_pairs_) {
+    const Flow& f = flows_[fi];
+    if (f.window == UINT32_MAX) continue;
+    const Resource& res = resources_[r];
+    const double holds = res.capacity * (static_cast<double>(res.queue_ns) + base_ns) * 1e-9 / kMss;
+    Window& w = windows_[f.window];
+    if (window_sum_[r] > holds && (w.last_cut < 0 || now - w.last_cut >= f.rtt_ns)) cut(w);
+  }
   // A window grows while it limits its sender: while its flow fills a standing buffer. Until the
   // next solve, a tick every round trip grows the windows and re-solves.
   double next_ns = std::numeric_limits<double>::infinity();
@@ -856,10 +859,13 @@ void FlowNetwork::note_growing() {
   auto grows = [&](const Flow& f) {
     Window& w = windows_[f.window];
     w.growing = true;
-    next_ns = std::min(next_ns, w.srtt_ns);
+    w.grow_rtt_ns = f.rtt_ns;
+    next_ns = std::min(next_ns, f.rtt_ns);
   };
+  // (Only where its round trip holds the standing queue it fills: a buffer found standing by
+  // the weighted solve alone, not by the unit one the RTTs came from, waits for the next solve.)
   for (const auto& [fi, r] : filling_pairs_) {
-    if (flows_[fi].window != UINT32_MAX) grows(flows_[fi]);
+    if (flows_[fi].window != UINT32_MAX && flows_[fi].data_queue) grows(flows_[fi]);
   }
   // And a flow held at its window's rate (above) grows it.
   for (std::uint32_t fi : comp_flows_) {
