@@ -5,9 +5,9 @@ Usage: /usr/bin/python3 plots/ss_trace.py OUT [--bin SECONDS] [--window S>D ...]
 
 OUT/ss-hK.txt holds host K's polls (a timestamp line, then `ss -tin` output). Hosts are numbered
 by their testbed address (10.x.y.K+1 is host K). Prints, per interval of --bin seconds from the
-first poll, the goodput (MB/s of bytes acknowledged) of every connection that carried more than
-1 MB, named S>D; --window S>D prints that connection's cwnd, ssthresh (segments), smoothed RTT
-(ms) and unsent bytes at every poll.
+first poll, the goodput (MB/s of bytes acknowledged) of every host pair S>D whose connections
+carried more than 1 MB (its connections summed); --window S>D prints each of the pair's
+connections' cwnd, ssthresh (segments), smoothed RTT (ms) and unsent bytes at every poll.
 """
 import argparse
 import collections
@@ -17,7 +17,7 @@ import re
 import sys
 
 STAMP = re.compile(r"^\d+\.\d+$")
-CONN = re.compile(r"ESTAB\s+\d+\s+(\d+)\s+\S+:\d+\s+(\S+):\d+")
+CONN = re.compile(r"ESTAB\s+\d+\s+(\d+)\s+\S+:(\d+)\s+(\S+):(\d+)")
 
 
 def field(line, key):
@@ -42,10 +42,11 @@ def load(out):
             m = CONN.search(line)
             if m:
                 send_q = int(m.group(1))
-                peer = int(m.group(2).split(".")[-1]) - 1
+                peer = int(m.group(3).split(".")[-1]) - 1
+                ports = (int(m.group(2)), int(m.group(4)))  # one host pair may hold several
                 continue
             if peer is not None and "bytes_acked" in line:
-                polls.setdefault((src, peer), []).append(
+                polls.setdefault((src, peer, ports), []).append(
                     (t, field(line, "bytes_acked"), field(line, "cwnd"), field(line, "ssthresh"),
                      field(line, "rtt"), send_q))
                 peer = None
@@ -53,22 +54,23 @@ def load(out):
 
 
 def binned_bytes(polls, width):
-    """Bytes acknowledged per interval of `width` seconds from the first poll: {bin: {(s, d): B}}
-    (each pair of consecutive polls counts in the interval of the first)."""
+    """Bytes acknowledged per interval of `width` seconds from the first poll: {bin: {(s, d): B}},
+    summed over the host pair's connections (each pair of consecutive polls of one connection
+    counts in the interval of the first)."""
     t0 = min(v[0][0] for v in polls.values())
     rates = collections.defaultdict(dict)
-    for key, v in polls.items():
+    for (s, d, _), v in polls.items():
         v.sort()
         for (ta, a_bytes, *_), (tb, b_bytes, *_) in zip(v, v[1:]):
             if tb > ta and b_bytes >= a_bytes:
                 b = int((ta - t0) / width)
-                rates[b][key] = rates[b].get(key, 0) + b_bytes - a_bytes
+                rates[b][(s, d)] = rates[b].get((s, d), 0) + b_bytes - a_bytes
     return rates
 
 
 def carried(polls):
-    """The connections that carried more than 1 MB, sorted."""
-    return sorted(k for k, v in polls.items() if max(x[1] for x in v) > 1e6)
+    """The host pairs S>D whose connections carried more than 1 MB, sorted."""
+    return sorted({(s, d) for (s, d, _), v in polls.items() if max(x[1] for x in v) > 1e6})
 
 
 def main():
@@ -90,10 +92,14 @@ def main():
             "%5.1f" % (rates[b].get(k, 0) / a.bin / 1e6) for k in keys))
     for name in a.window:
         s, d = (int(x) for x in name.split(">"))
-        print(f"\nconnection {name}: t(s) cwnd ssthresh rtt(ms) unsent(B)")
-        for t, _, cwnd, ssthresh, rtt, send_q in sorted(polls.get((s, d), [])):
-            print("%6.2f %5s %5s %7s %9d" % (t - t0, show(cwnd, "%d"), show(ssthresh, "%d"),
-                                            show(rtt, "%g"), send_q))
+        for (ps, pd, ports), v in sorted(polls.items()):
+            if (ps, pd) != (s, d):
+                continue
+            print(f"\nconnection {name} (ports {ports[0]}>{ports[1]}): "
+                  "t(s) cwnd ssthresh rtt(ms) unsent(B)")
+            for t, _, cwnd, ssthresh, rtt, send_q in sorted(v):
+                print("%6.2f %5s %5s %7s %9d" % (t - t0, show(cwnd, "%d"), show(ssthresh, "%d"),
+                                                show(rtt, "%g"), send_q))
 
 
 if __name__ == "__main__":
