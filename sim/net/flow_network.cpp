@@ -687,7 +687,6 @@ void FlowNetwork::attach_window(std::uint32_t index, std::uint64_t connection) {
   if (fresh) {
     windows_.emplace_back();
     Window& w = windows_.back();
-    w.connection = connection;
     // The handshake's round trip, before any queue: what HyStart's delay is measured against.
     w.min_rtt_ns = static_cast<double>(std::max<TimeNs>(2 * f.latency, kNsPerUs));
     w.updated = now;
@@ -796,20 +795,7 @@ void FlowNetwork::update_windows() {
   }
   // 2. The weights' factors: a filling flow's window over the mean window of the flows filling
   // its (first) standing buffer; 1 for the rest, so equal windows give the plain kTcp shares.
-  if (window_sum_.size() < resources_.size()) {
-    window_sum_.resize(resources_.size());
-    window_count_.resize(resources_.size());
-  }
-  for (ResourceId r : comp_resources_) {
-    window_sum_[r] = 0;
-    window_count_[r] = 0;
-  }
-  for (const auto& [fi, r] : filling_pairs_) {
-    const Flow& f = flows_[fi];
-    if (f.window == UINT32_MAX) continue;
-    window_sum_[r] += windows_[f.window].cwnd;
-    ++window_count_[r];
-  }
+  sum_filling_windows();
   window_factor_.assign(comp_flows_.size(), 1.0);
   window_capped_.assign(comp_flows_.size(), false);
   std::vector<bool>& set = window_factor_set_;
@@ -823,12 +809,11 @@ void FlowNetwork::update_windows() {
   }
 }
 
-void FlowNetwork::note_growing() {
-  // A standing buffer overflows when the windows of the flows filling it hold more than its
-  // depth and the path's own round trip can: a drop-tail queue then drops from every sender
-  // filling it, and each cuts its window (at most once a round trip); the next solve shares by
-  // the cut windows, as a sender learns of its loss a round trip later.
-  const TimeNs now = engine_.now();
+double FlowNetwork::sum_filling_windows() {
+  if (window_sum_.size() < resources_.size()) {
+    window_sum_.resize(resources_.size());
+    window_count_.resize(resources_.size());
+  }
   for (ResourceId r : comp_resources_) {
     window_sum_[r] = 0;
     window_count_[r] = 0;
@@ -841,6 +826,16 @@ void FlowNetwork::note_growing() {
     ++window_count_[r];
     base_ns = std::min(base_ns, 2.0 * static_cast<double>(f.latency));
   }
+  return base_ns;
+}
+
+void FlowNetwork::note_growing() {
+  // A standing buffer overflows when the windows of the flows filling it hold more than its
+  // depth and the path's own round trip can: a drop-tail queue then drops from every sender
+  // filling it, and each cuts its window (at most once a round trip); the next solve shares by
+  // the cut windows, as a sender learns of its loss a round trip later.
+  const TimeNs now = engine_.now();
+  const double base_ns = sum_filling_windows();
   for (const auto& [fi, r] : filling_pairs_) {
     const Flow& f = flows_[fi];
     if (f.window == UINT32_MAX) continue;

@@ -228,7 +228,6 @@ class FlowNetwork {
   // state of Linux's CUBIC that moves it (tcp_cubic.c: bictcp_update, hystart_update,
   // cubictcp_recalc_ssthresh, cubictcp_cwnd_event) and tcp_cwnd_restart's.
   struct Window {
-    std::uint64_t connection = 0;
     double cwnd = 10;  // RFC 6928's initial window
     double ssthresh = std::numeric_limits<double>::infinity();
     double min_rtt_ns = std::numeric_limits<double>::infinity();
@@ -303,6 +302,9 @@ class FlowNetwork {
   void grow(Window& w, TimeNs now);
   void cut(Window& w);
   void update_windows();
+  // Per resource of the component, the windows of the flows filling it (window_sum_, _count_,
+  // from filling_pairs_); returns the smallest round trip without queues among those flows.
+  double sum_filling_windows();
   void note_growing();
   void on_window_tick();
   static constexpr double kMss = 1448;
