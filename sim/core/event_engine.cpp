@@ -39,7 +39,12 @@ EventEngine::EventId EventEngine::schedule_at(TimeNs when, Callback cb) {
   s.cb = std::move(cb);
   s.seq = seq;
   s.order = order;
-  heap_push({when, std::uint64_t{order} << 32 | slot});
+  const HeapEntry entry{when, std::uint64_t{order} << 32 | slot};
+  if (when == now_) {
+    now_queue_.push_back(entry);
+  } else {
+    heap_push(entry);
+  }
   ++live_events_;
   return {seq, slot};
 }
@@ -109,15 +114,26 @@ void EventEngine::rebuild(bool renumber) {
     if (is_live(e)) heap_[kept++] = e;
   heap_.resize(kept);
   if (renumber) {
-    // A sorted array is a heap. The pending events keep their relative order, and every event
-    // scheduled from now on gets a larger order than all of them.
+    // A sorted array is a heap. The pending events keep their relative order, the queue's after
+    // the heap's (every one of them was scheduled later than the heap's entries due now), and
+    // every event scheduled from now on gets a larger order than all of them.
     std::sort(heap_.begin(), heap_.end(), earlier);
     std::uint32_t order = 0;
-    for (HeapEntry& e : heap_) {
+    const auto renumber_entry = [&](HeapEntry& e) {
       const std::uint32_t slot = slot_of(e);
       slots_[slot].order = ++order;
       e.key = std::uint64_t{order} << 32 | slot;
+    };
+    for (HeapEntry& e : heap_)
+      renumber_entry(e);
+    std::size_t queued = 0;
+    for (std::size_t i = now_head_; i < now_queue_.size(); ++i) {
+      if (!is_live(now_queue_[i])) continue;
+      now_queue_[queued] = now_queue_[i];
+      renumber_entry(now_queue_[queued++]);
     }
+    now_queue_.resize(queued);
+    now_head_ = 0;
     next_order_ = order + 1;
     return;
   }
@@ -143,20 +159,32 @@ void EventEngine::rebuild(bool renumber) {
 
 bool EventEngine::skip_cancelled() {
   // Every entry is live when there are as many as pending events: no slot to look at.
-  while (heap_.size() > live_events_) {
-    if (is_live(heap_.front())) return true;
+  if (heap_.size() + (now_queue_.size() - now_head_) == live_events_) return live_events_ > 0;
+  while (now_head_ < now_queue_.size() && !is_live(now_queue_[now_head_]))
+    ++now_head_;
+  while (!heap_.empty() && !is_live(heap_.front()))
     heap_pop();
-  }
-  return !heap_.empty();
+  return now_head_ < now_queue_.size() || !heap_.empty();
 }
 
 bool EventEngine::step() {
   if (!skip_cancelled()) return false;
-  const HeapEntry entry = heap_.front();
-  const std::uint32_t slot = slot_of(entry);
-  // The slot is a random one in a large table: load it while the heap is sifted.
-  __builtin_prefetch(&slots_[slot]);
-  heap_pop();
+  HeapEntry entry;
+  std::uint32_t slot;
+  if (next_from_heap()) {
+    entry = heap_.front();
+    slot = slot_of(entry);
+    // The slot is a random one in a large table: load it while the heap is sifted.
+    __builtin_prefetch(&slots_[slot]);
+    heap_pop();
+  } else {
+    entry = now_queue_[now_head_++];
+    slot = slot_of(entry);
+    if (now_head_ == now_queue_.size()) {
+      now_queue_.clear();
+      now_head_ = 0;
+    }
+  }
   Callback cb = std::move(slots_[slot].cb);
   free_slot(slot);
   now_ = entry.time;
@@ -173,7 +201,7 @@ void EventEngine::run() {
 
 void EventEngine::run_until(TimeNs until) {
   stopped_ = false;
-  while (!stopped_ && skip_cancelled() && heap_.front().time <= until)
+  while (!stopped_ && skip_cancelled() && (next_from_heap() ? heap_.front().time : now_) <= until)
     step();
   if (!stopped_ && until > now_) now_ = until;
 }

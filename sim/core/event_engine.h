@@ -62,17 +62,20 @@ class EventEngine {
   std::size_t pending() const { return live_events_; }
   // Time of the next pending event (kTimeNever if none): lets a component run once at the end of
   // an instant, after everything else scheduled at it.
-  TimeNs next_time() { return skip_cancelled() ? heap_.front().time : kTimeNever; }
+  TimeNs next_time() {
+    if (!skip_cancelled()) return kTimeNever;
+    return next_from_heap() ? heap_.front().time : now_;
+  }
   std::uint64_t events_run() const { return events_run_; }
 
  private:
   friend class EventEngineTestPeer;  // tests/core: renumbering and compaction of the heap
 
-  // Pending events: a 4-ary min-heap of 16-byte trivially copyable entries, with the callbacks
-  // apart in slots_ (reused through a free list), so sifting never moves a callback. A 4-ary heap
-  // is half as deep as a binary one and a node's four children are 64 adjacent bytes: the cache
-  // misses of a 64 k..1 M-event heap are what costs. (Aligning each group of children to a cache
-  // line measured no faster.) Cancelling only frees the slot; the entry is skipped when it
+  // Pending events later than now: a 4-ary min-heap of 16-byte trivially copyable entries, with the
+  // callbacks apart in slots_ (reused through a free list), so sifting never moves a callback. A
+  // 4-ary heap is half as deep as a binary one and a node's four children are 64 adjacent bytes:
+  // the cache misses of a 64 k..1 M-event heap are what costs. (Aligning each group of children to
+  // a cache line measured no faster.) Cancelling only frees the slot; the entry is skipped when it
   // reaches the top, or dropped when the heap is rebuilt.
   struct HeapEntry {
     TimeNs time;
@@ -99,12 +102,19 @@ class EventEngine {
   void heap_push(const HeapEntry& entry);
   // Removes heap_[0] (the heap must not be empty).
   void heap_pop();
+  // The entry that runs next: the heap's top if it is due now (scheduled before this instant
+  // began, so ahead of every entry of now_queue_), else now_queue_'s front, else the heap's top.
+  // Requires skip_cancelled() to have returned true.
+  bool next_from_heap() const {
+    return now_head_ == now_queue_.size() || (!heap_.empty() && heap_.front().time == now_);
+  }
   // Rebuilds the heap from its live entries only. Called when cancelled entries outnumber live
   // ones (so cancel stays O(1) amortized and the heap below about twice pending()), and when the
   // 32-bit orders run out: then the live entries are renumbered 1..n in their (time, order)
   // order, which keeps every tie in schedule order.
   void rebuild(bool renumber);
-  // Pops the entries of cancelled events off the top; returns false if the heap is empty then.
+  // Pops the entries of cancelled events off the heap's top and now_queue_'s front; returns false
+  // if nothing is pending then.
   bool skip_cancelled();
   void free_slot(std::uint32_t slot);
 
@@ -115,6 +125,13 @@ class EventEngine {
   std::size_t live_events_ = 0;
   bool stopped_ = false;
   std::vector<HeapEntry> heap_;
+  // Events scheduled at now() while it is now (about half of a training run's: a message's
+  // delivery, a receive's continuation), in schedule order from now_head_: a FIFO instead of a
+  // push and pop through the heap. Every entry here is later in schedule order than the heap's
+  // entries due now, which were scheduled before the instant began, so they run after them;
+  // time advances only once this is empty.
+  std::vector<HeapEntry> now_queue_;
+  std::size_t now_head_ = 0;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
 };
