@@ -581,23 +581,24 @@ void FlowNetwork::solve_tcp() {
   }
   fill_component();
   mark_standing_queues();
+  set_queue_delays();
   // RTT: twice the path latency, plus the standing queues on the data path and, since ACKs queued
   // in a standing buffer on the way back lengthen it too (a sender whose own port is full:
   // docs/validation.md items 7 and 14), those on the ACK path.
   for (std::uint32_t fi : comp_flows_) {
     Flow& f = flows_[fi];
-    TimeNs rtt = 2 * f.latency;
+    double rtt = 2 * static_cast<double>(f.latency);
     f.data_queue = false;
     for (ResourceId r : f.resources) {
       if (resources_[r].standing) {
-        rtt += resources_[r].queue_ns;
+        rtt += resources_[r].queue_delay_ns;
         f.data_queue = true;
       }
     }
     for (ResourceId r : f.ack_resources) {
-      if (resources_[r].standing) rtt += resources_[r].queue_ns;
+      if (resources_[r].standing) rtt += resources_[r].queue_delay_ns;
     }
-    f.rtt_ns = static_cast<double>(std::max<TimeNs>(rtt, kNsPerUs));
+    f.rtt_ns = std::max(rtt, static_cast<double>(kNsPerUs));
   }
   // A flow filling a buffer has as much in flight as its rate × its RTT (the RTT includes its
   // own ACK path's queue: with both directions of a leaf uplink full, about twice the buffer's
@@ -735,6 +736,12 @@ void FlowNetwork::grow(Window& w, TimeNs now) {
   // The round trip it had while it filled the buffer (the queue's delay included).
   const double rtt_s = w.grow_rtt_ns * 1e-9;
   double dt = static_cast<double>(now - from) * 1e-9;
+  // With the queue from the windows, growth is clocked by the ACKs, as Linux grows a window per
+  // acknowledged segment (tcp_slow_start: +1 each; bictcp_update: at most +1/2 each, cnt >= 2):
+  // the flow's rate between two solves is constant, so dt brings rate x dt / MSS of them. (With
+  // a full buffer the round trip bounds it instead: the window doubles, or grows 1.5x, per RTT.)
+  const bool clocked = tcp_windows_.queue_from_windows && w.ack_rate > 0;
+  const double acks_per_s = w.ack_rate / kMss;
   if (w.cwnd < w.ssthresh) {
     // Slow start: the window doubles every round trip, up to ssthresh; HyStart ends it from 16
     // segments once the round trip has grown past its threshold (a standing queue).
@@ -742,12 +749,12 @@ void FlowNetwork::grow(Window& w, TimeNs now) {
         tcp_windows_.hystart &&
         w.grow_rtt_ns >= w.min_rtt_ns + std::clamp(w.min_rtt_ns / 8, kHystartMinNs, kHystartMaxNs);
     const double until = delayed ? std::min(w.ssthresh, std::max(kHystartLow, w.cwnd)) : w.ssthresh;
-    const double reached = w.cwnd * std::exp2(dt / rtt_s);
+    const double reached = clocked ? w.cwnd + acks_per_s * dt : w.cwnd * std::exp2(dt / rtt_s);
     if (reached < until) {
       w.cwnd = reached;
       return;
     }
-    dt -= std::log2(until / w.cwnd) * rtt_s;
+    dt -= clocked ? (until - w.cwnd) / acks_per_s : std::log2(until / w.cwnd) * rtt_s;
     w.cwnd = until;
     if (delayed) w.ssthresh = w.cwnd;
     if (w.cwnd < w.ssthresh || dt <= 0) return;
@@ -766,8 +773,10 @@ void FlowNetwork::grow(Window& w, TimeNs now) {
     w.w_est = w.cwnd;
   }
   const double t = static_cast<double>(now - w.epoch) * 1e-9 + w.min_rtt_ns * 1e-9 - w.k_s;
-  const double cubic = std::min(w.origin + kCubicC * t * t * t, w.cwnd * std::pow(1.5, dt / rtt_s));
-  w.w_est += kRenoAlpha * dt / rtt_s;
+  const double most = clocked ? w.cwnd + 0.5 * acks_per_s * dt : w.cwnd * std::pow(1.5, dt / rtt_s);
+  const double cubic = std::min(w.origin + kCubicC * t * t * t, most);
+  // tcp_friendliness: the Reno estimate gains kRenoAlpha for every window's worth acknowledged.
+  w.w_est += clocked ? kRenoAlpha * acks_per_s * dt / w.cwnd : kRenoAlpha * dt / rtt_s;
   w.cwnd = std::max({w.cwnd, cubic, w.w_est});
 }
 
@@ -782,14 +791,34 @@ void FlowNetwork::cut(Window& w) {
   ++w.cuts;
 }
 
-void FlowNetwork::update_windows() {
-  // 1. Each window of the component grown up to now, at the round trip it had; its new RTT.
+void FlowNetwork::set_queue_delays() {
+  for (ResourceId r : comp_resources_)
+    resources_[r].queue_delay_ns = static_cast<double>(resources_[r].queue_ns);
+  if (!tcp_windows_.enabled) return;
+  // Each window of the component grown up to now, at the round trip it had (the RTTs below are
+  // the ones it will have from now on).
   const TimeNs now = engine_.now();
+  for (std::uint32_t fi : comp_flows_) {
+    if (flows_[fi].window != UINT32_MAX) grow(windows_[flows_[fi].window], now);
+  }
+  if (!tcp_windows_.queue_from_windows) return;
+  // A fluid queue: the windows filling a buffer hold window_sum segments in flight; the path
+  // carries capacity x base round trip of them, the buffer the rest, up to its size.
+  sum_filling_windows();
+  for (ResourceId r : comp_resources_) {
+    Resource& res = resources_[r];
+    if (!res.standing || window_count_[r] == 0 || window_missing_[r]) continue;
+    const double held_ns = window_sum_[r] * kMss / res.capacity * 1e9 - window_base_[r];
+    res.queue_delay_ns = std::clamp(held_ns, 0.0, static_cast<double>(res.queue_ns));
+  }
+}
+
+void FlowNetwork::update_windows() {
+  // 1. Each window's round trip (its windows were grown up to now by set_queue_delays).
   for (std::uint32_t fi : comp_flows_) {
     const Flow& f = flows_[fi];
     if (f.window == UINT32_MAX) continue;
     Window& w = windows_[f.window];
-    grow(w, now);
     w.srtt_ns = f.rtt_ns;
     w.min_rtt_ns = std::min(w.min_rtt_ns, f.rtt_ns);
   }
@@ -809,24 +838,29 @@ void FlowNetwork::update_windows() {
   }
 }
 
-double FlowNetwork::sum_filling_windows() {
+void FlowNetwork::sum_filling_windows() {
   if (window_sum_.size() < resources_.size()) {
     window_sum_.resize(resources_.size());
     window_count_.resize(resources_.size());
+    window_base_.resize(resources_.size());
+    window_missing_.resize(resources_.size());
   }
   for (ResourceId r : comp_resources_) {
     window_sum_[r] = 0;
     window_count_[r] = 0;
+    window_base_[r] = std::numeric_limits<double>::infinity();
+    window_missing_[r] = false;
   }
-  double base_ns = std::numeric_limits<double>::infinity();
   for (const auto& [fi, r] : filling_pairs_) {
     const Flow& f = flows_[fi];
-    if (f.window == UINT32_MAX) continue;
+    if (f.window == UINT32_MAX) {
+      window_missing_[r] = true;
+      continue;
+    }
     window_sum_[r] += windows_[f.window].cwnd;
     ++window_count_[r];
-    base_ns = std::min(base_ns, 2.0 * static_cast<double>(f.latency));
+    window_base_[r] = std::min(window_base_[r], 2.0 * static_cast<double>(f.latency));
   }
-  return base_ns;
 }
 
 void FlowNetwork::note_growing() {
@@ -835,12 +869,13 @@ void FlowNetwork::note_growing() {
   // filling it, and each cuts its window (at most once a round trip); the next solve shares by
   // the cut windows, as a sender learns of its loss a round trip later.
   const TimeNs now = engine_.now();
-  const double base_ns = sum_filling_windows();
+  sum_filling_windows();
   for (const auto& [fi, r] : filling_pairs_) {
     const Flow& f = flows_[fi];
     if (f.window == UINT32_MAX) continue;
     const Resource& res = resources_[r];
-    const double holds = res.capacity * (static_cast<double>(res.queue_ns) + base_ns) * 1e-9 / kMss;
+    const double holds =
+        res.capacity * (static_cast<double>(res.queue_ns) + window_base_[r]) * 1e-9 / kMss;
     Window& w = windows_[f.window];
     if (window_sum_[r] > holds && (w.last_cut < 0 || now - w.last_cut >= f.rtt_ns)) cut(w);
   }
@@ -855,6 +890,7 @@ void FlowNetwork::note_growing() {
     Window& w = windows_[f.window];
     w.growing = true;
     w.grow_rtt_ns = f.rtt_ns;
+    w.ack_rate = new_rates_[f.pos];
     next_ns = std::min(next_ns, f.rtt_ns);
   };
   // (Only where its round trip holds the standing queue it fills: a buffer found standing by

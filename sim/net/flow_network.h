@@ -83,6 +83,14 @@ struct TcpWindowOptions {
   // CUBIC's HyStart (tcp_cubic.c's hystart=1, detect: delay): slow start ends once the round
   // trip exceeds the connection's smallest by clamp(min/8, 4 ms, 16 ms), from 16 segments up.
   bool hystart = true;
+  // The depth of a standing buffer from the windows that fill it (a fluid queue): the segments
+  // they hold in flight beyond what the path's round trip carries at the buffer's rate, up to the
+  // buffer's size (then it overflows and the windows are cut); and the windows' growth clocked by
+  // their ACKs (rate x time / MSS segments acknowledged: +1 each in slow start, at most +1/2 in
+  // congestion avoidance) instead of by the round trip. Off (the default): a standing buffer is
+  // always full, as without windows. Measured against the live runs in docs/figures.md,
+  // Figure 5, "A queue from the windows": not better overall, hence off.
+  bool queue_from_windows = false;
 };
 
 class FlowNetwork {
@@ -136,6 +144,9 @@ class FlowNetwork {
   std::size_t resource_count() const { return resources_.size(); }
   // Sharing::kTcp: whether the resource's buffer held a standing queue at its last re-solve.
   bool standing_queue(ResourceId r) const { return resources_.at(r).standing; }
+  // Sharing::kTcp: the delay of that standing queue at the last re-solve, ns (the buffer's whole
+  // queue_ns unless TcpWindowOptions::queue_from_windows sets it from the windows).
+  double queue_delay_ns(ResourceId r) const { return resources_.at(r).queue_delay_ns; }
   const std::string& resource_name(ResourceId r) const { return resources_[r].name; }
   double capacity(ResourceId r) const { return resources_[r].capacity; }
   // Changes a capacity now; the rates of every flow in the touched component are recomputed.
@@ -184,6 +195,9 @@ class FlowNetwork {
     std::uint32_t filling = 0;  // Sharing::kTcp: flows limited here that fill it (last solve)
     double fill_window = 0;     // Sharing::kTcp solve scratch: sum of its filling flows' windows
                                 // per unit share (rate / share × RTT, bytes)
+    // Sharing::kTcp solve scratch: the standing queue's delay (queue_ns, or with
+    // TcpWindowOptions::queue_from_windows what the windows filling it hold beyond the path).
+    double queue_delay_ns = 0;
     std::uint32_t stamp = 0;
     // Progressive-filling scratch, valid while stamp == the current solve's stamp.
     double remaining = 0;
@@ -233,6 +247,7 @@ class FlowNetwork {
     double min_rtt_ns = std::numeric_limits<double>::infinity();
     double srtt_ns = 0;
     double grow_rtt_ns = 0;  // the round trip at which it grows (note_growing)
+    double ack_rate = 0;     // bytes/s its ACKs acknowledge while it grows (its flow's rate)
     double w_last_max = 0;   // CUBIC's last_max_cwnd
     double origin = 0;       // bic_origin_point
     double k_s = 0;          // bic_K
@@ -303,8 +318,10 @@ class FlowNetwork {
   void cut(Window& w);
   void update_windows();
   // Per resource of the component, the windows of the flows filling it (window_sum_, _count_,
-  // from filling_pairs_); returns the smallest round trip without queues among those flows.
-  double sum_filling_windows();
+  // from filling_pairs_) and the smallest round trip without queues among them (window_base_).
+  void sum_filling_windows();
+  // Each standing buffer's queue delay (Resource::queue_delay_ns) for the RTTs of solve_tcp.
+  void set_queue_delays();
   void note_growing();
   void on_window_tick();
   static constexpr double kMss = 1448;
@@ -359,6 +376,8 @@ class FlowNetwork {
   std::vector<bool> window_capped_;  // solve scratch: held at window / RTT (solve_tcp)
   std::vector<double> window_sum_;   // solve scratch, by resource
   std::vector<std::uint32_t> window_count_;
+  std::vector<double> window_base_;   // solve scratch, by resource (ns)
+  std::vector<bool> window_missing_;  // solve scratch, by resource: a filling flow has no window
   bool window_tick_pending_ = false;
 
   std::vector<std::uint32_t> drain_heap_;

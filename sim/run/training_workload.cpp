@@ -17,8 +17,9 @@
 //     socket_buffer: 0B                         # serialized only: sender's kernel socket buffer
 //     sharing: max-min                          # or bottleneck (very large clusters), or tcp
 //     share_cv: 0                               # tcp only: dispersion of connections' shares
-//     tcp_windows: {restart_after_idle: true, hystart: true}  # tcp only, optional: each
-//                                       # connection's CUBIC window (net::TcpWindowOptions)
+//     tcp_windows: {restart_after_idle: true, hystart: true, queue_from_windows: false}
+//                                       # tcp only, optional: each connection's CUBIC window
+//                                       # (net::TcpWindowOptions)
 //     monitor_kernels: device           # or cpu: the calibration profile's CPU kernels (below)
 //     policy: {name: switch-strategy, step: 5, strategy: MULTI_BINARY_TREE_STAR}  # optional
 //     monitors: [{name: throughput, window: 4}]                                  # optional
@@ -392,6 +393,7 @@ std::unique_ptr<Workload> parse_training_workload(io::MapReader& w, const PointC
     options.tcp_windows.enabled = true;
     options.tcp_windows.restart_after_idle = tw->boolean_or("restart_after_idle", true);
     options.tcp_windows.hystart = tw->boolean_or("hystart", true);
+    options.tcp_windows.queue_from_windows = tw->boolean_or("queue_from_windows", false);
     tw->finish();
   }
 

@@ -201,3 +201,53 @@ TEST_CASE(
     net.stop(bulk);
   }
 }
+
+TEST_CASE(
+    "tcp windows, queue from the windows: the queue holds what the windows hold beyond the path, "
+    "and slow start grows by the segments acknowledged") {
+  // One backlogged connection (egress 4e9) into port P (1e9 B/s, a 100 ms buffer), HyStart off
+  // so that slow start runs until the buffer overflows. With the queue from the windows, P's
+  // standing queue is the window's bytes beyond what the round trip without queues carries
+  // (2 x 5 us at 1e9 B/s): 10 segments = 14.48 us of them, so 4.48 us at first; the window gains
+  // one segment for each one acknowledged, 1e9 / 1448 a second. The overflow comes when the
+  // window exceeds 1e9 x (100 ms + 10 us) / 1448 = 69 068 segments, about 100 ms in. Without the
+  // option the queue is the whole buffer from the first solve.
+  constexpr TimeNs kBuffer = 100 * kMs;
+  const double base_ns = 2.0 * kLatency;
+  for (bool fluid : {true, false}) {
+    TcpWindowOptions o = windows(true, /*hystart=*/false);
+    o.queue_from_windows = fluid;
+    Port p(true, {4e9}, kBuffer, o);
+    FlowNetwork& net = p.net;
+    const auto bulk = net.start(flow({p.senders[0], p.port}, FlowNetwork::kInfiniteBytes, 1));
+    p.e.run_until(1);
+    CAPTURE(fluid);
+    REQUIRE(net.standing_queue(p.port));
+    CHECK(net.rate(bulk) == doctest::Approx(1e9).epsilon(1e-12));
+    if (!fluid) {
+      CHECK(net.queue_delay_ns(p.port) == static_cast<double>(kBuffer));
+      net.stop(bulk);
+      continue;
+    }
+    CHECK(net.queue_delay_ns(p.port) == doctest::Approx(10 * kMss - base_ns).epsilon(1e-9));
+    // 50 ms later: the window as the last re-solve grew it (10 + 1e9 x its time / 1448), and
+    // the queue from that window. The re-solves come a round trip apart, and the round trip is
+    // now mostly the queue, about the time since the start: the last came after 25 ms. (Grown
+    // by the round trip instead, it would have doubled every one.)
+    const TimeNs t = 50 * kMs + 1;
+    p.e.run_until(t);
+    const double w = net.window_segments(1);
+    const double grown_at_s = (w - 10) * kMss / 1e9;
+    CHECK(grown_at_s <= 50e-3);
+    CHECK(grown_at_s >= 25e-3);
+    CHECK(net.queue_delay_ns(p.port) == doctest::Approx(w * kMss - base_ns).epsilon(1e-9));
+    CHECK(net.window_cuts(1) == 0);
+    // Past the overflow: cut (to 0.7 of itself, then growing again), the queue within the buffer.
+    p.e.run_until(300 * kMs);
+    CHECK(net.window_cuts(1) >= 1);
+    CHECK(net.queue_delay_ns(p.port) <= static_cast<double>(kBuffer));
+    CHECK(net.queue_delay_ns(p.port) > 0);
+    CHECK(net.rate(bulk) == doctest::Approx(1e9).epsilon(1e-9));
+    net.stop(bulk);
+  }
+}
