@@ -19,6 +19,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -153,13 +155,15 @@ class SimFabric {
   // Every message's transmission so far, in the order their last bytes left
   // (SimTransportOptions::record_transmissions; empty otherwise).
   const std::vector<Transmission>& transmissions() const { return transmissions_; }
+  // How many message names have ids now (tests: they are forgotten when none is in use).
+  std::size_t names_known() const { return name_ids_.size(); }
 
  private:
   class RankTransport;
   struct Message {
     int src = 0;
     int dst = 0;
-    std::string name;
+    std::uint32_t name = 0;  // its name's id (hold_name)
     coll::ConstBytes data;
     std::vector<std::byte> snapshot;  // copy of the payload when data is real
     coll::Callback on_sent;
@@ -217,6 +221,20 @@ class SimFabric {
   // snapshots have grown to the run's needs.
   Message* new_message();
   void free_message(Message* m);
+  // Message names by id, so that the mailboxes match integers: a name used by a message in
+  // flight, an arrival or a posted receive is held (its count of such uses above zero); when
+  // none is held the ids are forgotten (names such as Horovod's per-cycle ones would otherwise
+  // pile up over a long run), at most once the table has grown past a bound.
+  std::uint32_t hold_name(std::string_view name);
+  void release_name();
+  // The id of a name in use, if any.
+  std::optional<std::uint32_t> name_id(std::string_view name) const;
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_ids_;
+  std::uint64_t names_held_ = 0;
   // The connection of an ordered rank pair, made on first use; an idle one is closed (its map
   // node kept for the next connection to open: no allocation per ring step at 1024 ranks).
   Connection& open_connection(const ConnectionKey& key);
