@@ -201,7 +201,7 @@ void EventEngine::run() {
 
 void EventEngine::run_until(TimeNs until) {
   stopped_ = false;
-  while (!stopped_ && skip_cancelled() && (next_from_heap() ? heap_.front().time : now_) <= until)
+  while (!stopped_ && skip_cancelled() && front_time() <= until)
     step();
   if (!stopped_ && until > now_) now_ = until;
 }

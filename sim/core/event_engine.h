@@ -62,10 +62,7 @@ class EventEngine {
   std::size_t pending() const { return live_events_; }
   // Time of the next pending event (kTimeNever if none): lets a component run once at the end of
   // an instant, after everything else scheduled at it.
-  TimeNs next_time() {
-    if (!skip_cancelled()) return kTimeNever;
-    return next_from_heap() ? heap_.front().time : now_;
-  }
+  TimeNs next_time() { return skip_cancelled() ? front_time() : kTimeNever; }
   std::uint64_t events_run() const { return events_run_; }
 
  private:
@@ -108,6 +105,8 @@ class EventEngine {
   bool next_from_heap() const {
     return now_head_ == now_queue_.size() || (!heap_.empty() && heap_.front().time == now_);
   }
+  // Its time (the same requirement).
+  TimeNs front_time() const { return next_from_heap() ? heap_.front().time : now_; }
   // Rebuilds the heap from its live entries only. Called when cancelled entries outnumber live
   // ones (so cancel stays O(1) amortized and the heap below about twice pending()), and when the
   // 32-bit orders run out: then the live entries are renumbered 1..n in their (time, order)

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "sim/core/error.h"
+#include "sim/core/flat_index.h"
 #include "sim/core/rng.h"
 #include "sim/topo/symmetry.h"
 
@@ -147,27 +148,20 @@ class SimFabric::RankTransport final : public Transport {
     Callback done;
   };
 
-  // A mailbox: the queues by key, in an open-addressing table (linear probing, at most half
-  // full, backward-shift deletion) of 16-byte slots pointing into a pool of queues. A name is
-  // used once per pair and collective, so entries come and go with every message; the table
-  // and the pool keep their storage. (A node-based map cost three dependent cache misses per
-  // lookup at 256 ranks: docs/performance.md.)
+  // A mailbox: the queues by key (FlatIndex) in a pool. A name is used once per pair and
+  // collective, so entries come and go with every message; the index and the pool keep their
+  // storage.
   template <class T>
   class Mailbox {
    public:
     Queue<T>* find(std::uint64_t k) {
-      if (slots_.empty()) return nullptr;
-      for (std::size_t i = home(k);; i = (i + 1) & mask()) {
-        const Slot& s = slots_[i];
-        if (s.item == kFree) return nullptr;
-        if (s.key == k) return &items_[s.item];
-      }
+      const std::uint32_t* i = index_.find(k);
+      return i ? &items_[*i] : nullptr;
     }
     const Queue<T>* find(std::uint64_t k) const { return const_cast<Mailbox*>(this)->find(k); }
     // The queue for k, made (empty) if absent. Invalidates pointers from find().
     Queue<T>& open(std::uint64_t k) {
       if (Queue<T>* q = find(k)) return *q;
-      if (2 * (size_ + 1) > slots_.size()) grow();
       std::uint32_t item;
       if (!free_items_.empty()) {
         item = free_items_.back();
@@ -176,60 +170,16 @@ class SimFabric::RankTransport final : public Transport {
         item = static_cast<std::uint32_t>(items_.size());
         items_.emplace_back();
       }
-      std::size_t i = home(k);
-      while (slots_[i].item != kFree)
-        i = (i + 1) & mask();
-      slots_[i] = {k, item};
-      ++size_;
+      index_.insert(k, item);
       return items_[item];
     }
     // Removes k's queue, which must be there and empty.
-    void close(std::uint64_t k) {
-      std::size_t i = home(k);
-      while (slots_[i].key != k || slots_[i].item == kFree)
-        i = (i + 1) & mask();
-      free_items_.push_back(slots_[i].item);
-      // Backward shift: move later entries of the probe run into the hole where that keeps them
-      // reachable from their home slot.
-      for (std::size_t j = (i + 1) & mask(); slots_[j].item != kFree; j = (j + 1) & mask()) {
-        const std::size_t h = home(slots_[j].key);
-        if (((j - h) & mask()) >= ((j - i) & mask())) {
-          slots_[i] = slots_[j];
-          i = j;
-        }
-      }
-      slots_[i].item = kFree;
-      --size_;
-    }
+    void close(std::uint64_t k) { free_items_.push_back(index_.erase(k)); }
 
    private:
-    static constexpr std::uint32_t kFree = UINT32_MAX;
-    struct Slot {
-      std::uint64_t key = 0;
-      std::uint32_t item = kFree;
-    };
-    std::size_t mask() const { return slots_.size() - 1; }
-    std::size_t home(std::uint64_t k) const {
-      k ^= k >> 33;  // MurmurHash3's finalizer: the ids and peers are small integers
-      k *= 0xff51afd7ed558ccdull;
-      k ^= k >> 33;
-      return static_cast<std::size_t>(k) & mask();
-    }
-    void grow() {
-      std::vector<Slot> old = std::move(slots_);
-      slots_.assign(std::max<std::size_t>(16, 2 * old.size()), Slot{});
-      for (const Slot& s : old) {
-        if (s.item == kFree) continue;
-        std::size_t i = home(s.key);
-        while (slots_[i].item != kFree)
-          i = (i + 1) & mask();
-        slots_[i] = s;
-      }
-    }
-    std::vector<Slot> slots_;
+    FlatIndex index_;
     std::vector<Queue<T>> items_;
     std::vector<std::uint32_t> free_items_;
-    std::size_t size_ = 0;
   };
 
   EventEngine& engine() { return fabric_.network_.engine(); }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "sim/core/error.h"
+#include "sim/core/flat_index.h"
 #include "sim/core/rng.h"
 
 namespace adaptsim::topo {
@@ -67,39 +68,18 @@ struct Topology::Router {
                             boost::property<boost::edge_weight_t, std::int64_t,
                                             boost::property<boost::edge_index_t, ChannelId>>>;
   Graph graph;
-  // Routes by (src << 32 | dst), looked up for every message: an open-addressing table of
-  // (key, index) slots, a power of two in size, probed linearly from mix64(key); the routes
-  // themselves in a deque, so a returned reference outlives later insertions.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> slots;
+  // Routes by (src << 32 | dst), looked up for every message (FlatIndex); the routes themselves
+  // in a deque, so a returned reference outlives later insertions.
+  FlatIndex index;
   std::deque<std::vector<ChannelId>> routes;
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
   const std::vector<ChannelId>* find(std::uint64_t key) const {
-    if (slots.empty()) return nullptr;
-    const std::size_t mask = slots.size() - 1;
-    for (std::size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
-      if (slots[i].first == key) return &routes[slots[i].second];
-      if (slots[i].first == kEmpty) return nullptr;
-    }
+    const std::uint32_t* i = index.find(key);
+    return i ? &routes[*i] : nullptr;
   }
   const std::vector<ChannelId>& insert(std::uint64_t key, std::vector<ChannelId> path) {
-    if (2 * (routes.size() + 1) > slots.size()) {
-      // Grow to keep the table at most half full.
-      std::vector<std::pair<std::uint64_t, std::uint32_t>> old(
-          std::max<std::size_t>(64, 2 * slots.size()), {kEmpty, 0});
-      old.swap(slots);
-      for (const auto& [k, v] : old)
-        if (k != kEmpty) place(k, v);
-    }
     routes.push_back(std::move(path));
-    place(key, static_cast<std::uint32_t>(routes.size() - 1));
+    index.insert(key, static_cast<std::uint32_t>(routes.size() - 1));
     return routes.back();
-  }
-  void place(std::uint64_t key, std::uint32_t index) {
-    const std::size_t mask = slots.size() - 1;
-    std::size_t i = mix64(key) & mask;
-    while (slots[i].first != kEmpty)
-      i = (i + 1) & mask;
-    slots[i] = {key, index};
   }
   std::unordered_map<NodeId, std::vector<std::int64_t>> dist_to;  // per destination
   // Hubs (a switch's hundreds of ports): nodes with at least kHubDegree outgoing channels, whose

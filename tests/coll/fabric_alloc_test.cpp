@@ -1,9 +1,9 @@
 // The simulated fabric's messages allocate nothing once it has warmed up (docs/performance.md,
 // item 12): messages come from the fabric's pool, closed connections' nodes are reused, the
 // mailboxes keep their slots and queues (and a collective's message names their ids), and the
-// collectives' continuations fit the callbacks' inline storage. Counted with a replaced global operator new, in an executable of its own so that no
-// other test runs under the counter. A reused fabric must also time the same work exactly as a
-// fresh one does.
+// collectives' continuations fit the callbacks' inline storage. Counted with a replaced global
+// operator new, in an executable of its own so that no other test runs under the counter. A reused
+// fabric must also time the same work exactly as a fresh one does.
 
 #include <doctest/doctest.h>
 
