@@ -49,8 +49,9 @@ reports=$build/sanitizer-reports
 # not instrumented, and the GPU tests skip without a device anyway.
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# Unity builds for the libraries and tools, as scripts/build.sh (the tests compile file by file).
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DADAPTSIM_SANITIZE=$sanitize -DADAPTSIM_CUDA=OFF "${launcher[@]}"
+  -DCMAKE_UNITY_BUILD=ON -DADAPTSIM_SANITIZE=$sanitize -DADAPTSIM_CUDA=OFF "${launcher[@]}"
 if [[ ${#only[@]} -gt 0 ]]; then
   cmake --build "$build" -j"$(nproc)" --target "${only[@]}"
 else

@@ -12,4 +12,5 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 ./scripts/test-sanitizers.sh asan --only tcp_test io_test
+./scripts/test-sanitizers.sh tsan --only tcp_test thread_pool_test
 ./scripts/fuzz.sh --smoke

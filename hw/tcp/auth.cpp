@@ -242,13 +242,17 @@ Tag aead_tag(EVP_CIPHER_CTX* e, const SecretKey* key, std::uint64_t seq,
   return t;
 }
 
-// Owns one EVP context (frame_tag's per thread, FrameTagStream's, FrameMac's).
+}  // namespace
+
+// Owns one EVP context (frame_tag's per thread, FrameTagStream's, FrameMac's). Outside the
+// anonymous namespace: FrameTagStream::Ctx and FrameMac::Ctx, declared in auth.h, derive from it.
+namespace auth_detail {
 struct AeadCtx {
   EVP_CIPHER_CTX* evp = nullptr;
   ~AeadCtx() { EVP_CIPHER_CTX_free(evp); }
 };
-
-}  // namespace
+}  // namespace auth_detail
+using auth_detail::AeadCtx;
 
 Tag frame_tag(const SecretKey& key, std::uint64_t seq, std::span<const ByteView> parts) {
   thread_local AeadCtx ctx{new_aead_ctx(nullptr)};

@@ -1,20 +1,14 @@
 #include "hw/tcp/runtime.h"
 
 #include <chrono>
-#include <cstdio>
 #include <memory>
 
 #include "hw/tcp/barrier.h"
 #include "sim/core/error.h"
+#include "sim/core/units.h"
 
 namespace adaptsim::tcp {
 namespace {
-
-std::string format_seconds(TimeNs ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", to_seconds(ns));
-  return buf;
-}
 
 // How long the caller waits for the loop thread to abandon a timed-out operation. The loop only
 // blocks inside a reduction or a memcpy, which take milliseconds.
@@ -201,7 +195,7 @@ void Runtime::run_with_progress(const std::string& what, TimeNs timeout_ns, Prog
     std::string pending;
   };
   auto abort = std::make_shared<Abort>();
-  const std::string reason = what + " timed out after " + format_seconds(timeout_ns);
+  const std::string reason = what + " timed out after " + format_seconds(to_seconds(timeout_ns));
   loop_.post([this, abort, reason, describe] {
     std::string desc;
     const bool ours = !transport_.failed();

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "sim/core/error.h"
+#include "sim/core/units.h"
 
 namespace adaptsim::tcp {
 namespace {
@@ -50,12 +51,6 @@ ByteView view(const void* p, std::size_t n) {
 
 std::string plural(std::size_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-std::string format_seconds(TimeNs ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", to_seconds(ns));
-  return buf;
 }
 
 }  // namespace
@@ -286,7 +281,7 @@ void TcpTransport::check_connect_deadline() {
     }
   }
   fail("could not connect to " + missing + " within " +
-       format_seconds(options_.connect_timeout_ns));
+       format_seconds(to_seconds(options_.connect_timeout_ns)));
 }
 
 void TcpTransport::on_listener_readable() {
@@ -322,7 +317,7 @@ void TcpTransport::on_listener_readable() {
     loop_.add_fd(fd, EPOLLIN, [this, c](std::uint32_t ev) { on_event(c, ev); });
     c->handshake_timer = loop_.add_timer(options_.handshake_timeout_ns, [this, c] {
       c->handshake_timer = 0;
-      drop(c, "no handshake within " + format_seconds(options_.handshake_timeout_ns));
+      drop(c, "no handshake within " + format_seconds(to_seconds(options_.handshake_timeout_ns)));
     });
     handshaking_[fd] = std::move(c);
   }

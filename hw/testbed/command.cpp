@@ -26,12 +26,6 @@ bool is_executable(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
@@ -154,7 +148,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   close_fd(report.write);
 
   CommandResult result;
-  const TimeNs deadline = now_ns() + options.timeout_ns;
+  const TimeNs deadline = steady_now_ns() + options.timeout_ns;
   while (out.read >= 0 || err.read >= 0) {
     pollfd fds[2];
     int n = 0;
@@ -168,7 +162,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
       idx_err = n;
       fds[n++] = {err.read, POLLIN, 0};
     }
-    const TimeNs left = deadline - now_ns();
+    const TimeNs left = deadline - steady_now_ns();
     if (left <= 0) {
       result.timed_out = true;
       break;
@@ -288,7 +282,7 @@ bool BackgroundCommand::exited() {
 
 std::optional<std::string> BackgroundCommand::wait_for_line(const std::string& prefix,
                                                             TimeNs timeout_ns) {
-  const TimeNs deadline = now_ns() + timeout_ns;
+  const TimeNs deadline = steady_now_ns() + timeout_ns;
   while (true) {
     const std::string text = read_text(out_);
     for (std::size_t begin = 0; begin < text.size();) {
@@ -297,7 +291,7 @@ std::optional<std::string> BackgroundCommand::wait_for_line(const std::string& p
       if (text.compare(begin, prefix.size(), prefix) == 0) return text.substr(begin, end - begin);
       begin = end + 1;
     }
-    if (exited() || now_ns() >= deadline) return std::nullopt;
+    if (exited() || steady_now_ns() >= deadline) return std::nullopt;
     ::usleep(2000);
   }
 }
@@ -306,8 +300,8 @@ CommandResult BackgroundCommand::stop(TimeNs grace_ns) {
   if (result_) return *result_;
   if (!exited()) {
     ::kill(-pid_, SIGTERM);
-    const TimeNs deadline = now_ns() + grace_ns;
-    while (!exited() && now_ns() < deadline)
+    const TimeNs deadline = steady_now_ns() + grace_ns;
+    while (!exited() && steady_now_ns() < deadline)
       ::usleep(1000);
     if (!exited()) {
       ::kill(-pid_, SIGKILL);
@@ -356,6 +350,12 @@ std::string describe_failure(const std::vector<std::string>& argv, const Command
   out += ")";
   if (!err.empty()) out += ": " + err;
   return out;
+}
+
+TimeNs steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace adaptsim::testbed

@@ -39,6 +39,9 @@ struct CommandResult {
 // '/' is returned as is when executable.
 std::optional<std::string> find_program(const std::string& name);
 
+// The machine's monotonic clock (steady_clock), for the deadlines of the testbed's waits.
+TimeNs steady_now_ns();
+
 // Runs argv[0] (resolved by find_program) with argv. Throws RuntimeFailure only when the program
 // cannot be started (not found, fork failed); a program that runs and fails is reported in the
 // result.

@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
+#include "hw/testbed/command.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
 
@@ -25,12 +25,6 @@ namespace {
 constexpr std::size_t kIoBytes = std::size_t{1} << 20;
 // The sink's longest wait in poll when no signal interrupts it: how late it notices `stop`.
 constexpr TimeNs kSinkPollNs = 10 * kNsPerMs;
-
-TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string errno_text(int err) {
   return std::strerror(err);
@@ -265,13 +259,13 @@ void TrafficSource::open_connections(const std::atomic<bool>& stop) {
     }
   }
   // All connects in parallel, each bounded by the connect timeout.
-  const TimeNs deadline = now_ns() + options_.connect_timeout_ns;
+  const TimeNs deadline = steady_now_ns() + options_.connect_timeout_ns;
   std::vector<pollfd> pending;
   for (int fd : connections_)
     pending.push_back({fd, POLLOUT, 0});
   while (!pending.empty()) {
     if (stop.load()) return;  // run() notices stop and closes
-    const TimeNs left = deadline - now_ns();
+    const TimeNs left = deadline - steady_now_ns();
     if (left <= 0) {
       fail("no answer within " + format_duration(options_.connect_timeout_ns));
     }
@@ -305,7 +299,7 @@ void TrafficSource::send_until(TimeNs until) {
   std::vector<pollfd> fds;
   for (int fd : connections_)
     fds.push_back({fd, POLLOUT, 0});
-  for (TimeNs now = now_ns(); now < until; now = now_ns()) {
+  for (TimeNs now = steady_now_ns(); now < until; now = steady_now_ns()) {
     for (pollfd& p : fds)
       p.revents = 0;
     if (poll_for(fds, until - now) == 0) continue;
@@ -321,13 +315,13 @@ void TrafficSource::send_until(TimeNs until) {
 
 SourceEnd TrafficSource::run(const std::atomic<bool>& stop) {
   buffer_.assign(kIoBytes, '\0');
-  const TimeNs deadline = now_ns() + options_.timeout_ns;
+  const TimeNs deadline = steady_now_ns() + options_.timeout_ns;
   std::optional<TimeNs> step0_ns;  // when the progress file was first seen
   int step = -1;
   bool done = false;  // active once and then inactive: idle for good
   try {
     while (true) {
-      TimeNs now = now_ns();
+      TimeNs now = steady_now_ns();
       if (stop.load()) break;
       if (now >= deadline) {
         if (!connections_.empty()) close_connections(now);
@@ -362,10 +356,10 @@ SourceEnd TrafficSource::run(const std::atomic<bool>& stop) {
       }
     }
   } catch (...) {
-    if (!connections_.empty()) close_connections(now_ns());
+    if (!connections_.empty()) close_connections(steady_now_ns());
     throw;
   }
-  if (!connections_.empty()) close_connections(now_ns());
+  if (!connections_.empty()) close_connections(steady_now_ns());
   return SourceEnd::kStopped;
 }
 
@@ -398,10 +392,10 @@ TrafficSink::~TrafficSink() {
 }
 
 bool TrafficSink::run(const std::atomic<bool>& stop, TimeNs timeout_ns) {
-  const TimeNs deadline = now_ns() + timeout_ns;
+  const TimeNs deadline = steady_now_ns() + timeout_ns;
   std::vector<pollfd> fds;
   while (!stop.load()) {
-    const TimeNs left = deadline - now_ns();
+    const TimeNs left = deadline - steady_now_ns();
     if (left <= 0) return false;
     fds.assign(1, pollfd{listener_, POLLIN, 0});
     for (int fd : connections_)

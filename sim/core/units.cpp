@@ -211,6 +211,12 @@ std::string format_size(std::uint64_t bytes) {
   return format_number(v) + " " + names[i];
 }
 
+std::string format_seconds(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", seconds);
+  return buf;
+}
+
 std::string format_duration(TimeNs ns) {
   double v = static_cast<double>(ns);
   if (ns >= kNsPerSecond) return format_number(v / 1e9) + " s";

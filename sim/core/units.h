@@ -43,5 +43,6 @@ double parse_percent(std::string_view text);
 std::string format_bandwidth(double bytes_per_s);  // "10 Gbit/s" style, for messages and manifests
 std::string format_size(std::uint64_t bytes);      // "1 MiB", "8 B"
 std::string format_duration(TimeNs ns);            // "5 us", "1.5 ms"
+std::string format_seconds(double seconds);        // "3 s", "0.25 s", "3.2e-299 s" (%.3g)
 
 }  // namespace adaptsim

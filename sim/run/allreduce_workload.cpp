@@ -193,7 +193,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
   auto strategies = read_strategies(w);
   std::vector<Series> series;
   for (coll::StrategyKind k : strategies)
-    series.push_back({std::string(coll::strategy_name(k)), k, {}});
+    series.push_back({std::string(coll::strategy_name(k)), k, {}, false, {}});
   if (w.has("mpi")) {
     const std::vector<YAML::Node> items = w.list("mpi");
     if (items.empty()) w.fail("mpi", "expected at least one entry ({version: 4.1.4})");
@@ -206,7 +206,7 @@ std::unique_ptr<Workload> parse_allreduce_workload(io::MapReader& w, const Point
           m.fail_here("Open MPI series " + name + " is listed twice; expected each once");
         }
       }
-      series.push_back({name, std::nullopt, o});
+      series.push_back({name, std::nullopt, o, false, {}});
     }
   }
   const bool with_nccl = w.boolean_or("nccl", false);

@@ -54,10 +54,8 @@ void check_message_time(io::MapReader& w, std::string_view key, std::uint64_t by
   const double bandwidth_Bps = io::slowest_bandwidth_Bps(spec);
   const double seconds = static_cast<double>(bytes) / bandwidth_Bps;
   if (!(seconds <= to_seconds(kMaxDurationNs))) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g s", seconds);
-    w.fail(key, format_size(bytes) + " take " + text + " over the topology's slowest link (" +
-                    format_bandwidth(bandwidth_Bps) +
+    w.fail(key, format_size(bytes) + " take " + format_seconds(seconds) +
+                    " over the topology's slowest link (" + format_bandwidth(bandwidth_Bps) +
                     "); expected a message to take at most 1e6 s (integer time holds a run of "
                     "them only then)");
   }
@@ -83,11 +81,9 @@ void check_compute_step(io::MapReader& w, const train::DeviceProfile& device,
       device.step_compute_time_s(train::model(model), compute.batch_per_gpu, compute.precision) *
       compute.compute_scale;
   if (!(step_s >= train::kMinStepTimeS && step_s <= train::kMaxStepTimeS)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g s", step_s);
     w.fail(compute.compute_scale != 1.0 ? "compute_scale" : "batch_per_gpu",
            "device profile " + device_path.filename().string() + " gives " + model +
-               " a compute step of " + text + " at this batch" +
+               " a compute step of " + format_seconds(step_s) + " at this batch" +
                (compute.compute_scale != 1.0 ? " and compute_scale" : "") +
                "; expected a step from 1 us to 1 h");
   }

@@ -51,13 +51,6 @@ SourcedValue sourced(const io::WithSource<double>& q) {
   return {q.value, q.source};
 }
 
-// Seconds in a message: "3.2e-299 s".
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", s);
-  return buf;
-}
-
 ThroughputPoint read_point(io::MapReader& r) {
   ThroughputPoint p;
   p.line = r.node().Mark().line + 1;

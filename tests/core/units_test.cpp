@@ -72,6 +72,11 @@ TEST_CASE("formatting round-trips the common cases") {
   CHECK(format_size(8) == "8 B");
   CHECK(format_bandwidth(1.25e9) == "10 Gbit/s");
   CHECK(format_duration(5000) == "5 us");
+  // Seconds in messages (timeouts, step times), three significant digits.
+  CHECK(format_seconds(3.0) == "3 s");
+  CHECK(format_seconds(0.25) == "0.25 s");
+  CHECK(format_seconds(1.23456) == "1.23 s");
+  CHECK(format_seconds(3.2e-299) == "3.2e-299 s");
 }
 
 TEST_CASE("every quantity is range-checked: what integer nanoseconds hold (issue 21 item 5)") {
