@@ -8,6 +8,8 @@
 #   scripts/fuzz.sh --merge ...             afterwards, add the inputs that found new coverage to
 #                                           the checked-in corpus, fuzz/corpus/TARGET/
 #   scripts/fuzz.sh --list                  the targets
+#   scripts/fuzz.sh --build-only            configure and build, run nothing (the folder also
+#                                           holds the tests: test-sanitizers.sh asan --fuzz-build)
 #
 # Each run starts from the checked-in seeds (fuzz/corpus/TARGET/) and the inputs of every crash
 # found and fixed (fuzz/regressions/TARGET/), which libFuzzer runs first; new inputs go to a
@@ -31,6 +33,7 @@ seconds=60
 runs=0
 merge=0
 list=0
+build_only=0
 targets=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -42,6 +45,7 @@ while [[ $# -gt 0 ]]; do
       ;;
     --merge) merge=1 ;;
     --list) list=1 ;;
+    --build-only) build_only=1 ;;
     -h | --help) usage ;;
     -*) usage ;;
     *)
@@ -60,7 +64,9 @@ fi
 mkdir -p "$build"
 (
   flock 9
-  if [[ ! -f $build/CMakeCache.txt ]]; then
+  # A folder configured before the tests were part of it (ADAPTSIM_BUILD_TESTS=OFF) is
+  # configured again.
+  if [[ ! -f $build/CMakeCache.txt ]] || grep -q '^ADAPTSIM_BUILD_TESTS:BOOL=OFF' "$build/CMakeCache.txt"; then
     launcher=()
     if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
     # -O1 -g1 as the sanitizer builds (scripts/test-sanitizers.sh): line tables are all a
@@ -68,11 +74,13 @@ mkdir -p "$build"
     # RelWithDebInfo's -O2 -g (2026-12-06, one build each).
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
       -DCMAKE_CXX_COMPILER=clang++ \
-      -DCMAKE_C_COMPILER=clang -DADAPTSIM_FUZZ=ON -DADAPTSIM_BUILD_TESTS=OFF \
+      -DCMAKE_C_COMPILER=clang -DADAPTSIM_FUZZ=ON -DADAPTSIM_BUILD_TESTS=ON \
       -DADAPTSIM_BUILD_BENCHMARKS=OFF -DADAPTSIM_CUDA=OFF "${launcher[@]}" > /dev/null
   fi
   cmake --build "$build" -j"$(nproc)" --target fuzz
 ) 9> "$build/.fuzz-build.lock"
+
+[[ $build_only -eq 0 ]] || exit 0
 
 mapfile -t all < "$build/fuzz/targets.txt"
 if [[ $list -eq 1 ]]; then

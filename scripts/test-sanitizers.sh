@@ -8,6 +8,11 @@
 #   scripts/test-sanitizers.sh asan|tsan --only TARGET...    builds only these test executables
 #                                                            (and what they need) and runs them
 #                                                            directly: CI's short run
+#   scripts/test-sanitizers.sh asan --fuzz-build [...]       the same in build-fuzz/ instead of
+#                                                            build-asan/: clang, ASan + UBSan with
+#                                                            libFuzzer's coverage hooks, as
+#                                                            scripts/fuzz.sh builds it, so CI
+#                                                            compiles the libraries once for both
 #
 # Every target is instrumented (-DADAPTSIM_SANITIZE, CMakeLists.txt), so the tools the tests run
 # (simctl, calibrate, adaptsim-tcp, adaptsim-live, ...) are checked too. The sanitizers write
@@ -18,13 +23,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-usage() { echo "usage: $0 asan|tsan [--all] [ctest args...] | asan|tsan --only TARGET..." >&2; exit 2; }
+usage() {
+  echo "usage: $0 asan|tsan [--all] [ctest args...] | asan|tsan --only TARGET..." \
+    "| asan --fuzz-build [--only TARGET...]" >&2
+  exit 2
+}
 [[ $# -ge 1 ]] || usage
 mode=$1
 shift
 all=0
 if [[ ${1:-} == --all ]]; then
   all=1
+  shift
+fi
+fuzz_build=0
+if [[ ${1:-} == --fuzz-build ]]; then
+  [[ $mode == asan ]] || usage
+  fuzz_build=1
   shift
 fi
 only=()
@@ -41,17 +56,26 @@ case $mode in
   *) usage ;;
 esac
 build=$root/build-$mode
+if [[ $fuzz_build -eq 1 ]]; then
+  build=${ADAPTSIM_FUZZ_BUILD_DIR:-build-fuzz}
+  [[ $build == /* ]] || build=$root/$build
+fi
 reports=$build/sanitizer-reports
 
 # -O1 -g1: readable stacks (functions, files and lines) at a fraction of -O0's run time, and the
 # line tables only, not full debug information (10-30 % less compile time: -g cost 12.7 s of CPU
 # on sim/runtime/trainer.cpp where -g1 took 8.8). CUDA off: nvcc's code and the CUDA runtime are
 # not instrumented, and the GPU tests skip without a device anyway.
-launcher=()
-if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-# Unity builds for the libraries and tools, as scripts/build.sh (the tests compile file by file).
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DCMAKE_UNITY_BUILD=ON -DADAPTSIM_SANITIZE=$sanitize -DADAPTSIM_CUDA=OFF "${launcher[@]}"
+if [[ $fuzz_build -eq 1 ]]; then
+  # fuzz.sh configures the folder (its flags, the tests included) and builds the fuzz targets.
+  ./scripts/fuzz.sh --build-only
+else
+  launcher=()
+  if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  # Unity builds for the libraries and tools, as scripts/build.sh (the tests compile file by file).
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DCMAKE_UNITY_BUILD=ON -DADAPTSIM_SANITIZE=$sanitize -DADAPTSIM_CUDA=OFF "${launcher[@]}"
+fi
 if [[ ${#only[@]} -gt 0 ]]; then
   cmake --build "$build" -j"$(nproc)" --target "${only[@]}"
 else

@@ -5,13 +5,6 @@
 
 namespace adaptsim {
 
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 Rng Rng::derive(std::uint64_t seed, std::uint64_t stream) {
   return Rng(mix64(mix64(seed) ^ mix64(stream + 0x632BE59BD9B4E019ULL)));
 }

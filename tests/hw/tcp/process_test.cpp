@@ -126,7 +126,11 @@ TEST_CASE("launcher: a 64 MiB all-reduce across 4 processes is exact for every s
 }
 
 TEST_CASE("launcher: bfloat16 max and float64 min across 3 processes are exact") {
-  for (const auto& [dtype, op] : {std::pair{"bfloat16", "max"}, std::pair{"float64", "min"}}) {
+  for (const auto& case_ : {std::pair{"bfloat16", "max"}, std::pair{"float64", "min"}}) {
+    // Named copies, not structured bindings: INFO's lambda captures them, which clang 14 (the
+    // fuzz build's, where CI runs this file under ASan) does not allow for bindings.
+    const std::string dtype = case_.first;
+    const std::string op = case_.second;
     const std::string dir = make_temp_dir();
     const auto r = run_process(tool({"--procs",
                                      "3",
