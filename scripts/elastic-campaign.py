@@ -2,14 +2,14 @@
 """Random live resizes and kills, each checked against its simulation (issue 15's campaign).
 
 Usage: elastic-campaign.py SIMCTL RUNS SEED [--placement local|testbed] [--work DIR]
-                           [--kill-share P] [--config-store file|etcd]
+                           [--kill-share P] [--config-store file|etcd] [--failure-timeout-ms MS]
 
 Each run draws a small elastic scenario from SEED: 3 or 4 one-GPU servers (1 Gbit/s NICs),
 MobileNetV2's gradients with the half-K80's compute scaled down, a resize-schedule of 2 or 3 sizes
 (1..servers) every 2 or 3 steps, KungFu's mechanism or the restart baseline, and in a third of the
 KungFu runs one worker killed or hung (failure.h's kill or silent) at a random step
-(failure_timeout 1 s, times ADAPTSIM_TEST_TIME_SCALE where set: under the sanitizers' slow
-processes a live worker's lease must not lapse before it has started). It runs the scenario
+(failure_timeout 1 s or --failure-timeout-ms, times ADAPTSIM_TEST_TIME_SCALE where set: under the
+sanitizers' slow processes a live worker's lease must not lapse before it has started). It runs the scenario
 simulated and live (`simctl run --live`, bounded by the scenario's live.timeout and a wall-clock
 limit), then checks that:
   - both runs succeed, and every step's cluster size (the steps CSV's `workers`) is the same live
@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL_DEAD = "every worker of the cluster failed"
 
 
-def scenario(rng, placement, prefix, kill_share, store):
+def scenario(rng, placement, prefix, kill_share, store, failure_timeout_ms):
     servers = rng.choice([3, 4])
     every = rng.choice([2, 3])
     sizes = [rng.randint(1, servers) for _ in range(rng.choice([2, 3]))]
@@ -69,7 +69,7 @@ def scenario(rng, placement, prefix, kill_share, store):
         "  systems:",
         "    - {label: kf, kind: kungfu, strategy: BINARY_TREE_STAR}",
         f"  elastic: {{mechanism: {mechanism}, initial_workers: {initial}, "
-        f"failure_timeout: {1000 * SCALE:g}ms}}",
+        f"failure_timeout: {failure_timeout_ms * SCALE:g}ms}}",
         f"  policy: {{name: resize-schedule, every: {every}, sizes: {sizes}}}",
     ]
     if kill:
@@ -107,13 +107,17 @@ def main():
                     help="share of runs with a worker killed (default: a third of KungFu's)")
     ap.add_argument("--config-store", default="file", choices=["file", "etcd"],
                     help="the live runs' config store (etcd: a private one per run)")
+    # A new worker that has not started within it is taken for failed (its lease lapses). On a
+    # loaded 2-core machine (CTest -j2) a process can take over 1 s to start: see CTest's entry.
+    ap.add_argument("--failure-timeout-ms", type=float, default=1000)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = a.work or tempfile.mkdtemp(prefix="adaptsim-campaign-")
     prefix = f"ec{os.getpid() % 100000}"
     resizes = kills = 0
     for i in range(a.runs):
-        text, killed = scenario(rng, a.placement, prefix, a.kill_share, a.config_store)
+        text, killed = scenario(rng, a.placement, prefix, a.kill_share, a.config_store,
+                                a.failure_timeout_ms)
         folder = os.path.join(work, f"run{i}")
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
