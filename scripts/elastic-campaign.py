@@ -107,8 +107,8 @@ def main():
                     help="share of runs with a worker killed (default: a third of KungFu's)")
     ap.add_argument("--config-store", default="file", choices=["file", "etcd"],
                     help="the live runs' config store (etcd: a private one per run)")
-    # A new worker that has not started within it is taken for failed (its lease lapses). On a
-    # loaded 2-core machine (CTest -j2) a process can take over 1 s to start: see CTest's entry.
+    # A worker whose lease lapsed this long ago is taken for failed (a new process's runner holds
+    # its lease until the process has started, however long that takes).
     ap.add_argument("--failure-timeout-ms", type=float, default=1000)
     a = ap.parse_args()
     rng = random.Random(a.seed)

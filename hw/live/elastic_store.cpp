@@ -80,12 +80,16 @@ bool create_exclusive(const fs::path& target, const std::string& content) {
   throw RuntimeFailure(target.string() + ": cannot create: " + std::string(std::strerror(err)));
 }
 
+fs::path started_file(const fs::path& dir, int worker, int version) {
+  return dir / "started" / ("w" + std::to_string(worker) + ".v" + std::to_string(version));
+}
+
 }  // namespace
 
 FileStore::FileStore(fs::path dir, int capacity) : dir_(std::move(dir)), capacity_(capacity) {}
 
 void FileStore::create(const runtime::ClusterConfig& first) const {
-  for (const char* sub : {"notices", "addresses", "records", "leases"})
+  for (const char* sub : {"notices", "addresses", "records", "leases", "started"})
     fs::create_directories(dir_ / sub);
   put(first);
 }
@@ -205,6 +209,18 @@ runtime::RunnerNotice FileStore::read_notice(int version) const {
                          (why.empty() ? "its version is not " + std::to_string(version) : why));
   }
   return n;
+}
+
+void FileStore::mark_started(int worker, int version) const {
+  const fs::path f = started_file(dir_, worker, version);
+  const int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) throw RuntimeFailure(f.string() + ": cannot create: " + std::strerror(errno));
+  ::close(fd);
+}
+
+bool FileStore::started(int worker, int version) const {
+  std::error_code ec;
+  return fs::exists(started_file(dir_, worker, version), ec);
 }
 
 void FileStore::publish_address(int version, int worker, const std::string& address) const {

@@ -9,7 +9,9 @@
 //   addresses/v<V>/w<W>       where worker W listens for version V's connections;
 //   records/w<W>-<pid>.json   what each process measured (runtime::RunRecord), for the launcher;
 //   checkpoint.bin            the restart baseline's model state;
-//   leases/w<W>               renewed by worker W's process while it runs (its mtime);
+//   leases/w<W>               renewed by worker W's process while it runs (its mtime), and by
+//                             the runner that started the process until then;
+//   started/w<W>.v<V>         worker W's process for version V renews its lease itself;
 //   lock                      serializes compare-and-swaps of the cluster.
 // Every write is a temporary file renamed (or linked) into place; nothing is left half written.
 // Readers validate what they read and say what is wrong in one line.
@@ -62,6 +64,12 @@ class FileStore {
   // modification time); the workers whose lease was renewed within `lifetime_ns`, ascending.
   virtual void renew_lease(int worker) const;
   virtual std::vector<int> live_leases(TimeNs lifetime_ns) const;
+  // A process's start-up: the runner that started worker W's process for cluster version V holds
+  // W's lease (renews it as the process would) until the process has renewed it itself, which it
+  // marks here; a process slower to start than a lease's lifetime is not taken for a failed one.
+  // The marks are files of the folder (with etcd as well: the folder is the run's).
+  void mark_started(int worker, int version) const;
+  bool started(int worker, int version) const;
 
   // The address rendezvous of a version's connections.
   virtual void publish_address(int version, int worker, const std::string& address) const;

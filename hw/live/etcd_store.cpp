@@ -248,17 +248,22 @@ bool EtcdStore::swap(int expected_version, const runtime::ClusterConfig& cluster
 }
 
 void EtcdStore::renew_lease(int worker) const {
-  if (!lease_id_.empty()) {
-    const json r = json::parse(client_.call("/v3/lease/keepalive", json{{"ID", lease_id_}}.dump()));
+  std::string& id = lease_ids_[worker];
+  if (!id.empty()) {
+    const json r = json::parse(client_.call("/v3/lease/keepalive", json{{"ID", id}}.dump()));
     // An expired lease answers without a TTL: its key is gone; take a new one.
-    if (r.contains("result") && r.at("result").contains("TTL")) return;
+    if (!r.contains("result") || !r.at("result").contains("TTL")) id.clear();
   }
-  const TimeNs ttl_s = std::max<TimeNs>(1, (lease_ttl_ns_ + kNsPerSecond - 1) / kNsPerSecond);
-  const json g = json::parse(client_.call("/v3/lease/grant", json{{"TTL", ttl_s}}.dump()));
-  lease_id_ = g.at("ID").get<std::string>();
+  if (id.empty()) {
+    const TimeNs ttl_s = std::max<TimeNs>(1, (lease_ttl_ns_ + kNsPerSecond - 1) / kNsPerSecond);
+    const json g = json::parse(client_.call("/v3/lease/grant", json{{"TTL", ttl_s}}.dump()));
+    id = g.at("ID").get<std::string>();
+  }
+  // The key is put again each time, bound to this lease: a runner that held a starting process's
+  // lease may have bound it to the runner's own (FileStore::mark_started), which then lapses.
   client_.call("/v3/kv/put", json{{"key", base64(prefix_ + "leases/w" + std::to_string(worker))},
                                   {"value", base64("alive")},
-                                  {"lease", lease_id_}}
+                                  {"lease", id}}
                                  .dump());
 }
 

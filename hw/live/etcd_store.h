@@ -18,6 +18,7 @@
 // namespace it does not run in by creating its sockets there (setns(2); root, as the testbed).
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,7 +81,8 @@ class EtcdStore final : public FileStore {
   EtcdClient client_;
   std::string prefix_;  // "/adaptsim/<job>/"
   TimeNs lease_ttl_ns_;
-  mutable std::string lease_id_;  // this process's lease, once granted
+  // The leases this object renews, by worker (a process: its own; a runner: its starting ones').
+  mutable std::map<int, std::string> lease_ids_;
 };
 
 // A private etcd (etcd on $PATH, or $ADAPTSIM_ETCD) on 127.0.0.1, or in network namespace

@@ -577,6 +577,7 @@ void LiveEnv::set_elastic(ElasticProcess process, const std::vector<std::uint64_
       v[i] = holds ? state_value(t, i) : std::numeric_limits<float>::quiet_NaN();
   }
   set_members(first);
+  start_version_ = first.version;
   // The lease, from now on while the process runs.
   runtime_.loop().post([this, alive = alive_] {
     if (*alive) renew_lease();
@@ -645,6 +646,9 @@ void LiveEnv::renew_lease() {
   if (hung_) return;  // a hung worker's lease lapses
   try {
     store_->renew_lease(elastic_->worker);
+    // From now on the lease is this process's: its runner stops holding it.
+    if (!lease_taken_) store_->mark_started(elastic_->worker, start_version_);
+    lease_taken_ = true;
   } catch (const std::exception& e) {
     say_once(std::string(e.what()) + "; the worker's lease is renewed when the store answers");
   }

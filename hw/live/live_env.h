@@ -245,7 +245,9 @@ class LiveEnv final : public runtime::TrainingEnv {
   bool check_state_ = false;                          // the next between_steps checks the state
   bool said_ = false;                                 // a store problem was reported
   std::function<void()> before_kill_;
-  bool hung_ = false;  // a silent failure: the lease is no longer renewed
+  bool hung_ = false;         // a silent failure: the lease is no longer renewed
+  int start_version_ = 0;     // the cluster version this process started in
+  bool lease_taken_ = false;  // renewed once: mark_started told the runner
 
   // Learn mode (set_learner). step_ and the step records: loop thread; the evaluation: written
   // on the compute thread before it posts the step's check, read on the loop thread after.

@@ -464,7 +464,32 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   std::vector<std::string> env = tcp::environment_without_launch_variables();
   env.push_back(std::string(tcp::kEnvSecret) + "=" + tcp::JobSecret::random().hex());
   std::vector<int> worker_of;  // by process index, in the order started
-  auto command = [&](int worker, const std::string& join) {
+  // The processes still starting, whose leases the runner holds until each renews its own
+  // (FileStore::mark_started): the failure detector must not drop a worker whose process is
+  // slower to start than a lease's lifetime (a loaded machine), only one that died or hangs.
+  struct Starting {
+    std::size_t process = 0;  // its index in worker_of
+    int worker = 0;
+    int version = 0;  // the cluster version it starts in
+    TimeNs renewed = 0;
+  };
+  std::vector<Starting> starting;
+  const TimeNs hold_every = std::max<TimeNs>(kNsPerMs, c.elastic->failure_timeout_ns / 4);
+  auto hold_leases = [&](const std::vector<bool>& alive) {
+    const TimeNs now = tcp::EventLoop::now_ns();
+    std::erase_if(starting, [&](Starting& s) {
+      // A process not spawned yet (queued by this poll) counts as alive.
+      const bool running = s.process >= alive.size() || alive[s.process];
+      if (!running || store.started(s.worker, s.version)) return true;
+      if (s.renewed == 0 || now - s.renewed >= hold_every) {
+        store.renew_lease(s.worker);
+        s.renewed = now;
+      }
+      return false;
+    });
+  };
+  auto command = [&](int worker, const std::string& join, int version) {
+    starting.push_back({worker_of.size(), worker, version, 0});
     worker_of.push_back(worker);
     tcp::WorkerCommand w;
     const live::RankPlacement* at =
@@ -481,7 +506,8 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
   };
   std::vector<tcp::WorkerCommand> workers;
   for (int w : first.workers)
-    workers.push_back(command(w, ""));
+    workers.push_back(command(w, "", first.version));
+  hold_leases({});
   // The runner: each new version's notice starts a process for every worker it adds to the
   // cluster the runner knew (a worker it drops stops on its own); a restart's, one for every worker
   // of the cluster once the old processes have all exited.
@@ -521,10 +547,11 @@ int launch_elastic(const ToolOptions& o, const live::LiveRunSpec& spec, double s
         };
         for (int w : runtime::workers_to_start(
                  n, [](int) { return true; }, stays))
-          out.push_back(command(w, join_file(v, n)));
+          out.push_back(command(w, join_file(v, n), v));
         known = n.cluster.workers;
         handled = v;
       }
+      hold_leases(alive);
       runner_said = false;
     } catch (const RuntimeFailure& e) {
       // The store is unavailable: the runner asks again at the next poll.

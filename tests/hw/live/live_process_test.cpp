@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -493,4 +494,64 @@ TEST_CASE("monitors in a live elastic run: a new process's monitors agree with t
     }
   }
   CHECK(compared >= 6);
+}
+
+TEST_CASE("an elastic run waits for a new process slower to start than a lease (issue 15)") {
+  // Worker 1's processes start 1 s late (a sleep before exec, as a loaded machine's start-up); the
+  // leases live 300 ms and the failure detector runs (a worker is killed later on). Its runner
+  // holds the new process's lease until the process renews it itself, so worker 0 waits for it at
+  // the resize's barrier instead of dropping it; before, worker 0 went on alone and worker 1's
+  // late process waited at a version nobody else was in until the run timed out.
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  std::string config =
+      elastic_config(R"({"forward": "2ms", "backward": "4ms", "optimizer": "1ms"})",
+                     R"("policy": {"name": "resize-schedule", "every": 3, "sizes": [2, 2]},
+    "failures": [{"worker": 1, "step": 8, "mode": "kill"}],)",
+                     10, "20s");
+  const std::string keys = R"("initial_workers": 1)";
+  REQUIRE(config.find(keys) != std::string::npos);
+  // Both scaled under the sanitizers (a slow process's loop must not miss its own renewals).
+  const double scale = adaptsim::testing::time_scale();
+  config.replace(
+      config.find(keys), keys.size(),
+      R"("initial_workers": 1, "failure_timeout": ")" + std::to_string(300 * scale) + R"(ms")");
+  write_text(dir + "/cfg.json", config);
+  write_text(dir + "/prefix.json", R"([["/usr/bin/env"], ["/bin/sh", "-c", "sleep )" +
+                                       std::to_string(scale) + R"(; exec \"$0\" \"$@\""]])");
+  // The folder store, and etcd (the runner's etcd leases, one per starting worker).
+  for (const bool etcd : {false, true}) {
+    if (etcd && !live::etcd_available()) {
+      MESSAGE("skipped with etcd: no etcd on PATH (Debian's etcd-server)");
+      continue;
+    }
+    CAPTURE(etcd);
+    const std::string store = dir + (etcd ? "/etcd-store" : "/store");
+    std::vector<std::string> args = {dir + "/cfg.json",
+                                     "--rank-prefix-json",
+                                     dir + "/prefix.json",
+                                     "--elastic-store",
+                                     store,
+                                     "-o",
+                                     store + ".json"};
+    std::optional<live::EtcdServer> server;
+    if (etcd) {
+      std::filesystem::create_directories(dir + "/etcd");
+      server.emplace(dir + "/etcd");
+      args.insert(args.end(), {"--etcd", server->endpoint().address.str()});
+    }
+    const auto r = run_process(tool(args), kDeadlineS);
+    INFO(diagnostics(r));
+    REQUIRE(r.exit_code == 0);
+    const auto j = read_json(store + ".json");
+    const auto& steps = j.at("result").at("steps");
+    REQUIRE(steps.size() == 11);
+    // One worker until the resize after step 2, both from step 3 until the kill at step 8.
+    for (std::size_t k = 0; k < 8; ++k) {
+      CAPTURE(k);
+      CHECK(steps[k].at("workers") == (k < 3 ? 1 : 2));
+    }
+    // The late process marked its start, for the runner to let go of its lease.
+    CHECK(live::FileStore(store, 2).started(1, 1));
+  }
 }
