@@ -7,10 +7,7 @@
 #                                                            `threaded`; --all: every test
 #   scripts/test-sanitizers.sh asan|tsan --only TARGET...    builds only these test executables
 #                                                            (and what they need) and runs them
-#                                                            directly: CI's short run;
-#                                                            TARGET@FILE runs only the cases of
-#                                                            the test source FILE (doctest's
-#                                                            --source-file)
+#                                                            directly: CI's short run
 #   scripts/test-sanitizers.sh asan --fuzz-build [...]       the same in build-fuzz/ instead of
 #                                                            build-asan/: clang, ASan + UBSan with
 #                                                            libFuzzer's coverage hooks, as
@@ -80,7 +77,7 @@ else
     -DCMAKE_UNITY_BUILD=ON -DADAPTSIM_SANITIZE=$sanitize -DADAPTSIM_CUDA=OFF "${launcher[@]}"
 fi
 if [[ ${#only[@]} -gt 0 ]]; then
-  cmake --build "$build" -j"$(nproc)" --target "${only[@]%%@*}"
+  cmake --build "$build" -j"$(nproc)" --target "${only[@]}"
 else
   cmake --build "$build" -j"$(nproc)"
 fi
@@ -117,18 +114,14 @@ status=0
 if [[ ${#only[@]} -gt 0 ]]; then
   # Each executable's cases directly (doctest), less the same labels' cases: those are listed
   # by name in the executable's *_case_labels.cmake (tests/CMakeLists.txt, adaptsim_label_cases).
-  for entry in "${only[@]}"; do
-    t=${entry%%@*}
-    source_filter=()
-    if [[ $entry == *@* ]]; then source_filter=("--source-file=*/${entry#*@}"); fi
+  for t in "${only[@]}"; do
     exe=$(find "$build/tests" -type f -name "$t" -perm -u+x | head -1)
     [[ -n $exe ]] || { echo "$mode: no test executable $t in $build/tests" >&2; exit 2; }
     skip=$(find "$build/tests" -name "${t}_case_labels.cmake" -exec \
       sed -n 's/^set_tests_properties(\[==\[\(.*\)\]==\] PROPERTIES LABELS ".*\(timing\|memory_limit\).*$/\1/p' {} + |
       sed 's/[],[]/?/g' | paste -sd, -)
-    echo "== $exe ${source_filter[*]}${skip:+ (left out: $skip)}"
-    (cd "$(dirname "$exe")" && "$exe" "${source_filter[@]}" ${skip:+"--test-case-exclude=$skip"}) ||
-      status=$?
+    echo "== $exe${skip:+ (left out: $skip)}"
+    (cd "$(dirname "$exe")" && "$exe" ${skip:+"--test-case-exclude=$skip"}) || status=$?
   done
 else
   ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 900 "${select[@]}" \

@@ -22,5 +22,5 @@ phase ./scripts/setup.sh fuzz
 phase ./scripts/build.sh
 phase ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 phase ./scripts/test-sanitizers.sh asan --fuzz-build --only tcp_test io_test
-phase ./scripts/test-sanitizers.sh tsan --only tcp_test thread_pool_test live_test@live_training_test.cpp
+phase ./scripts/test-sanitizers.sh tsan --only tcp_test thread_pool_test live_training_test
 phase ./scripts/fuzz.sh --smoke

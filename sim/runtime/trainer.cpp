@@ -464,6 +464,14 @@ void Trainer::control(int w, const std::string& name, Callback done, coll::Reduc
       done();
     };
   }
+  if (options_.elastic) {
+    // A resize that stalls names where (describe_pending): a barrier waits for every member.
+    s.waiting_at = name;
+    done = [this, w, done = std::move(done)] {
+      state_[w].waiting_at.clear();
+      done();
+    };
+  }
   coll::AllReduce& agreement = options_.elastic ? *agreements_.at(state_[w].version) : *agreement_;
   agreement.run(env(w).transport(rank(w)), ws, std::move(done));
 }
@@ -658,6 +666,12 @@ std::string Trainer::describe_pending() const {
     std::string line = "worker " + std::to_string(w) + " step " + std::to_string(s.step) + ": ";
     if (s.step >= total_steps_) {
       line += "finished";
+    } else if (!s.waiting_at.empty()) {
+      line += "waiting at '" + s.waiting_at + "' of cluster version " + std::to_string(s.version) +
+              " (workers";
+      for (int m : views_.at(s.version)->cluster().workers)
+        line += " " + std::to_string(m);
+      line += ")";
     } else if (s.updating) {
       line += "in the update";
     } else if (s.reduced < tensor_bytes_.size()) {

@@ -228,7 +228,8 @@ class Trainer final : public StepSink {
     int version = 0;
     ClusterConfig read;
     TimeNs check_begin = 0;
-    bool joining = false;  // a new process on its way into the cluster
+    bool joining = false;    // a new process on its way into the cluster
+    std::string waiting_at;  // the control collective (consensus, barrier) it waits at
     // Failures: the worker's process died; `epoch` counts the recoveries it went through (a
     // callback of an abandoned attempt finds another epoch and does nothing); `progress` counts
     // its step starts and resizes (the failure watchdog's clock).

@@ -565,6 +565,7 @@ void Trainer::recover(int w, std::uint64_t progress) {
     ++s.epoch;
     ++s.progress;
     s.in_flight = 0;
+    s.waiting_at.clear();  // an abandoned control's
     // The step to redo: a worker still joining has not agreed on one yet; the step after the
     // resize it joined by.
     const int step = s.joining ? resize_step_.at(s.version) + 1 : s.step;

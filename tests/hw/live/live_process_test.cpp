@@ -555,3 +555,28 @@ TEST_CASE("an elastic run waits for a new process slower to start than a lease (
     CHECK(live::FileStore(store, 2).started(1, 1));
   }
 }
+
+TEST_CASE("an elastic run whose new process never starts ends at its timeout naming the barrier") {
+  // Worker 1's process sleeps through the run (its runner holds its lease, so nobody drops it):
+  // worker 0 waits at the resize's barrier until the live timeout, whose line names the barrier,
+  // its cluster version and members (at the step after the resize); the launcher then ends the
+  // sleeping process.
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  const double scale = adaptsim::testing::time_scale();
+  write_text(
+      dir + "/cfg.json",
+      elastic_config(R"({"forward": "2ms", "backward": "4ms", "optimizer": "1ms"})",
+                     R"("policy": {"name": "resize-schedule", "every": 3, "sizes": [2, 2]},)", 6,
+                     std::to_string(2 * scale) + "s"));
+  write_text(dir + "/prefix.json",
+             R"([["/usr/bin/env"], ["/bin/sh", "-c", "sleep 600; exec \"$0\" \"$@\""]])");
+  const auto r = run_process(tool({dir + "/cfg.json", "--rank-prefix-json", dir + "/prefix.json",
+                                   "--elastic-store", dir + "/store", "-o", dir + "/result.json"}),
+                             kDeadlineS);
+  INFO(diagnostics(r));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("worker 0 step 3: waiting at 'adaptsim:resize:v1:barrier' of cluster version "
+                   "1 (workers 0 1)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/result.json"));
+}
