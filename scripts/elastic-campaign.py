@@ -9,8 +9,8 @@ MobileNetV2's gradients with the half-K80's compute scaled down, a resize-schedu
 (1..servers) every 2 or 3 steps, KungFu's mechanism or the restart baseline, and in a third of the
 KungFu runs one worker killed or hung (failure.h's kill or silent) at a random step
 (failure_timeout 1 s or --failure-timeout-ms, times ADAPTSIM_TEST_TIME_SCALE where set: under the
-sanitizers' slow processes a live worker's lease must not lapse before it has started). It runs the scenario
-simulated and live (`simctl run --live`, bounded by the scenario's live.timeout and a wall-clock
+sanitizers a running worker's slow loop must not miss its own renewals; a starting one's lease is
+its runner's). It runs the scenario simulated and live (`simctl run --live`, bounded by the scenario's live.timeout and a wall-clock
 limit), then checks that:
   - both runs succeed, and every step's cluster size (the steps CSV's `workers`) is the same live
     as simulated (or, where the kill took the cluster's last worker, both fail saying so);
