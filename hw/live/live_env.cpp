@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "hw/cuda/reference_kernels.h"
 #include "hw/live/mpi_library.h"
@@ -664,6 +665,15 @@ void LiveEnv::worker_failed(int, bool silent) {
   // see no close; only the lapsed lease tells them).
   hung_ = true;
   end_when_dropped();
+}
+
+void LiveEnv::pause_worker(int, TimeNs duration, runtime::Callback resumed) {
+  std::this_thread::sleep_for(std::chrono::nanoseconds(duration));
+  post(std::move(resumed));
+}
+
+void LiveEnv::note(int, const std::string& line) {
+  std::fprintf(stderr, "adaptsim-live: %s\n", line.c_str());
 }
 
 // A hung process would outlive the job: the harness ends it (its record, then a quiet exit) once

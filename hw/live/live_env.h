@@ -184,6 +184,13 @@ class LiveEnv final : public runtime::TrainingEnv {
   // dropped it from the cluster, then writes its record and exits quietly.
   void worker_failed(int worker, bool silent) override;
   void set_before_kill(std::function<void()> f) { before_kill_ = std::move(f); }
+  // A paused worker's loop thread sleeps through the pause: it runs everything of this process
+  // that others could see (timers, sockets, the lease renewal), so nothing shows meanwhile, while
+  // the kernel takes and acknowledges what arrives, as for a stopped process (the compute thread
+  // is idle between steps). Then the step goes on.
+  void pause_worker(int worker, TimeNs duration, runtime::Callback resumed) override;
+  // On this rank's stderr, as "adaptsim-live: LINE".
+  void note(int worker, const std::string& line) override;
   // The lease renewed every lease_ns / 4 on the loop (a file's mtime in the store); a compare-and-
   // swap under the store's lock.
   void store_leases(int worker, std::function<void(const std::vector<int>&)> done) override;

@@ -17,6 +17,11 @@ ClusterView::ClusterView(TrainingEnv& base, ClusterConfig cluster)
       local_.push_back(static_cast<int>(r));
   }
   transports_.resize(cluster_.workers.size());
+  closed_.assign(cluster_.workers.size(), 0);
+}
+
+void ClusterView::close(int rank) {
+  closed_.at(static_cast<std::size_t>(rank)) = 1;
 }
 
 int ClusterView::rank_of(int worker) const {
@@ -31,6 +36,7 @@ coll::Transport& ClusterView::transport(int worker) {
     t = std::make_unique<coll::SubsetTransport>(base_.transport(base_worker(worker)),
                                                 cluster_.workers,
                                                 "v" + std::to_string(cluster_.version) + ":");
+    t->set_closed(&closed_);
   }
   return *t;
 }

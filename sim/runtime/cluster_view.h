@@ -21,6 +21,13 @@ class ClusterView final : public TrainingEnv {
   int base_worker(int rank) const { return cluster_.workers.at(static_cast<std::size_t>(rank)); }
   // The rank of the underlying environment's worker `worker` (-1: not in this cluster).
   int rank_of(int worker) const;
+  // Rank `rank` has left this version (it moved to another, left, or was dropped): its
+  // connections of this version close, as the version's token does in KungFu, so no message of
+  // it passes from or to that rank any more (a send never completes). Live, every process holds
+  // its own views and the transports' real connections close too; simulated, one environment
+  // holds every worker's views, and this is what keeps an abandoned collective of the old version
+  // (another worker's, still posted) from completing with a worker that comes back to it.
+  void close(int rank);
 
   TimeNs now() const override { return base_.now(); }
   void at(TimeNs when, Callback task) override { base_.at(when, std::move(task)); }
@@ -87,6 +94,7 @@ class ClusterView final : public TrainingEnv {
   std::vector<int> rank_of_;  // by the underlying worker id; -1: not in this cluster
   // Per rank, built on first use (only local ranks have one).
   std::vector<std::unique_ptr<coll::SubsetTransport>> transports_;
+  std::vector<char> closed_;  // by rank (close)
 };
 
 }  // namespace adaptsim::runtime

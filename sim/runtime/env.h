@@ -161,6 +161,19 @@ class TrainingEnv {
     (void)silent;
     stop_worker(worker);
   }
+  // `worker`'s process stops running for `duration` and then runs on (failure.h, mode pause):
+  // nothing of it runs meanwhile (no timer, no transfer, no lease renewal), as under SIGSTOP or
+  // a preempted VM; `resumed` runs once it runs again. Default: a timer.
+  virtual void pause_worker(int worker, TimeNs duration, Callback resumed) {
+    (void)worker;
+    at(now() + duration, std::move(resumed));
+  }
+  // A line for the run's user about `worker` (that it was dropped from the cluster, say): live,
+  // the rank's stderr; a simulation has the step rows and the timeline, so by default nothing.
+  virtual void note(int worker, const std::string& line) {
+    (void)worker;
+    (void)line;
+  }
   // The workers whose lease in the store is alive (ElasticSpec::failure_timeout_ns after their
   // process last ran), and a put that only succeeds while the store holds `expected_version`
   // (etcd's compare-and-swap transaction); `done(true)` if it did.

@@ -27,9 +27,18 @@ std::vector<WorkerFailure> read_failures(io::MapReader& workload, int workers) {
                              std::to_string(g.step));
     }
     f.step = static_cast<int>(r.integer("step", 0, 1 << 30));
-    f.mode = r.choice_or("mode", {"kill", "silent"}, "kill") == "silent"
-                 ? WorkerFailure::Mode::kSilent
-                 : WorkerFailure::Mode::kKill;
+    const std::string mode = r.choice_or("mode", {"kill", "silent", "pause"}, "kill");
+    f.mode = mode == "silent"  ? WorkerFailure::Mode::kSilent
+             : mode == "pause" ? WorkerFailure::Mode::kPause
+                               : WorkerFailure::Mode::kKill;
+    if (f.mode == WorkerFailure::Mode::kPause) {
+      if (!r.has("for"))
+        r.fail("for", "missing: a paused worker runs again after this duration (e.g. for: 3s)");
+      f.pause_ns = r.duration_ns("for");
+      if (f.pause_ns <= 0) r.fail("for", "must be > 0: how long the worker's process stops");
+    } else if (r.has("for")) {
+      r.fail("for", "only a pause lasts a while: expected mode: pause");
+    }
     r.finish();
     out.push_back(f);
   }

@@ -122,6 +122,19 @@ void Trainer::start_step(int w) {
   const TimeNs now = env_.now();
   if (!options_.failures.empty()) {
     for (const WorkerFailure& f : options_.failures) {
+      if (f.worker == w && f.step == s.step && !s.dead && f.mode == WorkerFailure::Mode::kPause) {
+        if (s.paused) continue;
+        // Its process stops running for a while, then starts the step. A watchdog armed before
+        // must not see the pause as the step's (a stopped process's timers do not run).
+        s.paused = true;
+        ++s.progress;
+        span(w, "paused", "failure", now, now + f.pause_ns);
+        env_.pause_worker(w, f.pause_ns, [this, w, epoch = s.epoch] {
+          const Worker& s2 = state_[w];
+          if (s2.epoch == epoch && !s2.dead) start_step(w);
+        });
+        return;
+      }
       if (f.worker == w && f.step == s.step && !s.dead) {
         // The process dies (kill) or hangs (silent): either way it stops taking part.
         s.dead = true;
@@ -150,7 +163,6 @@ void Trainer::start_step(int w) {
   s.finishing = false;
   const std::size_t k = static_cast<std::size_t>(s.step);
   step_batch_[k] = s.batch;
-  step_workers_[k] = env(w).workers();
   if (auto c = system(w).strategy(rank(w))) step_strategy_[k] = strategy_label(*c);
   s.jitter = step_jitter(options_.seed, options_.step_time_cv, w, s.step) *
              compute_factor(options_.stragglers, w, s.step);
@@ -307,6 +319,9 @@ void Trainer::end_step(int w) {
   const int step = s.step;
   const double step_s = to_seconds(now - s.start);
   step_sum_s_[static_cast<std::size_t>(step)] += step_s;
+  // The cluster that completed the step (one whose worker came back to an abandoned cluster
+  // started the step there but cannot complete it).
+  step_workers_[static_cast<std::size_t>(step)] = env(w).workers();
   if (options_.timeline != nullptr) span(w, "step " + std::to_string(step), "step", s.start, now);
   if (step >= options_.warmup_steps) {
     const double exposed = to_seconds(s.exposed_link + s.exposed_wait);

@@ -61,6 +61,11 @@
 // (MAX of the step each is in: the last consistent step is the one before), state broadcast from
 // the new rank 0; then it redoes the step. Readings on that step: "failure.detect_s" (from the
 // step's start to the swap read back) and the resize phases.
+// A worker that pauses (failure.h) starts its step once it runs again. If the others dropped it
+// meanwhile, its step stalls too; its own watchdog finds every member of its version alive (the
+// others run on in the next one) and then reads the store: a newer cluster without it means it
+// was dropped, and it leaves, as a worker that a shrink removes does (KungFu's detached peer),
+// with a note; the survivors' training stands.
 
 #include <cstdint>
 #include <functional>
@@ -234,6 +239,7 @@ class Trainer final : public StepSink {
     // callback of an abandoned attempt finds another epoch and does nothing); `progress` counts
     // its step starts and resizes (the failure watchdog's clock).
     bool dead = false;
+    bool paused = false;  // its pause (failure.h) has happened
     int epoch = 0;
     std::uint64_t progress = 0;
     TimeNs step_begin = 0;
@@ -280,11 +286,14 @@ class Trainer final : public StepSink {
   void restart(int w, int step, int size);
   void resized(int w);
   void leave(int w);
+  // Worker w's connections of the version it is in close (ClusterView::close): it moves on.
+  void close_version(int w);
   // Failures (trainer_resize.cpp): the watchdog of worker w's progress, the lease check, and the
   // recovery into the cluster of the survivors.
   void watch(int w);
   void suspect(int w, std::uint64_t progress);
   void recover(int w, std::uint64_t progress);
+  void dropped(int w, const ClusterConfig& cluster);
   // Records [begin, now) of worker w's resize phase `key` after step `step`: a timeline span, and
   // the step's reading `key`_s, the slowest worker's.
   void phase(int w, int step, const std::string& key, TimeNs begin);

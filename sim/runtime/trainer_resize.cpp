@@ -315,6 +315,7 @@ void Trainer::resize(int w, int step) {
 // A staying worker into `cluster`: its connections reset, then the version's view and system,
 // and the meeting with the others.
 void Trainer::switch_version(int w, int step, const ClusterConfig& cluster) {
+  close_version(w);
   const TimeNs reconnect = env_.now();
   env_.reset_connections(w, cluster, [this, w, step, reconnect, cluster] {
     phase(w, step, "resize.reconnect", reconnect);
@@ -480,7 +481,13 @@ void Trainer::resized(int w) {
   next_or_finish(w);
 }
 
+void Trainer::close_version(int w) {
+  ClusterView& view = *views_.at(state_[static_cast<std::size_t>(w)].version);
+  if (const int r = view.rank_of(w); r >= 0) view.close(r);
+}
+
 void Trainer::leave(int w) {
+  close_version(w);
   state_[static_cast<std::size_t>(w)].dead = true;  // its process ends: no watchdog any more
   --running_;
   env_.stop_worker(w);
@@ -539,8 +546,19 @@ void Trainer::suspect(int w, std::uint64_t progress) {
     for (int m : current.workers)
       if (std::binary_search(live.begin(), live.end(), m)) next.workers.push_back(m);
     if (next.workers.size() == current.workers.size()) {
-      env_.at(env_.now() + options_.elastic->retry_ns,
-              [this, w, progress] { suspect(w, progress); });
+      // Every member lives; but they may live on in a newer cluster without this worker (it
+      // did not run for longer than a lease: a pause). The store says so.
+      env_.store_get(w, [this, w, progress](const ClusterConfig& stored) {
+        const Worker& s2 = state_[static_cast<std::size_t>(w)];
+        if (s2.dead || s2.progress != progress) return;
+        if (stored.version > s2.version &&
+            std::find(stored.workers.begin(), stored.workers.end(), w) == stored.workers.end()) {
+          dropped(w, stored);
+          return;
+        }
+        env_.at(env_.now() + options_.elastic->retry_ns,
+                [this, w, progress] { suspect(w, progress); });
+      });
       return;
     }
     env_.store_swap(w, current.version, next, [this, w, progress](bool) { recover(w, progress); });
@@ -559,8 +577,8 @@ void Trainer::recover(int w, std::uint64_t progress) {
       return;
     }
     if (std::find(cluster.workers.begin(), cluster.workers.end(), w) == cluster.workers.end()) {
-      throw RuntimeFailure("worker " + std::to_string(w) +
-                           " was dropped from the cluster by the others while it ran");
+      dropped(w, cluster);
+      return;
     }
     ++s.epoch;
     ++s.progress;
@@ -574,6 +592,26 @@ void Trainer::recover(int w, std::uint64_t progress) {
     phase(w, step, "failure.detect", s.step_begin);
     switch_version(w, step, cluster);
   });
+}
+
+// The others went on without this worker (its lease lapsed while it did not run): its step is
+// abandoned and it leaves; the survivors' cluster holds the training from their last consistent
+// step.
+void Trainer::dropped(int w, const ClusterConfig& cluster) {
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  ++s.epoch;  // its pending callbacks are an abandoned attempt's
+  s.in_flight = 0;
+  s.waiting_at.clear();
+  const TimeNs now = env_.now();
+  span(w, "dropped", "failure", now, now);
+  std::string members;
+  for (int m : cluster.workers)
+    members += " " + std::to_string(m);
+  env_.note(w, "worker " + std::to_string(w) + " step " + std::to_string(s.step) +
+                   ": dropped from the cluster while it did not run (cluster version " +
+                   std::to_string(cluster.version) + " holds workers" + members +
+                   "): it leaves");
+  leave(w);
 }
 
 }  // namespace adaptsim::runtime

@@ -433,11 +433,24 @@ void SimEnv::stop_worker(int worker) {
   });
 }
 
+void SimEnv::pause_worker(int worker, TimeNs duration, runtime::Callback resumed) {
+  paused_since_[worker] = engine_.now();
+  engine_.schedule_after(duration, [this, worker, resumed = std::move(resumed)] {
+    paused_since_.erase(worker);
+    resumed();
+  });
+}
+
 void SimEnv::store_leases(int worker, std::function<void(const std::vector<int>&)> done) {
   (void)worker;
   store_read<std::vector<int>>(
       [this] {
-        std::vector<int> live(running_.begin(), running_.end());
+        std::vector<int> live;
+        for (int w : running_) {
+          auto p = paused_since_.find(w);
+          if (p == paused_since_.end() || engine_.now() - p->second < elastic().failure_timeout_ns)
+            live.push_back(w);
+        }
         for (const auto& [w, at] : stopped_at_) {
           if (running_.count(w) == 0 && engine_.now() - at < elastic().failure_timeout_ns)
             live.push_back(w);

@@ -181,8 +181,10 @@ class SimEnv final : public runtime::TrainingEnv {
     started_ = std::move(started);
   }
   void stop_worker(int worker) override;
-  // A lease lives while the worker's process runs and failure_timeout_ns after it stopped; reads
-  // and swaps take the store's read and write times.
+  // Its process is held (it keeps its place with the runner) but renews no lease meanwhile.
+  void pause_worker(int worker, TimeNs duration, runtime::Callback resumed) override;
+  // A lease lives while the worker's process runs and failure_timeout_ns after it stopped or
+  // paused; reads and swaps take the store's read and write times.
   void store_leases(int worker, std::function<void(const std::vector<int>&)> done) override;
   void store_swap(int worker, int expected_version, const runtime::ClusterConfig& cluster,
                   std::function<void(bool)> done) override;
@@ -232,6 +234,7 @@ class SimEnv final : public runtime::TrainingEnv {
   runtime::ClusterConfig store_;
   std::set<int> running_;                  // workers whose process runs
   std::map<int, TimeNs> stopped_at_;       // workers whose process stopped, and when
+  std::map<int, TimeNs> paused_since_;     // workers whose running process is paused, since
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
   // Per server: processes still exiting (ElasticSpec::process_exit_ns), and what waits for them
   // (a restart's start of the new processes).

@@ -451,6 +451,17 @@ TEST_CASE("policy: bad input is one line with file, line and key, exit 2, nothin
        "bad.yaml:15: key 'workload.failures[0].mode'"},
       {"  failures: [{worker: 1, step: 2}]\n",
        "bad.yaml:14: key 'workload.failures': failures need the workload's `elastic:` map"},
+      // A pause: without its duration, a duration of 0, a duration for another mode.
+      {"  elastic: {}\n  failures: [{worker: 1, step: 2, mode: pause}]\n",
+       "bad.yaml:15: key 'workload.failures[0].for': missing: a paused worker runs again after "
+       "this duration"},
+      {"  elastic: {}\n  failures: [{worker: 1, step: 2, mode: pause, for: 0s}]\n",
+       "bad.yaml:15: key 'workload.failures[0].for': must be > 0"},
+      {"  elastic: {}\n  failures: [{worker: 1, step: 2, mode: pause, for: -1s}]\n",
+       "bad.yaml:15: key 'workload.failures[0].for'"},
+      {"  elastic: {}\n  failures: [{worker: 1, step: 2, mode: silent, for: 2s}]\n",
+       "bad.yaml:15: key 'workload.failures[0].for': only a pause lasts a while: expected mode: "
+       "pause"},
       {"  elastic: {failure_timeout: 0s}\n", "bad.yaml:14: key 'workload.elastic.failure_timeout'"},
       {"  monitors: [{name: throughput, window: 0s}]\n",
        "bad.yaml:14: key 'workload.monitors[0].window'"},

@@ -310,6 +310,53 @@ TEST_CASE("a worker killed at step 3 of 4: the others find its lapsed lease, shr
   CHECK(r.reading(3, "resize.broadcast_s") > 0);
 }
 
+TEST_CASE("a worker paused for longer than its lease is dropped, and leaves once it runs again") {
+  // Worker 2 stops running at step 3 for 3 s (SIGSTOP, a preempted VM); its lease lapses 2 s in.
+  // The others find it as they find a killed worker, shrink and redo step 3 without it. When it
+  // runs again it starts step 3 in its old cluster, which nobody else is in any more: its own
+  // watchdog finds every member of that cluster alive, reads the store, finds a newer cluster
+  // without it and leaves (before, it retried for ever: the simulation never ended).
+  ElasticSpec e;
+  e.failure_timeout_ns = 2 * kNsPerSecond;
+  const Run r = run(4, "", e, 6, 1'000'000, 1e9,
+                    {{.worker = 2,
+                      .step = 3,
+                      .mode = WorkerFailure::Mode::kPause,
+                      .pause_ns = 3 * kNsPerSecond}});
+  REQUIRE(r.result.steps.size() == 6);
+  for (int k = 0; k < 6; ++k)
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == (k < 3 ? 4 : 3));
+  // Detected as a death at that step's start is (its lease lapsed failure_timeout after the pause
+  // began): the watchdog, a lease read, the swap and a read of the store.
+  const double read = 652e-6, write = 16667e-6;
+  CHECK(r.reading(3, "failure.detect_s") ==
+        doctest::Approx(2.0 + read + write + read).epsilon(1e-6));
+  CHECK(r.result.steps[3].time_s == doctest::Approx(r.result.steps[4].time_s).epsilon(0.01));
+}
+
+TEST_CASE("a pause shorter than the lease only delays the step") {
+  ElasticSpec e;
+  e.failure_timeout_ns = 2 * kNsPerSecond;
+  const Run plain = run(4, "", e, 6);
+  const Run r = run(4, "", e, 6, 1'000'000, 1e9,
+                    {{.worker = 2,
+                      .step = 3,
+                      .mode = WorkerFailure::Mode::kPause,
+                      .pause_ns = 500 * kNsPerMs}});
+  REQUIRE(r.result.steps.size() == 6);
+  for (int k = 0; k < 6; ++k) {
+    CAPTURE(k);
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == 4);
+    CHECK(r.reading(k, "failure.detect_s") == -1.0);
+  }
+  // The other three wait the 500 ms for it in step 3's all-reduce, and the paused worker's own
+  // step holds its pause (its clock runs from the end of the previous step's checks): every
+  // worker's step 3 is 500 ms longer.
+  CHECK(r.result.steps[3].time_s - plain.result.steps[3].time_s ==
+        doctest::Approx(0.5).epsilon(0.01));
+  CHECK(r.result.steps[4].time_s == doctest::Approx(plain.result.steps[4].time_s).epsilon(1e-6));
+}
+
 TEST_CASE("rank 0 killed: the next survivor becomes rank 0 and training goes on") {
   ElasticSpec e;
   e.failure_timeout_ns = kNsPerSecond;

@@ -580,3 +580,44 @@ TEST_CASE("an elastic run whose new process never starts ends at its timeout nam
                    "1 (workers 0 1)") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir + "/result.json"));
 }
+
+TEST_CASE("a worker paused for longer than its lease is dropped and leaves once it runs again") {
+  // Worker 2's process stops running at step 4 for 1.5 s (its loop thread sleeps: no timer, no
+  // socket, no lease renewal), with leases of 300 ms. The others drop it and finish the run
+  // without it; when it runs again it is in a cluster nobody else is in, finds every member's
+  // lease alive, reads the store, sees a newer cluster without it and leaves with one line.
+  // Before, it retried for ever and the run ended at its timeout.
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  const double scale = adaptsim::testing::time_scale();
+  std::string config = elastic_config(
+      R"({"forward": "2ms", "backward": "4ms", "optimizer": "1ms"})",
+      R"("failures": [{"worker": 2, "step": 4, "mode": "pause", "for": ")" +
+          std::to_string(1.5 * scale) + R"(s"}],)",
+      8, "20s");
+  const std::string keys = R"("elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1})";
+  REQUIRE(config.find(keys) != std::string::npos);
+  config.replace(config.find(keys), keys.size(),
+                 R"("elastic": {"capacity": 3, "ranks_per_host": 1, "failure_timeout": ")" +
+                     std::to_string(300 * scale) + R"(ms"})");
+  write_text(dir + "/cfg.json", config);
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = run_process(
+      tool({dir + "/cfg.json", "--elastic-store", dir + "/store", "-o", dir + "/result.json"}),
+      kDeadlineS);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("adaptsim-live: worker 2 step 4: dropped from the cluster while it did not "
+                   "run (cluster version 1 holds workers 0 1): it leaves") != std::string::npos);
+  const auto j = read_json(dir + "/result.json");
+  const auto& steps = j.at("result").at("steps");
+  REQUIRE(steps.size() == 9);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    CAPTURE(k);
+    CHECK(steps[k].at("workers") == (k < 4 ? 3 : 2));
+  }
+  // Bounded by the pause and the paused worker's own watchdog, far from the 20 s timeout.
+  CHECK(took < 10 * scale);
+}
