@@ -525,9 +525,10 @@ TEST_CASE(
   // one stops taking part and renewing its lease, its connections open); the others' steps stall,
   // their watchdog reads the store's leases after failure_timeout, swaps in the survivors'
   // cluster, and the step is redone without it. Rank 0 (worker 0) too: the next survivor becomes
-  // rank 0 and broadcasts the state.
-  for (const auto& [killed, mode] :
-       std::vector<std::pair<int, std::string>>{{1, "kill"}, {0, "kill"}, {1, "silent"}}) {
+  // rank 0 and broadcasts the state. A worker paused for 3 s is dropped the same way, and leaves
+  // once it runs again (its own step stalls in the old cluster; the store shows the new one).
+  for (const auto& [killed, mode] : std::vector<std::pair<int, std::string>>{
+           {1, "kill"}, {0, "kill"}, {1, "silent"}, {2, "pause, for: 3s"}}) {
     CAPTURE(killed);
     CAPTURE(mode);
     const fs::path dir = scratch_dir("failure_live");

@@ -357,6 +357,57 @@ TEST_CASE("a pause shorter than the lease only delays the step") {
   CHECK(r.result.steps[4].time_s == doctest::Approx(plain.result.steps[4].time_s).epsilon(1e-6));
 }
 
+TEST_CASE("random pauses beside kills: no hang, and every step's cluster as the leases say") {
+  // 300 runs of 2-5 workers: one worker pauses at a random step, for well under its lease (only
+  // a delay) or well over it (dropped; it leaves once it runs again), and in half the runs
+  // another worker is killed at a random step. Each run must end, at the expected sizes.
+  Rng rng(20261207);
+  int drops = 0;
+  for (int i = 0; i < 300; ++i) {
+    const int n = static_cast<int>(2 + rng.below(4));
+    const int steps = static_cast<int>(2 + rng.below(7));
+    ElasticSpec e;
+    e.failure_timeout_ns = static_cast<TimeNs>(200 + rng.below(800)) * kNsPerMs;
+    const bool longer = rng.below(2) != 0;
+    const TimeNs pause = longer ? e.failure_timeout_ns * static_cast<TimeNs>(2 + rng.below(4))
+                                : e.failure_timeout_ns / static_cast<TimeNs>(2 + rng.below(4));
+    std::vector<WorkerFailure> failures = {
+        {.worker = static_cast<int>(rng.below(static_cast<std::uint64_t>(n))),
+         .step = static_cast<int>(rng.below(static_cast<std::uint64_t>(steps))),
+         .mode = WorkerFailure::Mode::kPause,
+         .pause_ns = pause}};
+    if (n > 2 && rng.below(2)) {
+      const int killed = (failures[0].worker + 1 + static_cast<int>(rng.below(
+                                                       static_cast<std::uint64_t>(n - 1)))) %
+                         n;
+      failures.push_back(
+          {.worker = killed, .step = static_cast<int>(rng.below(static_cast<std::uint64_t>(steps)))});
+    }
+    INFO("run " << i << ": " << n << " workers, " << steps << " steps, timeout "
+                << e.failure_timeout_ns << " ns, worker " << failures[0].worker << " pauses "
+                << pause << " ns at step " << failures[0].step
+                << (failures.size() > 1 ? ", worker " + std::to_string(failures[1].worker) +
+                                              " killed at step " + std::to_string(failures[1].step)
+                                        : std::string()));
+    std::vector<int> expected;
+    int size = n;
+    for (int k = 0; k < steps; ++k) {
+      if (longer && failures[0].step == k) --size;
+      if (failures.size() > 1 && failures[1].step == k) --size;
+      expected.push_back(size);
+    }
+    const Run r = run(n, "", e, steps, 1000, 1e9, failures);
+    REQUIRE(r.result.steps.size() == static_cast<std::size_t>(steps));
+    for (int k = 0; k < steps; ++k) {
+      CAPTURE(k);
+      CHECK(r.result.steps[static_cast<std::size_t>(k)].workers ==
+            expected[static_cast<std::size_t>(k)]);
+    }
+    if (longer) ++drops;
+  }
+  CHECK(drops > 100);
+}
+
 TEST_CASE("rank 0 killed: the next survivor becomes rank 0 and training goes on") {
   ElasticSpec e;
   e.failure_timeout_ns = kNsPerSecond;
