@@ -645,6 +645,8 @@ void LiveEnv::notify_runners(int, const runtime::RunnerNotice& notice, runtime::
 
 void LiveEnv::renew_lease() {
   if (hung_) return;  // a hung worker's lease lapses
+  if (last_renewal_ >= 0 && now() - last_renewal_ > elastic_->lease_ns) lapse_seen_ = true;
+  last_renewal_ = now();
   try {
     store_->renew_lease(elastic_->worker);
     // From now on the lease is this process's: its runner stops holding it.
@@ -670,6 +672,13 @@ void LiveEnv::worker_failed(int, bool silent) {
 void LiveEnv::pause_worker(int, TimeNs duration, runtime::Callback resumed) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(duration));
   post(std::move(resumed));
+}
+
+bool LiveEnv::lease_lapsed(int) {
+  if (!elastic_ || last_renewal_ < 0) return false;
+  const bool lapsed = lapse_seen_ || now() - last_renewal_ > elastic_->lease_ns;
+  lapse_seen_ = false;
+  return lapsed;
 }
 
 void LiveEnv::note(int, const std::string& line) {

@@ -189,6 +189,9 @@ class LiveEnv final : public runtime::TrainingEnv {
   // the kernel takes and acknowledges what arrives, as for a stopped process (the compute thread
   // is idle between steps). Then the step goes on.
   void pause_worker(int worker, TimeNs duration, runtime::Callback resumed) override;
+  // The loop's last lease renewal is further back than a lease lives (or a renewal found it so):
+  // the loop did not run meanwhile.
+  bool lease_lapsed(int worker) override;
   // On this rank's stderr, as "adaptsim-live: LINE".
   void note(int worker, const std::string& line) override;
   // The lease renewed every lease_ns / 4 on the loop (a file's mtime in the store); a compare-and-
@@ -255,6 +258,8 @@ class LiveEnv final : public runtime::TrainingEnv {
   bool hung_ = false;         // a silent failure: the lease is no longer renewed
   int start_version_ = 0;     // the cluster version this process started in
   bool lease_taken_ = false;  // renewed once: mark_started told the runner
+  TimeNs last_renewal_ = -1;  // when renew_lease last ran (loop thread)
+  bool lapse_seen_ = false;   // a renewal came later than a lease lives (lease_lapsed)
 
   // Learn mode (set_learner). step_ and the step records: loop thread; the evaluation: written
   // on the compute thread before it posts the step's check, read on the loop thread after.

@@ -168,6 +168,14 @@ class TrainingEnv {
     (void)worker;
     at(now() + duration, std::move(resumed));
   }
+  // Whether `worker`'s own lease lapsed since the last call: its process did not renew it for
+  // longer than a lease lives (it did not run: a pause), so the others may have dropped it. A
+  // worker asks before each step and reads the store if so, as a lock's holder checks its lease
+  // before acting on it. Default: never.
+  virtual bool lease_lapsed(int worker) {
+    (void)worker;
+    return false;
+  }
   // A line for the run's user about `worker` (that it was dropped from the cluster, say): live,
   // the rank's stderr; a simulation has the step rows and the timeline, so by default nothing.
   virtual void note(int worker, const std::string& line) {

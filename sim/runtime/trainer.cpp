@@ -121,6 +121,21 @@ void Trainer::start_step(int w) {
   Worker& s = state_[w];
   const TimeNs now = env_.now();
   if (!options_.failures.empty()) {
+    if (env_.lease_lapsed(w)) {
+      // This process did not run for longer than its lease: the others may have gone on without
+      // it. The store says whether they did; if not, the step goes on.
+      env_.store_get(w, [this, w, epoch = s.epoch](const ClusterConfig& stored) {
+        Worker& s2 = state_[w];
+        if (s2.epoch != epoch || s2.dead) return;
+        if (stored.version > s2.version &&
+            std::find(stored.workers.begin(), stored.workers.end(), w) == stored.workers.end()) {
+          dropped(w, stored);
+          return;
+        }
+        start_step(w);
+      });
+      return;
+    }
     for (const WorkerFailure& f : options_.failures) {
       if (f.worker == w && f.step == s.step && !s.dead && f.mode == WorkerFailure::Mode::kPause) {
         if (s.paused) continue;

@@ -435,8 +435,9 @@ void SimEnv::stop_worker(int worker) {
 
 void SimEnv::pause_worker(int worker, TimeNs duration, runtime::Callback resumed) {
   paused_since_[worker] = engine_.now();
-  engine_.schedule_after(duration, [this, worker, resumed = std::move(resumed)] {
+  engine_.schedule_after(duration, [this, worker, duration, resumed = std::move(resumed)] {
     paused_since_.erase(worker);
+    if (duration >= elastic().failure_timeout_ns) lapsed_.insert(worker);
     resumed();
   });
 }

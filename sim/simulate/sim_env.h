@@ -183,6 +183,8 @@ class SimEnv final : public runtime::TrainingEnv {
   void stop_worker(int worker) override;
   // Its process is held (it keeps its place with the runner) but renews no lease meanwhile.
   void pause_worker(int worker, TimeNs duration, runtime::Callback resumed) override;
+  // Once after a pause of at least failure_timeout_ns (the store then saw its lease lapse).
+  bool lease_lapsed(int worker) override { return lapsed_.erase(worker) != 0; }
   // A lease lives while the worker's process runs and failure_timeout_ns after it stopped or
   // paused; reads and swaps take the store's read and write times.
   void store_leases(int worker, std::function<void(const std::vector<int>&)> done) override;
@@ -235,6 +237,7 @@ class SimEnv final : public runtime::TrainingEnv {
   std::set<int> running_;                  // workers whose process runs
   std::map<int, TimeNs> stopped_at_;       // workers whose process stopped, and when
   std::map<int, TimeNs> paused_since_;     // workers whose running process is paused, since
+  std::set<int> lapsed_;                   // paused past their lease, not yet asked (lease_lapsed)
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
   // Per server: processes still exiting (ElasticSpec::process_exit_ns), and what waits for them
   // (a restart's start of the new processes).

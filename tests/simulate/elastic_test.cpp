@@ -334,6 +334,28 @@ TEST_CASE("a worker paused for longer than its lease is dropped, and leaves once
   CHECK(r.result.steps[3].time_s == doctest::Approx(r.result.steps[4].time_s).epsilon(0.01));
 }
 
+TEST_CASE("a paused worker checks its lease when it runs again, so a cluster regrown after can start it anew") {
+  // Worker 2 pauses at step 3 for 1.2 s with leases of 400 ms: dropped at about 0.42 s. It runs
+  // again at 1.2 s, finds its own lease lapsed, reads the store and leaves at once. The policy
+  // grows the cluster back to 4 at step 23 (about 1.4 s): its runner sees no process for worker 2
+  // and starts a new one, which joins. Waiting for its watchdog instead (1.6 s), the old process
+  // would still run at the resize, nobody would start a new one, and the resize would wait for
+  // ever.
+  ElasticSpec e;
+  e.failure_timeout_ns = 400 * kNsPerMs;
+  const Run r = run(4, "{name: resize, step: 23, workers: 4}", e, 30, 1'000'000, 1e9,
+                    {{.worker = 2,
+                      .step = 3,
+                      .mode = WorkerFailure::Mode::kPause,
+                      .pause_ns = 1200 * kNsPerMs}});
+  REQUIRE(r.result.steps.size() == 30);
+  for (int k = 0; k < 30; ++k) {
+    CAPTURE(k);
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == (k < 3 ? 4 : k < 24 ? 3 : 4));
+  }
+  CHECK(r.reading(23, "resize.join.process_start_s") > 0);  // a new process for worker 2
+}
+
 TEST_CASE("a pause shorter than the lease only delays the step") {
   ElasticSpec e;
   e.failure_timeout_ns = 2 * kNsPerSecond;
