@@ -127,12 +127,7 @@ void Trainer::start_step(int w) {
       env_.store_get(w, [this, w, epoch = s.epoch](const ClusterConfig& stored) {
         Worker& s2 = state_[w];
         if (s2.epoch != epoch || s2.dead) return;
-        if (stored.version > s2.version &&
-            std::find(stored.workers.begin(), stored.workers.end(), w) == stored.workers.end()) {
-          dropped(w, stored);
-          return;
-        }
-        start_step(w);
+        if (!left_behind(w, stored)) start_step(w);
       });
       return;
     }

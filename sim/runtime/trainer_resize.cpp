@@ -551,11 +551,7 @@ void Trainer::suspect(int w, std::uint64_t progress) {
       env_.store_get(w, [this, w, progress](const ClusterConfig& stored) {
         const Worker& s2 = state_[static_cast<std::size_t>(w)];
         if (s2.dead || s2.progress != progress) return;
-        if (stored.version > s2.version &&
-            std::find(stored.workers.begin(), stored.workers.end(), w) == stored.workers.end()) {
-          dropped(w, stored);
-          return;
-        }
+        if (left_behind(w, stored)) return;
         env_.at(env_.now() + options_.elastic->retry_ns,
                 [this, w, progress] { suspect(w, progress); });
       });
@@ -594,6 +590,30 @@ void Trainer::recover(int w, std::uint64_t progress) {
   });
 }
 
+// Whether the store's cluster `stored` went on without worker w: then w leaves (dropped). A
+// cluster that took it back after a version it missed (the others dropped it, then grew again
+// while it did not run) cannot be joined by a process that missed that version's notice and
+// agreement: the run fails with one line instead of waiting at the new cluster's barrier.
+bool Trainer::left_behind(int w, const ClusterConfig& stored) {
+  const Worker& s = state_[static_cast<std::size_t>(w)];
+  if (stored.version <= s.version) return false;
+  const bool member =
+      std::find(stored.workers.begin(), stored.workers.end(), w) != stored.workers.end();
+  if (!member) {
+    dropped(w, stored);
+    return true;
+  }
+  if (stored.version >= s.version + 2) {
+    throw RuntimeFailure("worker " + std::to_string(w) + " step " + std::to_string(s.step) +
+                         " is at cluster version " + std::to_string(s.version) +
+                         " and the store's version " + std::to_string(stored.version) +
+                         " holds it again: it missed a version while it did not run (the others "
+                         "dropped it, then grew), and a worker cannot rejoin across versions it "
+                         "missed");
+  }
+  return false;
+}
+
 // The others went on without this worker (its lease lapsed while it did not run): its step is
 // abandoned and it leaves; the survivors' cluster holds the training from their last consistent
 // step.
@@ -609,8 +629,7 @@ void Trainer::dropped(int w, const ClusterConfig& cluster) {
     members += " " + std::to_string(m);
   env_.note(w, "worker " + std::to_string(w) + " step " + std::to_string(s.step) +
                    ": dropped from the cluster while it did not run (cluster version " +
-                   std::to_string(cluster.version) + " holds workers" + members +
-                   "): it leaves");
+                   std::to_string(cluster.version) + " holds workers" + members + "): it leaves");
   leave(w);
 }
 

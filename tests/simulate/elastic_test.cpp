@@ -334,7 +334,9 @@ TEST_CASE("a worker paused for longer than its lease is dropped, and leaves once
   CHECK(r.result.steps[3].time_s == doctest::Approx(r.result.steps[4].time_s).epsilon(0.01));
 }
 
-TEST_CASE("a paused worker checks its lease when it runs again, so a cluster regrown after can start it anew") {
+TEST_CASE(
+    "a paused worker checks its lease when it runs again, so a cluster regrown after can start it "
+    "anew") {
   // Worker 2 pauses at step 3 for 1.2 s with leases of 400 ms: dropped at about 0.42 s. It runs
   // again at 1.2 s, finds its own lease lapsed, reads the store and leaves at once. The policy
   // grows the cluster back to 4 at step 23 (about 1.4 s): its runner sees no process for worker 2
@@ -343,11 +345,9 @@ TEST_CASE("a paused worker checks its lease when it runs again, so a cluster reg
   // ever.
   ElasticSpec e;
   e.failure_timeout_ns = 400 * kNsPerMs;
-  const Run r = run(4, "{name: resize, step: 23, workers: 4}", e, 30, 1'000'000, 1e9,
-                    {{.worker = 2,
-                      .step = 3,
-                      .mode = WorkerFailure::Mode::kPause,
-                      .pause_ns = 1200 * kNsPerMs}});
+  const Run r = run(
+      4, "{name: resize, step: 23, workers: 4}", e, 30, 1'000'000, 1e9,
+      {{.worker = 2, .step = 3, .mode = WorkerFailure::Mode::kPause, .pause_ns = 1200 * kNsPerMs}});
   REQUIRE(r.result.steps.size() == 30);
   for (int k = 0; k < 30; ++k) {
     CAPTURE(k);
@@ -356,15 +356,41 @@ TEST_CASE("a paused worker checks its lease when it runs again, so a cluster reg
   CHECK(r.reading(23, "resize.join.process_start_s") > 0);  // a new process for worker 2
 }
 
+TEST_CASE("a dropped worker back while a regrown cluster waits for it fails with one line") {
+  // Worker 2 pauses at step 3 for 800 ms with leases of 400 ms: dropped at about 0.42 s. The
+  // cluster grows back to 4 at step 5 (about 0.6 s), while it still sleeps: its runner sees its
+  // process and starts none, and the others wait for it at the resize's barrier. Had it slept on
+  // past their watchdog (1.0 s), its lapsed lease would drop it again; it runs again at 0.8 s,
+  // renewing its lease, and finds itself in a version two past its own, which it cannot join: the
+  // run fails naming it, instead of never ending.
+  ElasticSpec e;
+  e.failure_timeout_ns = 400 * kNsPerMs;
+  CHECK_THROWS_WITH_AS(run(4, "{name: resize, step: 5, workers: 4}", e, 30, 1'000'000, 1e9,
+                           {{.worker = 2,
+                             .step = 3,
+                             .mode = WorkerFailure::Mode::kPause,
+                             .pause_ns = 800 * kNsPerMs}}),
+                       "worker 2 step 3 is at cluster version 0 and the store's version 2 holds "
+                       "it again: it missed a version while it did not run (the others dropped "
+                       "it, then grew), and a worker cannot rejoin across versions it missed",
+                       RuntimeFailure);
+  // Back after the others' watchdog: dropped a second time, and the run goes on at 3.
+  const Run r = run(
+      4, "{name: resize, step: 5, workers: 4}", e, 12, 1'000'000, 1e9,
+      {{.worker = 2, .step = 3, .mode = WorkerFailure::Mode::kPause, .pause_ns = 1200 * kNsPerMs}});
+  REQUIRE(r.result.steps.size() == 12);
+  for (int k = 0; k < 12; ++k)
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == (k < 3 ? 4 : 3));
+  CHECK(r.reading(6, "failure.detect_s") > 0.4);
+}
+
 TEST_CASE("a pause shorter than the lease only delays the step") {
   ElasticSpec e;
   e.failure_timeout_ns = 2 * kNsPerSecond;
   const Run plain = run(4, "", e, 6);
-  const Run r = run(4, "", e, 6, 1'000'000, 1e9,
-                    {{.worker = 2,
-                      .step = 3,
-                      .mode = WorkerFailure::Mode::kPause,
-                      .pause_ns = 500 * kNsPerMs}});
+  const Run r = run(
+      4, "", e, 6, 1'000'000, 1e9,
+      {{.worker = 2, .step = 3, .mode = WorkerFailure::Mode::kPause, .pause_ns = 500 * kNsPerMs}});
   REQUIRE(r.result.steps.size() == 6);
   for (int k = 0; k < 6; ++k) {
     CAPTURE(k);
@@ -399,11 +425,11 @@ TEST_CASE("random pauses beside kills: no hang, and every step's cluster as the 
          .mode = WorkerFailure::Mode::kPause,
          .pause_ns = pause}};
     if (n > 2 && rng.below(2)) {
-      const int killed = (failures[0].worker + 1 + static_cast<int>(rng.below(
-                                                       static_cast<std::uint64_t>(n - 1)))) %
+      const int killed = (failures[0].worker + 1 +
+                          static_cast<int>(rng.below(static_cast<std::uint64_t>(n - 1)))) %
                          n;
-      failures.push_back(
-          {.worker = killed, .step = static_cast<int>(rng.below(static_cast<std::uint64_t>(steps)))});
+      failures.push_back({.worker = killed,
+                          .step = static_cast<int>(rng.below(static_cast<std::uint64_t>(steps)))});
     }
     INFO("run " << i << ": " << n << " workers, " << steps << " steps, timeout "
                 << e.failure_timeout_ns << " ns, worker " << failures[0].worker << " pauses "

@@ -590,12 +590,13 @@ TEST_CASE("a worker paused for longer than its lease is dropped and leaves once 
   const TempDir tmp;
   const std::string& dir = tmp.path;
   const double scale = adaptsim::testing::time_scale();
-  std::string config = elastic_config(
-      R"({"forward": "2ms", "backward": "4ms", "optimizer": "1ms"})",
-      R"("failures": [{"worker": 2, "step": 4, "mode": "pause", "for": ")" +
-          std::to_string(1.5 * scale) + R"(s"}],)",
-      8, "20s");
-  const std::string keys = R"("elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1})";
+  std::string config =
+      elastic_config(R"({"forward": "2ms", "backward": "4ms", "optimizer": "1ms"})",
+                     R"("failures": [{"worker": 2, "step": 4, "mode": "pause", "for": ")" +
+                         std::to_string(1.5 * scale) + R"(s"}],)",
+                     8, "20s");
+  const std::string keys =
+      R"("elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1})";
   REQUIRE(config.find(keys) != std::string::npos);
   config.replace(config.find(keys), keys.size(),
                  R"("elastic": {"capacity": 3, "ranks_per_host": 1, "failure_timeout": ")" +
