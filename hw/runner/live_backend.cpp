@@ -122,13 +122,7 @@ std::string live_config_yaml(const runtime::LiveTrainingTask& task,
     if (!task.failures.empty()) {
       text += "failures:\n";
       for (const runtime::WorkerFailure& f : task.failures) {
-        text +=
-            "  - {worker: " + std::to_string(f.worker) + ", step: " + std::to_string(f.step) +
-            ", mode: " +
-            (f.mode == runtime::WorkerFailure::Mode::kKill     ? std::string("kill")
-             : f.mode == runtime::WorkerFailure::Mode::kSilent ? std::string("silent")
-                                                               : "pause, for: " + ns(f.pause_ns)) +
-            "}\n";
+        text += "  - " + runtime::failure_yaml(f) + "\n";
       }
     }
   }

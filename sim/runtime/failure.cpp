@@ -45,4 +45,13 @@ std::vector<WorkerFailure> read_failures(io::MapReader& workload, int workers) {
   return out;
 }
 
+std::string failure_yaml(const WorkerFailure& f) {
+  std::string mode = f.mode == WorkerFailure::Mode::kKill     ? "kill"
+                     : f.mode == WorkerFailure::Mode::kSilent ? "silent"
+                                                              : "pause";
+  if (f.mode == WorkerFailure::Mode::kPause) mode += ", for: " + std::to_string(f.pause_ns) + "ns";
+  return "{worker: " + std::to_string(f.worker) + ", step: " + std::to_string(f.step) +
+         ", mode: " + mode + "}";
+}
+
 }  // namespace adaptsim::runtime

@@ -12,6 +12,7 @@
 //     - {worker: 2, step: 7, mode: kill}
 //     - {worker: 3, step: 9, mode: pause, for: 3s}
 
+#include <string>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -35,5 +36,7 @@ struct WorkerFailure {
 // that does not exist, a negative step, an unknown mode, a worker failing twice, a pause without
 // a positive `for`, `for` with another mode).
 std::vector<WorkerFailure> read_failures(io::MapReader& workload, int workers);
+// One item of that list as read_failures reads it back (a flow map, e.g. for a live run's config).
+std::string failure_yaml(const WorkerFailure& f);
 
 }  // namespace adaptsim::runtime

@@ -132,7 +132,8 @@ void Trainer::start_step(int w) {
       return;
     }
     for (const WorkerFailure& f : options_.failures) {
-      if (f.worker == w && f.step == s.step && !s.dead && f.mode == WorkerFailure::Mode::kPause) {
+      if (f.worker != w || f.step != s.step || s.dead) continue;
+      if (f.mode == WorkerFailure::Mode::kPause) {
         if (s.paused) continue;
         // Its process stops running for a while, then starts the step. A watchdog armed before
         // must not see the pause as the step's (a stopped process's timers do not run).
@@ -145,14 +146,12 @@ void Trainer::start_step(int w) {
         });
         return;
       }
-      if (f.worker == w && f.step == s.step && !s.dead) {
-        // The process dies (kill) or hangs (silent): either way it stops taking part.
-        s.dead = true;
-        --running_;
-        span(w, f.mode == WorkerFailure::Mode::kKill ? "killed" : "hung", "failure", now, now);
-        env_.worker_failed(w, f.mode == WorkerFailure::Mode::kSilent);
-        return;
-      }
+      // The process dies (kill) or hangs (silent): either way it stops taking part.
+      s.dead = true;
+      --running_;
+      span(w, f.mode == WorkerFailure::Mode::kKill ? "killed" : "hung", "failure", now, now);
+      env_.worker_failed(w, f.mode == WorkerFailure::Mode::kSilent);
+      return;
     }
     ++s.progress;
     s.step_begin = now;

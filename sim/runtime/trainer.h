@@ -61,11 +61,11 @@
 // (MAX of the step each is in: the last consistent step is the one before), state broadcast from
 // the new rank 0; then it redoes the step. Readings on that step: "failure.detect_s" (from the
 // step's start to the swap read back) and the resize phases.
-// A worker that pauses (failure.h) starts its step once it runs again. If the others dropped it
-// meanwhile, its step stalls too; its own watchdog finds every member of its version alive (the
-// others run on in the next one) and then reads the store: a newer cluster without it means it
-// was dropped, and it leaves, as a worker that a shrink removes does (KungFu's detached peer),
-// with a note; the survivors' training stands.
+// A worker that pauses (failure.h) starts its step once it runs again. Before each step a worker
+// whose own lease lapsed (TrainingEnv::lease_lapsed) reads the store, and so does a watchdog that
+// finds every member of the worker's version alive (the others may run on in a newer one): a
+// newer cluster without it means it was dropped, and it leaves, as a worker that a shrink removes
+// does (KungFu's detached peer), with a note; the survivors' training stands.
 
 #include <cstdint>
 #include <functional>
