@@ -643,6 +643,20 @@ void LiveEnv::notify_runners(int, const runtime::RunnerNotice& notice, runtime::
   post(std::move(done));
 }
 
+void LiveEnv::store_notice(int, int version,
+                           std::function<void(const std::optional<runtime::RunnerNotice>&)> done) {
+  std::optional<runtime::RunnerNotice> notice;
+  try {
+    const std::vector<int> versions = store_->notice_versions();
+    if (std::binary_search(versions.begin(), versions.end(), version))
+      notice = store_->read_notice(version);
+  } catch (const std::exception& e) {
+    say_once(std::string(e.what()) + "; the notice of cluster version " + std::to_string(version) +
+             " is read again when the store answers");
+  }
+  post([done = std::move(done), notice = std::move(notice)] { done(notice); });
+}
+
 void LiveEnv::renew_lease() {
   if (hung_) return;  // a hung worker's lease lapses
   if (last_renewal_ >= 0 && now() - last_renewal_ > elastic_->lease_ns) lapse_seen_ = true;

@@ -178,6 +178,9 @@ class LiveEnv final : public runtime::TrainingEnv {
       std::function<void(int worker, const runtime::RunnerNotice&)> started) override {
     (void)started;  // a new worker is a new process (ElasticProcess::join), not a callback here
   }
+  // The store's notice of `version`; an unavailable store reads as none yet (said once).
+  void store_notice(int worker, int version,
+                    std::function<void(const std::optional<runtime::RunnerNotice>&)> done) override;
   void stop_worker(int worker) override;
   // A killed worker's process writes what it measured (set_before_kill) and SIGKILLs itself; a
   // silent one hangs (no steps, no lease renewals, its connections open) until the others have

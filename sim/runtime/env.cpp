@@ -27,6 +27,9 @@ void TrainingEnv::notify_runners(int, const RunnerNotice&, Callback) {
 void TrainingEnv::on_worker_started(std::function<void(int, const RunnerNotice&)>) {
   no_elastic("runners");
 }
+void TrainingEnv::store_notice(int, int, std::function<void(const std::optional<RunnerNotice>&)>) {
+  no_elastic("config store");
+}
 void TrainingEnv::stop_worker(int) {
   no_elastic("runners");
 }

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,13 @@ class TrainingEnv {
   // once it runs. `done` once every runner has the notice.
   virtual void notify_runners(int worker, const RunnerNotice& notice, Callback done);
   virtual void on_worker_started(std::function<void(int worker, const RunnerNotice&)> started);
+  // The notice of cluster `version` as the store holds it (the first worker's), read by `worker`
+  // when the request arrives; nullopt while none is there yet (the store holds a version's
+  // cluster before its workers have agreed on it and posted the notice). A process that did not
+  // run while a version was agreed reads there what a new process is told (its step and the
+  // agreed history) and joins as one (trainer.h).
+  virtual void store_notice(int worker, int version,
+                            std::function<void(const std::optional<RunnerNotice>&)> done);
   // Whether a process the runners start comes back to this step loop (a simulation: every worker
   // is this environment's), or is a process of its own with its own step loop (live: it joins
   // with TrainerOptions::join, and this process does not wait for it).

@@ -65,13 +65,20 @@
 // whose own lease lapsed (TrainingEnv::lease_lapsed) reads the store, and so does a watchdog that
 // finds every member of the worker's version alive (the others may run on in a newer one): a
 // newer cluster without it means it was dropped, and it leaves, as a worker that a shrink removes
-// does (KungFu's detached peer), with a note; the survivors' training stands.
+// does (KungFu's detached peer), with a note; the survivors' training stands. A newer cluster that
+// holds it again two or more versions past its own (the others dropped it and then grew back
+// while it did not run; its runner, seeing its process, started none) it joins as a process the
+// runner started would: it reads that version's notice from the store (TrainingEnv::store_notice:
+// the step the version follows and the agreed history), connects, meets the others at the
+// version's barrier, agrees on the offset and receives the state broadcast ("resize.join.notice",
+// then the joining phases).
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -278,6 +285,7 @@ class Trainer final : public StepSink {
   void resize(int w, int step);
   void switch_version(int w, int step, const ClusterConfig& cluster);
   void worker_started(int w, const RunnerNotice& notice);
+  void enter(int w, const RunnerNotice& notice, bool started);
   // A new process takes the agreed history of `notice` where its own is shorter.
   void adopt_agreed_state(const RunnerNotice& notice);
   RunnerNotice notice_for(const ClusterConfig& cluster, int step, bool restart);
@@ -294,6 +302,7 @@ class Trainer final : public StepSink {
   void suspect(int w, std::uint64_t progress);
   void recover(int w, std::uint64_t progress);
   bool left_behind(int w, const ClusterConfig& stored);
+  void rejoin(int w, const ClusterConfig& stored);
   void dropped(int w, const ClusterConfig& cluster);
   // Records [begin, now) of worker w's resize phase `key` after step `step`: a timeline span, and
   // the step's reading `key`_s, the slowest worker's.
@@ -345,6 +354,7 @@ class Trainer final : public StepSink {
   std::map<int, std::string> agreed_state_;  // version -> its notice's agreed history
   int running_ = 0;
   int starting_ = 0;
+  std::set<int> counted_starts_;  // local workers a resize counted in starting_
   std::uint64_t state_bytes_ = 0;
   std::vector<int> step_workers_;
 };

@@ -80,11 +80,13 @@ std::string Trainer::agreed_state() const {
 
 void Trainer::adopt_agreed_state(const RunnerNotice& notice) {
   if (notice.agreed_state.empty()) return;
+  std::size_t seen = 0;  // the observations this process's monitors saw already
   try {
     const nlohmann::json j = nlohmann::json::parse(notice.agreed_state);
     const nlohmann::json& history = j.at("history");
     const nlohmann::json& decisions = j.at("decisions");
     if (history.size() <= history_.size()) return;  // this process saw it all
+    seen = history_.size();
     history_.clear();
     decisions_.clear();
     for (const nlohmann::json& h : history) {
@@ -121,12 +123,15 @@ void Trainer::adopt_agreed_state(const RunnerNotice& notice) {
   // What every worker ran each step with (a restarted process resumes with the last batch), and
   // the monitors' state: a new process's monitors see the agreed observations in order, as the
   // running workers' did (monitors are deterministic in what they observe), so every worker's
-  // monitors agree from the next step on.
+  // monitors agree from the next step on; a process back after a pause saw the first `seen` (the
+  // agreed history's, as every worker's is) and sees the rest.
   samples_done_ = 0;
-  for (const StepObservation& o : history_) {
+  for (std::size_t i = 0; i < history_.size(); ++i) {
+    const StepObservation& o = history_[i];
     samples_done_ += static_cast<double>(o.workers) * o.batch_per_gpu;
     int& batch = step_batch_.at(static_cast<std::size_t>(o.step));
     if (batch == 0) batch = o.batch_per_gpu;
+    if (i < seen) continue;
     StepObservation replay = o;
     for (auto& m : seam_.monitors)
       m->observe(replay);
@@ -283,7 +288,8 @@ void Trainer::resize(int w, int step) {
     // itself).
     for (int m : cluster.workers) {
       if (std::find(old.begin(), old.end(), m) == old.end() &&
-          std::find(local_.begin(), local_.end(), m) != local_.end())
+          std::find(local_.begin(), local_.end(), m) != local_.end() &&
+          counted_starts_.insert(m).second)
         ++starting_;
     }
   }
@@ -341,38 +347,58 @@ RunnerNotice Trainer::notice_for(const ClusterConfig& cluster, int step, bool re
 }
 
 void Trainer::worker_started(int w, const RunnerNotice& notice) {
+  counted_starts_.erase(w);
+  --starting_;
+  ++running_;
+  enter(w, notice, true);
+}
+
+// Worker w into the cluster of `notice` as a process that has not taken part in its agreement:
+// a new one (`started`: its start-up phases, the emulated framework's, a restart's checkpoint
+// read), or one that did not run while the others agreed (rejoin).
+void Trainer::enter(int w, const RunnerNotice& notice, bool started) {
   const ClusterConfig& cluster = notice.cluster;
-  // A process of its own learns from the notice what the running workers know.
+  // It learns from the notice what the running workers know.
   resize_step_.emplace(cluster.version, notice.step);
   notified_at_.emplace(cluster.version, notice.notified_at);
   if (notice.resize_begin > 0) resize_begin_.emplace(cluster.version, notice.resize_begin);
   adopt_agreed_state(notice);
   const int step = resize_step_.at(cluster.version);
-  --starting_;
-  ++running_;
   Worker& s = state_[static_cast<std::size_t>(w)];
+  // Callbacks of what the worker id did before (an earlier process, or this one's abandoned step)
+  // find another epoch and progress; a pause that happened stays done.
+  const int epoch = s.epoch;
+  const std::uint64_t progress = s.progress;
+  const bool paused = s.paused;
   s = Worker{};
+  s.epoch = epoch + 1;
+  s.progress = progress + 1;
+  s.paused = paused;
   s.version = cluster.version;
   s.joining = true;
   s.reduced_tensor.assign(tensor_bytes_.size(), false);
   if (!options_.failures.empty()) {
-    // A new process watches its progress too: a worker it joins may die on the way (live, a
+    // A joining process watches its progress too: a worker it joins may die on the way (live, a
     // killed root's state broadcast never arrives).
     s.step_begin = env_.now();
     watch(w);
   }
   ensure_version(cluster);
+  auto connect = [this, w, step, cluster] {
+    const TimeNs begin = env_.now();
+    env_.reset_connections(w, cluster, [this, w, step, begin] {
+      phase(w, step, "resize.join.connect", begin);
+      join_cluster(w);
+    });
+  };
+  if (!started) {
+    connect();
+    return;
+  }
   phase(w, step, "resize.join.process_start", notified_at_.at(cluster.version));
   const TimeNs init = env_.now();
-  env_.at(init + options_.elastic->framework_init_ns, [this, w, step, init, cluster] {
+  env_.at(init + options_.elastic->framework_init_ns, [this, w, step, init, connect] {
     if (options_.elastic->framework_init_ns > 0) phase(w, step, "resize.join.framework_init", init);
-    auto connect = [this, w, step, cluster] {
-      const TimeNs begin = env_.now();
-      env_.reset_connections(w, cluster, [this, w, step, begin] {
-        phase(w, step, "resize.join.connect", begin);
-        join_cluster(w);
-      });
-    };
     if (options_.elastic->mechanism == ResizeMechanism::kRestart) {
       const TimeNs begin = env_.now();
       env_.read_checkpoint(w, state_bytes_, [this, w, step, begin, connect] {
@@ -592,8 +618,8 @@ void Trainer::recover(int w, std::uint64_t progress) {
 
 // Whether the store's cluster `stored` went on without worker w: then w leaves (dropped). A
 // cluster that took it back after a version it missed (the others dropped it, then grew again
-// while it did not run) cannot be joined by a process that missed that version's notice and
-// agreement: the run fails with one line instead of waiting at the new cluster's barrier.
+// while it did not run, and its runner, seeing its process, started none) is joined as a new
+// process would join it (rejoin).
 bool Trainer::left_behind(int w, const ClusterConfig& stored) {
   const Worker& s = state_[static_cast<std::size_t>(w)];
   if (stored.version <= s.version) return false;
@@ -604,14 +630,50 @@ bool Trainer::left_behind(int w, const ClusterConfig& stored) {
     return true;
   }
   if (stored.version >= s.version + 2) {
-    throw RuntimeFailure("worker " + std::to_string(w) + " step " + std::to_string(s.step) +
-                         " is at cluster version " + std::to_string(s.version) +
-                         " and the store's version " + std::to_string(stored.version) +
-                         " holds it again: it missed a version while it did not run (the others "
-                         "dropped it, then grew), and a worker cannot rejoin across versions it "
-                         "missed");
+    rejoin(w, stored);
+    return true;
   }
   return false;
+}
+
+// Worker w did not run while the others dropped it and then took it back into `stored`: the step
+// it was in is abandoned, and it joins as a process its runner would have started does, from the
+// version's notice in the store (the step it follows and the agreed history): connections,
+// barrier, offset agreement, state broadcast. Until the notice is there (the cluster is in the
+// store before its workers have agreed on it), it reads the store again.
+void Trainer::rejoin(int w, const ClusterConfig& stored) {
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  ++s.epoch;
+  s.in_flight = 0;
+  s.waiting_at.clear();
+  close_version(w);
+  const int from = s.version;
+  const int step = s.step;
+  const TimeNs begin = env_.now();
+  env_.store_notice(w, stored.version,
+                    [this, w, epoch = s.epoch, from, step, begin,
+                     version = stored.version](const std::optional<RunnerNotice>& notice) {
+                      const Worker& s2 = state_[static_cast<std::size_t>(w)];
+                      if (s2.dead || s2.epoch != epoch) return;
+                      if (!notice) {
+                        env_.at(env_.now() + options_.elastic->retry_ns, [this, w, epoch] {
+                          env_.store_get(w, [this, w, epoch](const ClusterConfig& again) {
+                            const Worker& s3 = state_[static_cast<std::size_t>(w)];
+                            // The store's version only grows: again is at least two past w's, so w
+                            // leaves or rejoins.
+                            if (!s3.dead && s3.epoch == epoch) left_behind(w, again);
+                          });
+                        });
+                        return;
+                      }
+                      env_.note(w, "worker " + std::to_string(w) + " step " + std::to_string(step) +
+                                       ": back in cluster version " + std::to_string(version) +
+                                       " after the others went on without it from version " +
+                                       std::to_string(from) + ": it joins as a new process does");
+                      if (counted_starts_.erase(w) != 0) --starting_;
+                      enter(w, *notice, false);
+                      phase(w, resize_step_.at(version), "resize.join.notice", begin);
+                    });
 }
 
 // The others went on without this worker (its lease lapsed while it did not run): its step is

@@ -374,6 +374,9 @@ void SimEnv::store_put(int worker, const runtime::ClusterConfig& cluster, runtim
 
 void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
                             runtime::Callback done) {
+  // The first notifier's notice is the store's (live: link(2) of the first finished file).
+  notices_.emplace(notice.cluster.version,
+                   std::make_pair(engine_.now() + elastic().store_write_ns, notice));
   // One runner per server, at its first rank's host.
   std::map<int, int> first_rank;
   for (int r = 0; r < topology_.rank_count(); ++r)
@@ -406,6 +409,18 @@ void SimEnv::notify_runners(int worker, const runtime::RunnerNotice& notice,
     });
   }
   engine_.schedule_after(farthest, std::move(done));
+}
+
+void SimEnv::store_notice(int worker, int version,
+                          std::function<void(const std::optional<runtime::RunnerNotice>&)> done) {
+  (void)worker;
+  store_read<std::optional<runtime::RunnerNotice>>(
+      [this, version]() -> std::optional<runtime::RunnerNotice> {
+        const auto it = notices_.find(version);
+        if (it == notices_.end() || it->second.first > engine_.now()) return std::nullopt;
+        return it->second.second;
+      },
+      std::move(done));
 }
 
 void SimEnv::propose_cluster(std::vector<int> workers) {

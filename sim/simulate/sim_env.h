@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/event_engine.h"
@@ -180,6 +181,10 @@ class SimEnv final : public runtime::TrainingEnv {
       std::function<void(int worker, const runtime::RunnerNotice&)> started) override {
     started_ = std::move(started);
   }
+  // The notices are in the store from the first notifier's write (store_write_ns after its
+  // notify_runners), read as the cluster is.
+  void store_notice(int worker, int version,
+                    std::function<void(const std::optional<runtime::RunnerNotice>&)> done) override;
   void stop_worker(int worker) override;
   // Its process is held (it keeps its place with the runner) but renews no lease meanwhile.
   void pause_worker(int worker, TimeNs duration, runtime::Callback resumed) override;
@@ -239,6 +244,8 @@ class SimEnv final : public runtime::TrainingEnv {
   std::map<int, TimeNs> paused_since_;     // workers whose running process is paused, since
   std::set<int> lapsed_;                   // paused past their lease, not yet asked (lease_lapsed)
   std::map<int, std::set<int>> notified_;  // version -> servers whose runner acted on it
+  // version -> its first notice, and when its write is in the store
+  std::map<int, std::pair<TimeNs, runtime::RunnerNotice>> notices_;
   // Per server: processes still exiting (ElasticSpec::process_exit_ns), and what waits for them
   // (a restart's start of the new processes).
   std::map<int, int> exiting_;

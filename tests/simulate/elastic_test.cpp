@@ -344,32 +344,40 @@ TEST_CASE(
   CHECK(r.reading(23, "resize.join.process_start_s") > 0);  // a new process for worker 2
 }
 
-TEST_CASE("a dropped worker back while a regrown cluster waits for it fails with one line") {
+TEST_CASE("a dropped worker back while a regrown cluster waits for it joins it as a new process") {
   // Worker 2 pauses at step 3 for 800 ms with leases of 400 ms: dropped at about 0.42 s. The
   // cluster grows back to 4 at step 5 (about 0.6 s), while it still sleeps: its runner sees its
-  // process and starts none, and the others wait for it at the resize's barrier. Had it slept on
-  // past their watchdog (1.0 s), its lapsed lease would drop it again; it runs again at 0.8 s,
-  // renewing its lease, and finds itself in a version two past its own, which it cannot join: the
-  // run fails naming it, instead of never ending.
+  // process and starts none, and the others wait for it at the resize's barrier. It runs again at
+  // 0.8 s, before their watchdog (1.0 s), finds itself in a version two past its own, reads that
+  // version's notice from the store and joins as a new process would: connections, barrier,
+  // offset agreement, state broadcast. (Before, the run failed here with one line.)
   ElasticSpec e;
   e.failure_timeout_ns = 400 * kNsPerMs;
-  CHECK_THROWS_WITH_AS(run(4, "{name: resize, step: 5, workers: 4}", e, 30, 1'000'000, 1e9,
-                           {{.worker = 2,
-                             .step = 3,
-                             .mode = WorkerFailure::Mode::kPause,
-                             .pause_ns = 800 * kNsPerMs}}),
-                       "worker 2 step 3 is at cluster version 0 and the store's version 2 holds "
-                       "it again: it missed a version while it did not run (the others dropped "
-                       "it, then grew), and a worker cannot rejoin across versions it missed",
-                       RuntimeFailure);
+  const WorkerFailure pause{
+      .worker = 2, .step = 3, .mode = WorkerFailure::Mode::kPause, .pause_ns = 800 * kNsPerMs};
+  const Run r = run(4, "{name: resize, step: 5, workers: 4}", e, 12, 1'000'000, 1e9, {pause});
+  REQUIRE(r.result.steps.size() == 12);
+  for (int k = 0; k < 12; ++k) {
+    CAPTURE(k);
+    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == (k < 3 || k > 5 ? 4 : 3));
+  }
+  // No process started for it: it read the notice (a store read) and connected.
+  CHECK(r.reading(5, "resize.join.process_start_s") == -1.0);
+  CHECK(r.reading(5, "resize.join.notice_s") == doctest::Approx(652e-6).epsilon(1e-6));
+  CHECK(r.reading(5, "resize.join.connect_s") > 0);
+  CHECK(r.reading(5, "resize.broadcast_s") > 0);
+  // The others waited at the barrier until it ran again at 0.8 s: the resize took most of the
+  // time from the regrowth to then.
+  CHECK(r.reading(5, "resize.barrier_s") > 0.1);
+  CHECK(r.result.steps[7].time_s == doctest::Approx(r.result.steps[8].time_s).epsilon(0.01));
   // Back after the others' watchdog: dropped a second time, and the run goes on at 3.
-  const Run r = run(
+  const Run late = run(
       4, "{name: resize, step: 5, workers: 4}", e, 12, 1'000'000, 1e9,
       {{.worker = 2, .step = 3, .mode = WorkerFailure::Mode::kPause, .pause_ns = 1200 * kNsPerMs}});
-  REQUIRE(r.result.steps.size() == 12);
+  REQUIRE(late.result.steps.size() == 12);
   for (int k = 0; k < 12; ++k)
-    CHECK(r.result.steps[static_cast<std::size_t>(k)].workers == (k < 3 ? 4 : 3));
-  CHECK(r.reading(6, "failure.detect_s") > 0.4);
+    CHECK(late.result.steps[static_cast<std::size_t>(k)].workers == (k < 3 ? 4 : 3));
+  CHECK(late.reading(6, "failure.detect_s") > 0.4);
 }
 
 TEST_CASE("a pause shorter than the lease only delays the step") {
@@ -442,6 +450,57 @@ TEST_CASE("random pauses beside kills: no hang, and every step's cluster as the 
     if (longer) ++drops;
   }
   CHECK(drops > 100);
+}
+
+TEST_CASE("random pauses beside resize schedules: no hang, and a paused worker rejoins") {
+  // 200 runs of 3-5 workers with a resize every 1-3 steps to random sizes; one worker pauses at a
+  // random step for 1.5-5 leases. The others drop it, and every growth that takes it back waits
+  // for it at the barrier until their watchdog drops it again, or it runs again and rejoins as a
+  // new process would. Each run must end with every step at the schedule's size or one less (the
+  // paused worker missing until the next resize), and the rejoins must happen.
+  Rng rng(20261208);
+  int rejoins = 0;
+  for (int i = 0; i < 200; ++i) {
+    const int n = static_cast<int>(3 + rng.below(3));
+    const int steps = static_cast<int>(20 + rng.below(21));
+    ElasticSpec e;
+    e.failure_timeout_ns = static_cast<TimeNs>(200 + rng.below(400)) * kNsPerMs;
+    const int every = static_cast<int>(1 + rng.below(3));
+    std::vector<int> sizes;
+    std::string list;
+    for (int k = 0; k < 4; ++k) {
+      sizes.push_back(static_cast<int>(2 + rng.below(static_cast<std::uint64_t>(n - 1))));
+      list += (k ? ", " : "") + std::to_string(sizes.back());
+    }
+    const WorkerFailure pause{
+        .worker = static_cast<int>(rng.below(static_cast<std::uint64_t>(n))),
+        .step = static_cast<int>(rng.below(static_cast<std::uint64_t>(steps / 2))),
+        .mode = WorkerFailure::Mode::kPause,
+        .pause_ns = e.failure_timeout_ns * static_cast<TimeNs>(15 + rng.below(36)) / 10};
+    INFO("run " << i << ": " << n << " workers, " << steps << " steps, timeout "
+                << e.failure_timeout_ns << " ns, every " << every << ", sizes [" << list
+                << "], worker " << pause.worker << " pauses " << pause.pause_ns << " ns at step "
+                << pause.step);
+    // The schedule's sizes, step by step (KungFu's Cluster.Resize of the starting n).
+    std::vector<int> expected;
+    int size = n;
+    for (int k = 0; k < steps; ++k) {
+      expected.push_back(size);
+      if ((k + 1) % every == 0) size = sizes[static_cast<std::size_t>((k + 1) / every) % 4];
+    }
+    const Run r = run(
+        n, "{name: resize-schedule, every: " + std::to_string(every) + ", sizes: [" + list + "]}",
+        e, steps, 1000, 1e9, {pause});
+    REQUIRE(r.result.steps.size() == static_cast<std::size_t>(steps));
+    for (int k = 0; k < steps; ++k) {
+      CAPTURE(k);
+      const int workers = r.result.steps[static_cast<std::size_t>(k)].workers;
+      CHECK(workers <= expected[static_cast<std::size_t>(k)]);
+      CHECK(workers >= expected[static_cast<std::size_t>(k)] - 1);
+      if (r.reading(k, "resize.join.notice_s") >= 0) ++rejoins;
+    }
+  }
+  CHECK(rejoins > 50);
 }
 
 TEST_CASE("rank 0 killed: the next survivor becomes rank 0 and training goes on") {

@@ -622,3 +622,45 @@ TEST_CASE("a worker paused for longer than its lease is dropped and leaves once 
   // Bounded by the pause and the paused worker's own watchdog, far from the 20 s timeout.
   CHECK(took < 10 * scale);
 }
+
+TEST_CASE("a worker paused while the others drop it and grow back joins as a new process") {
+  // Worker 2's process stops running at step 4 for 2 s, with leases (and watchdogs) of 1 s and
+  // steps of about 90 ms. The others drop it after about 1 s, redo step 4 at 2 and grow back to 3
+  // after step 7 (about 1.4 s in): its runner sees its process and starts none, and they wait at
+  // the resize's barrier. It runs again at 2 s, before their watchdog (about 2.4 s), reads the
+  // store, finds version 2 holding it two versions past its own, reads that version's notice and
+  // joins as a new process would; the state broadcast reaches it (checked against the root's) and
+  // the run ends at 3 workers. Before, it failed with one line.
+  const TempDir tmp;
+  const std::string& dir = tmp.path;
+  const double scale = adaptsim::testing::time_scale();
+  auto ms = [scale](double x) { return std::to_string(x * scale) + "ms"; };
+  std::string config = elastic_config(
+      R"({"forward": ")" + ms(20) + R"(", "backward": ")" + ms(60) + R"(", "optimizer": ")" +
+          ms(10) + R"("})",
+      R"("failures": [{"worker": 2, "step": 4, "mode": "pause", "for": ")" + ms(2000) +
+          R"("}], "policy": {"name": "resize", "step": 7, "workers": 3},)",
+      13, "30s");
+  const std::string keys =
+      R"("elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1})";
+  REQUIRE(config.find(keys) != std::string::npos);
+  config.replace(config.find(keys), keys.size(),
+                 R"("elastic": {"capacity": 3, "ranks_per_host": 1, "failure_timeout": ")" +
+                     ms(1000) + R"("})");
+  write_text(dir + "/cfg.json", config);
+  const auto r = run_process(
+      tool({dir + "/cfg.json", "--elastic-store", dir + "/store", "-o", dir + "/result.json"}),
+      kDeadlineS);
+  INFO(diagnostics(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("adaptsim-live: worker 2 step 4: back in cluster version 2 after the others "
+                   "went on without it from version 0: it joins as a new process does") !=
+        std::string::npos);
+  const auto j = read_json(dir + "/result.json");
+  const auto& steps = j.at("result").at("steps");
+  REQUIRE(steps.size() == 14);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    CAPTURE(k);
+    CHECK(steps[k].at("workers") == (k < 4 || k > 7 ? 3 : 2));
+  }
+}
