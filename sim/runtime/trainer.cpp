@@ -77,7 +77,7 @@ void Trainer::start() {
       if (local_.size() != 1) {
         throw std::logic_error("Trainer: a joining process has one local worker");
       }
-      starting_ = 1;
+      starting_.insert(local_.front());
       worker_started(local_.front(), *options_.join);
       return;
     }
@@ -690,6 +690,8 @@ std::string Trainer::describe_pending() const {
     std::string line = "worker " + std::to_string(w) + " step " + std::to_string(s.step) + ": ";
     if (s.step >= total_steps_) {
       line += "finished";
+    } else if (s.dead) {
+      line += "stopped";
     } else if (!s.waiting_at.empty()) {
       line += "waiting at '" + s.waiting_at + "' of cluster version " + std::to_string(s.version) +
               " (workers";
@@ -711,6 +713,12 @@ std::string Trainer::describe_pending() const {
     } else {
       line += "backward running";
     }
+    out += (out.empty() ? "" : "; ") + line;
+  }
+  if (!starting_.empty()) {
+    std::string line = "awaiting the processes of workers";
+    for (int w : starting_)
+      line += " " + std::to_string(w);
     out += (out.empty() ? "" : "; ") + line;
   }
   return out;

@@ -174,7 +174,8 @@ class Trainer final : public StepSink {
   void start();
   // Whether every local worker has run its last step.
   bool finished() const {
-    return options_.elastic ? running_ == 0 && starting_ == 0 : finished_workers_ == local_.size();
+    return options_.elastic ? running_ == 0 && starting_.empty()
+                            : finished_workers_ == local_.size();
   }
   int total_steps() const { return total_steps_; }
 
@@ -353,8 +354,7 @@ class Trainer final : public StepSink {
   std::map<int, TimeNs> notified_at_;        // version -> the first notice to the runners
   std::map<int, std::string> agreed_state_;  // version -> its notice's agreed history
   int running_ = 0;
-  int starting_ = 0;
-  std::set<int> counted_starts_;  // local workers a resize counted in starting_
+  std::set<int> starting_;  // local workers whose process a resize or restart awaits
   std::uint64_t state_bytes_ = 0;
   std::vector<int> step_workers_;
 };

@@ -288,9 +288,8 @@ void Trainer::resize(int w, int step) {
     // itself).
     for (int m : cluster.workers) {
       if (std::find(old.begin(), old.end(), m) == old.end() &&
-          std::find(local_.begin(), local_.end(), m) != local_.end() &&
-          counted_starts_.insert(m).second)
-        ++starting_;
+          std::find(local_.begin(), local_.end(), m) != local_.end())
+        starting_.insert(m);
     }
   }
   if (rank(w) == 0)
@@ -347,8 +346,7 @@ RunnerNotice Trainer::notice_for(const ClusterConfig& cluster, int step, bool re
 }
 
 void Trainer::worker_started(int w, const RunnerNotice& notice) {
-  counted_starts_.erase(w);
-  --starting_;
+  starting_.erase(w);
   ++running_;
   enter(w, notice, true);
 }
@@ -526,7 +524,7 @@ void Trainer::restart(int w, int step, int size) {
   Worker& s = state_[static_cast<std::size_t>(w)];
   const ClusterConfig cluster = resize_cluster(views_.at(s.version)->cluster(), order_, size);
   if (resize_step_.emplace(cluster.version, step).second && env_.hosts_new_processes())
-    starting_ += size;
+    starting_.insert(cluster.workers.begin(), cluster.workers.end());
   const bool first = rank(w) == 0;
   if (first) resize_begin_[cluster.version] = s.check_begin;
   const std::string prefix = "adaptsim:restart:v" + std::to_string(cluster.version);
@@ -602,6 +600,11 @@ void Trainer::recover(int w, std::uint64_t progress) {
       dropped(w, cluster);
       return;
     }
+    // A start counted for a worker the survivors dropped never comes: a starting process holds a
+    // live lease, so it was one its runner found running (a paused process) and started none for.
+    std::erase_if(starting_, [&cluster](int m) {
+      return std::find(cluster.workers.begin(), cluster.workers.end(), m) == cluster.workers.end();
+    });
     ++s.epoch;
     ++s.progress;
     s.in_flight = 0;
@@ -670,7 +673,7 @@ void Trainer::rejoin(int w, const ClusterConfig& stored) {
                                        ": back in cluster version " + std::to_string(version) +
                                        " after the others went on without it from version " +
                                        std::to_string(from) + ": it joins as a new process does");
-                      if (counted_starts_.erase(w) != 0) --starting_;
+                      starting_.erase(w);  // its runner found its process: none starts
                       enter(w, *notice, false);
                       phase(w, resize_step_.at(version), "resize.join.notice", begin);
                     });

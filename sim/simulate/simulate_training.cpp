@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "sim/core/error.h"
 #include "sim/runtime/trainer.h"
 #include "sim/simulate/sim_env.h"
 
@@ -54,6 +55,12 @@ SimulatedTraining run(const topo::Topology& topology, const train::Model& model,
   runtime::Trainer& trainer = training.trainer();
   trainer.start();
   env.engine().run();
+  // Nothing left to happen: every worker must be through (else the protocol waits for ever on
+  // something that cannot come, which a live run would meet as its timeout).
+  if (!trainer.finished()) {
+    throw RuntimeFailure("the simulation ran out of events before the run ended: " +
+                         trainer.describe_pending());
+  }
   // Every worker is local: the local sums are the run's.
   out.result = trainer.summarize(trainer.local_sums());
   out.events = env.engine().events_run();
