@@ -70,6 +70,17 @@ std::string elastic_config(const std::string& compute, const std::string& extra,
          std::to_string(steps) + R"(, "timeout": ")" + timeout + R"("})";
 }
 
+// elastic_config's cluster made three workers from the start, with leases of `failure_timeout`.
+std::string three_workers(std::string config, const std::string& failure_timeout) {
+  const std::string keys =
+      R"("elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1})";
+  REQUIRE(config.find(keys) != std::string::npos);
+  config.replace(config.find(keys), keys.size(),
+                 R"("elastic": {"capacity": 3, "ranks_per_host": 1, "failure_timeout": ")" +
+                     failure_timeout + R"("})");
+  return config;
+}
+
 const std::string kKungFu = R"({"kind": "kungfu", "strategy": "MULTI_BINARY_TREE_STAR"})";
 const std::string kHorovod = R"({"kind": "horovod", "cycle_time": "2ms"})";
 
@@ -595,12 +606,7 @@ TEST_CASE("a worker paused for longer than its lease is dropped and leaves once 
                      R"("failures": [{"worker": 2, "step": 4, "mode": "pause", "for": ")" +
                          std::to_string(1.5 * scale) + R"(s"}],)",
                      8, "20s");
-  const std::string keys =
-      R"("elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1})";
-  REQUIRE(config.find(keys) != std::string::npos);
-  config.replace(config.find(keys), keys.size(),
-                 R"("elastic": {"capacity": 3, "ranks_per_host": 1, "failure_timeout": ")" +
-                     std::to_string(300 * scale) + R"(ms"})");
+  config = three_workers(config, std::to_string(300 * scale) + "ms");
   write_text(dir + "/cfg.json", config);
   const auto started = std::chrono::steady_clock::now();
   const auto r = run_process(
@@ -641,12 +647,7 @@ TEST_CASE("a worker paused while the others drop it and grow back joins as a new
       R"("failures": [{"worker": 2, "step": 4, "mode": "pause", "for": ")" + ms(2000) +
           R"("}], "policy": {"name": "resize", "step": 7, "workers": 3},)",
       13, "30s");
-  const std::string keys =
-      R"("elastic": {"capacity": 2, "ranks_per_host": 1, "initial_workers": 1})";
-  REQUIRE(config.find(keys) != std::string::npos);
-  config.replace(config.find(keys), keys.size(),
-                 R"("elastic": {"capacity": 3, "ranks_per_host": 1, "failure_timeout": ")" +
-                     ms(1000) + R"("})");
+  config = three_workers(config, ms(1000));
   write_text(dir + "/cfg.json", config);
   const auto r = run_process(
       tool({dir + "/cfg.json", "--elastic-store", dir + "/store", "-o", dir + "/result.json"}),
