@@ -13,7 +13,9 @@ MULTI_BINARY_TREE_STAR:
     ring               the ring forced at every size (no recursive doubling below 10 000 B, no
                        segmented ring above ranks x 1 MiB): the fixed decision switched off
     ompi-4.1           Open MPI 4.1's decision (Rabenseifner from 128 B at 32 ranks)
-    neither            the ring forced, every message eager (the model before issue 17's work)
+    no-trees           the negotiation's gather and broadcasts straight to and from rank 0
+                       instead of Open MPI 4.0.0's binomial trees
+    neither            the ring forced, every message eager (the trees kept)
 
 and prints img/s per GPU, the share of ideal, and each mechanism's share of Horovod's gap to
 ideal: (throughput without it - throughput with all) / (ideal - throughput with all).
@@ -34,11 +36,12 @@ SYSTEMS = ("[{label: ideal, kind: ideal},"
            " {label: no-rendezvous, kind: horovod, mpi: {version: 4.0.0, rendezvous: false}},"
            " {label: ring, kind: horovod, mpi: {version: 4.0.0, algorithm: ring}},"
            " {label: ompi-4.1, kind: horovod, mpi: {version: 4.1.4}},"
+           " {label: no-trees, kind: horovod, mpi: {version: 4.0.0, negotiation_trees: false}},"
            " {label: neither, kind: horovod, mpi: {version: 4.0.0, algorithm: ring, rendezvous: false}}]")
 LATENCIES = [("95us", "sourced: 380 us round trip"), ("12.5us", "earlier [U]"),
              ("227us", "908 us round trip")]
 ABLATIONS = [("no-rendezvous", "ob1's rendezvous"), ("ring", "the fixed decision (ring at every size)"),
-             ("neither", "both")]
+             ("neither", "both"), ("no-trees", "the negotiation's trees")]
 
 
 def run(simctl, latency, out_dir):
@@ -75,11 +78,12 @@ def main():
             print(f"  VM latency {latency} per hop ({why})")
             print("    cap      " + "".join(f"{s:>16s}" for s in
                                           ("ideal", "kungfu-mbts", "horovod", "no-rendezvous", "ring", "ompi-4.1",
-                                           "neither")))
+                                           "neither", "no-trees")))
             for cap in caps:
                 ideal = thr(latency, cap, model, "ideal")
                 cells = [f"{ideal:16.1f}"]
-                for s in ("kungfu-mbts", "horovod", "no-rendezvous", "ring", "ompi-4.1", "neither"):
+                for s in ("kungfu-mbts", "horovod", "no-rendezvous", "ring", "ompi-4.1", "neither",
+                          "no-trees"):
                     t = thr(latency, cap, model, s)
                     cells.append(f"{t:9.1f} ({100 * t / ideal:3.0f}%)")
                 print(f"    {cap:8s} " + "".join(cells))

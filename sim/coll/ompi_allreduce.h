@@ -90,6 +90,13 @@ struct OmpiOptions {
   // call, before what the rank sends next (ob1's MPI_Irecv; RendezvousTransport); false answers it
   // only when the receive's completion runs, after the rank's next send (an ablation).
   bool match_in_receive = true;
+  // Horovod's negotiation (MPI_Gather of the request lengths, MPI_Bcast of the response length
+  // and of the response) by the release's tuned decision (2.0-4.0: the gather by an in-order
+  // binomial tree above 10 ranks for blocks under 1 KiB, the broadcasts by a binomial tree below
+  // 2 KiB or for one element; ompi_coll_tuned_{gather,bcast}_intra_dec_fixed), where those trees
+  // are modelled (runtime/mpi_collectives.cpp); false: every message straight to or from rank 0
+  // (an ablation).
+  bool negotiation_trees = true;
 };
 
 // The algorithm one call of `count` elements of `element_bytes` on `comm_size` ranks runs.

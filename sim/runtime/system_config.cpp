@@ -39,6 +39,7 @@ coll::OmpiOptions read_mpi(io::MapReader& m) {
   o.eager_limit_bytes = m.size_bytes_or("eager_limit", o.eager_limit_bytes);
   if (o.eager_limit_bytes == 0) m.fail("eager_limit", "must be > 0");
   o.match_in_receive = m.boolean_or("match_in_receive", o.match_in_receive);
+  o.negotiation_trees = m.boolean_or("negotiation_trees", o.negotiation_trees);
   m.finish();
   return o;
 }
@@ -108,6 +109,11 @@ SystemConfig read_system(io::MapReader& s) {
               "false is a model's ablation: the MPI library (live: library) matches inside its "
               "receive call");
     }
+    if (c.mpi_library && !c.mpi.negotiation_trees) {
+      m->fail("negotiation_trees",
+              "false is a model's ablation: the MPI library (live: library) runs its own "
+              "gather and broadcast");
+    }
   }
   s.finish();
   return c;
@@ -147,6 +153,7 @@ std::string system_yaml(const SystemConfig& c) {
     out << YAML::Key << "rendezvous" << YAML::Value << m.rendezvous;
     out << YAML::Key << "eager_limit" << YAML::Value << std::to_string(m.eager_limit_bytes) + "B";
     out << YAML::Key << "match_in_receive" << YAML::Value << m.match_in_receive;
+    out << YAML::Key << "negotiation_trees" << YAML::Value << m.negotiation_trees;
     if (c.mpi_library) out << YAML::Key << "live" << YAML::Value << "library";
     out << YAML::EndMap;
   }

@@ -353,6 +353,17 @@ TEST_CASE(
                   {},
                   "key 'workload.systems[0].mpi.match_in_receive': false is a model's ablation: "
                   "the MPI library (live: library) matches inside its receive call"},
+                 {"the negotiation's trees not a boolean",
+                  "{dir}/s.yaml",
+                  with(horovod, "MPI", "{negotiation_trees: often}"),
+                  {},
+                  "key 'workload.systems[0].mpi.negotiation_trees'"},
+                 {"the MPI library without the negotiation's trees",
+                  "{dir}/s.yaml",
+                  with(horovod, "MPI", "{live: library, negotiation_trees: false}"),
+                  {},
+                  "key 'workload.systems[0].mpi.negotiation_trees': false is a model's "
+                  "ablation: the MPI library (live: library) runs its own gather and broadcast"},
                  {"the MPI library live on listed hosts",
                   "--live {dir}/s.yaml",
                   with(horovod, "MPI", "{version: 4.1.4, live: library}") +
