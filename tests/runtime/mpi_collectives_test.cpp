@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/simulate/sim_env.h"
-#include "sim/topo/cluster_spec.h"
+#include "tests/support/toy_cluster.h"
 #include "tests/support/toy_model.h"
 
 using namespace adaptsim;
@@ -21,13 +21,7 @@ namespace {
 constexpr double kAlpha = 100e-6;  // one way between two servers: two NIC hops of 50 us
 
 topo::Topology servers(int n) {
-  topo::ClusterSpec c;
-  c.name = "latency-only";
-  c.servers = n;
-  c.server.pcie = {1e15, 0};
-  c.server.cpu_loopback_bandwidth_Bps = 1e15;
-  c.server.nic = {1e15, 50'000};
-  return topo::build_cluster(c);
+  return topo::testing::one_gpu_servers(n, 1e15, 50'000);
 }
 
 struct Times {
