@@ -85,6 +85,15 @@ class ModelledMpi final : public MpiCollectives {
         trees_(options.negotiation_trees && options.rules == coll::OmpiRules::kBefore41) {
     const int n = env.workers();
     workers_.resize(static_cast<std::size_t>(n));
+    // Each worker's place in the trees, fixed for the communicator.
+    for (int w : env.local_workers()) {
+      Worker& s = workers_[static_cast<std::size_t>(w)];
+      s.gather = in_order_bmtree(w, n);
+      if (trees_) {
+        s.bcast_parent = w == 0 ? 0 : bmtree_parent(w);
+        s.bcast_children = bmtree_children(w, n);
+      }
+    }
     if (options.rendezvous) {
       for (int w : env.local_workers()) {
         workers_[static_cast<std::size_t>(w)].rendezvous =
@@ -114,7 +123,7 @@ class ModelledMpi final : public MpiCollectives {
     if (trees_ && n > 10) {
       s.lengths.assign(static_cast<std::size_t>(n), 0);
       s.lengths[0] = s.out_length;
-      gather_child(w, c, in_order_bmtree(w, n), 0, 1, max_bytes);
+      gather_child(w, c, 0, 1, max_bytes);
       return;
     }
     if (w != 0) {
@@ -146,35 +155,38 @@ class ModelledMpi final : public MpiCollectives {
         done(s.out_list);
         return;
       }
-      // One MPI_Bcast after the other: the length down the tree, then the list.
-      for (int r : bmtree_children(0, n))
+      // One MPI_Bcast after the other: the length down the tree, then the list (down the tree
+      // under 2 KiB, else to each worker).
+      for (int r : s.bcast_children)
         t.send(r, "hvd:resplen:" + suffix, bytes_of(s.out_length), [] {});
-      for (int r : bytes < 2048 ? bmtree_children(0, n) : all_but_root(n))
-        t.send(r, "hvd:resp:" + suffix, bytes_of(s.out_list, bytes), [] {});
+      if (bytes < 2048) {
+        for (int r : s.bcast_children)
+          t.send(r, "hvd:resp:" + suffix, bytes_of(s.out_list, bytes), [] {});
+      } else {
+        for (int r = 1; r < n; ++r)
+          t.send(r, "hvd:resp:" + suffix, bytes_of(s.out_list, bytes), [] {});
+      }
       done(s.out_list);
       return;
     }
     s.bcast_done = std::move(done);
-    const int from = trees_ ? bmtree_parent(w) : 0;
-    t.recv(from, "hvd:resplen:" + suffix, bytes_of(s.in_length), [this, w, c, max_bytes] {
+    t.recv(s.bcast_parent, "hvd:resplen:" + suffix, bytes_of(s.in_length), [this, w, c, max_bytes] {
       Worker& s2 = workers_[static_cast<std::size_t>(w)];
       const std::size_t size = s2.in_length;
       check_length(size, max_bytes, "response", 0);
       const std::string suffix2 = std::to_string(c);
       coll::Transport& t2 = env_.transport(w);
-      const std::vector<int> children =
-          trees_ ? bmtree_children(w, env_.workers()) : std::vector<int>{};
-      for (int r : children)
+      for (int r : s2.bcast_children)
         t2.send(r, "hvd:resplen:" + suffix2, bytes_of(s2.in_length), [] {});
       const bool tree = trees_ && size < 2048;
       s2.in_list = words_for(size);
-      t2.recv(tree ? bmtree_parent(w) : 0, "hvd:resp:" + suffix2, bytes_of(s2.in_list, size),
+      t2.recv(tree ? s2.bcast_parent : 0, "hvd:resp:" + suffix2, bytes_of(s2.in_list, size),
               [this, w, c, size, tree] {
                 Worker& s3 = workers_[static_cast<std::size_t>(w)];
                 if (tree) {
                   // Forwarded from this worker's copy, which it hands on once the sends are out.
                   s3.fwd_list = s3.in_list;
-                  for (int r : bmtree_children(w, env_.workers()))
+                  for (int r : s3.bcast_children)
                     env_.transport(w).send(r, "hvd:resp:" + std::to_string(c),
                                            bytes_of(s3.fwd_list, size), [] {});
                 }
@@ -195,38 +207,34 @@ class ModelledMpi final : public MpiCollectives {
     std::uint32_t out_length = 0, in_length = 0;
     Words out_list, in_list, fwd_list;
     std::vector<std::uint32_t> lengths;  // the binomial gather's blocks of its subtree
+    GatherNode gather;                   // its place in the in-order binomial tree
+    // Its place in the broadcasts' binomial tree (without the trees: rank 0's child, none).
+    int bcast_parent = 0;
+    std::vector<int> bcast_children;
     std::function<void(std::vector<Words>)> gather_done;
     std::function<void(Words)> bcast_done;
     std::unique_ptr<coll::RendezvousTransport> rendezvous;
   };
 
-  static std::vector<int> all_but_root(int n) {
-    std::vector<int> out;
-    for (int r = 1; r < n; ++r)
-      out.push_back(r);
-    return out;
-  }
-
-  // The binomial gather at worker w: child `i` of `node` next, whose blocks go after the `held`
-  // this worker holds; then what it holds to its parent (rank 0: every length is in).
-  void gather_child(int w, std::uint64_t c, GatherNode node, std::size_t i, int held,
-                    std::size_t max_bytes) {
+  // The binomial gather at worker w: its child `i` next, whose blocks go after the `held` this
+  // worker holds; then what it holds to its parent (rank 0: every length is in).
+  void gather_child(int w, std::uint64_t c, std::size_t i, int held, std::size_t max_bytes) {
     Worker& s = workers_[static_cast<std::size_t>(w)];
     const int n = env_.workers();
     const std::string suffix = std::to_string(c);
-    if (i < node.children.size()) {
-      const int child = node.children[i];
+    if (i < s.gather.children.size()) {
+      const int child = s.gather.children[i];
       const int blocks = gather_blocks(w, child, n);
       coll::Bytes into{reinterpret_cast<std::byte*>(s.lengths.data() + held),
                        static_cast<std::size_t>(blocks) * sizeof(std::uint32_t)};
       env_.transport(w).recv(child, "hvd:reqlen:" + suffix, into,
-                             [this, w, c, node = std::move(node), i, held, blocks, max_bytes] {
-                               gather_child(w, c, node, i + 1, held + blocks, max_bytes);
+                             [this, w, c, i, held, blocks, max_bytes] {
+                               gather_child(w, c, i + 1, held + blocks, max_bytes);
                              });
       return;
     }
     if (w != 0) {
-      env_.transport(w).send(node.parent, "hvd:reqlen:" + suffix,
+      env_.transport(w).send(s.gather.parent, "hvd:reqlen:" + suffix,
                              {reinterpret_cast<std::byte*>(s.lengths.data()),
                               static_cast<std::size_t>(held) * sizeof(std::uint32_t)},
                              [] {});

@@ -304,6 +304,7 @@ class Trainer final : public StepSink {
   void recover(int w, std::uint64_t progress);
   bool left_behind(int w, const ClusterConfig& stored);
   void rejoin(int w, const ClusterConfig& stored);
+  void abandon_step(int w);
   void dropped(int w, const ClusterConfig& cluster);
   // Records [begin, now) of worker w's resize phase `key` after step `step`: a timeline span, and
   // the step's reading `key`_s, the slowest worker's.

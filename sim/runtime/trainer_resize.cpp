@@ -605,10 +605,8 @@ void Trainer::recover(int w, std::uint64_t progress) {
     std::erase_if(starting_, [&cluster](int m) {
       return std::find(cluster.workers.begin(), cluster.workers.end(), m) == cluster.workers.end();
     });
-    ++s.epoch;
+    abandon_step(w);
     ++s.progress;
-    s.in_flight = 0;
-    s.waiting_at.clear();  // an abandoned control's
     // The step to redo: a worker still joining has not agreed on one yet; the step after the
     // resize it joined by.
     const int step = s.joining ? resize_step_.at(s.version) + 1 : s.step;
@@ -617,6 +615,15 @@ void Trainer::recover(int w, std::uint64_t progress) {
     phase(w, step, "failure.detect", s.step_begin);
     switch_version(w, step, cluster);
   });
+}
+
+// Worker w's step in flight is given up: its pending callbacks are an abandoned attempt's (another
+// epoch), nothing of it is in flight, and it waits at no control collective.
+void Trainer::abandon_step(int w) {
+  Worker& s = state_[static_cast<std::size_t>(w)];
+  ++s.epoch;
+  s.in_flight = 0;
+  s.waiting_at.clear();
 }
 
 // Whether the store's cluster `stored` went on without worker w: then w leaves (dropped). A
@@ -646,9 +653,7 @@ bool Trainer::left_behind(int w, const ClusterConfig& stored) {
 // store before its workers have agreed on it), it reads the store again.
 void Trainer::rejoin(int w, const ClusterConfig& stored) {
   Worker& s = state_[static_cast<std::size_t>(w)];
-  ++s.epoch;
-  s.in_flight = 0;
-  s.waiting_at.clear();
+  abandon_step(w);
   close_version(w);
   const int from = s.version;
   const int step = s.step;
@@ -684,9 +689,7 @@ void Trainer::rejoin(int w, const ClusterConfig& stored) {
 // step.
 void Trainer::dropped(int w, const ClusterConfig& cluster) {
   Worker& s = state_[static_cast<std::size_t>(w)];
-  ++s.epoch;  // its pending callbacks are an abandoned attempt's
-  s.in_flight = 0;
-  s.waiting_at.clear();
+  abandon_step(w);
   const TimeNs now = env_.now();
   span(w, "dropped", "failure", now, now);
   std::string members;

@@ -24,6 +24,13 @@ topo::Topology servers(int n) {
   return topo::testing::one_gpu_servers(n, 1e15, 50'000);
 }
 
+// Host endpoints: Horovod's MPI runs on the CPUs.
+simulate::SimEnvOptions host_options() {
+  simulate::SimEnvOptions o;
+  o.host_transport.endpoint = fabric::Endpoint::kHost;
+  return o;
+}
+
 struct Times {
   double gather = -1;         // rank 0's gather done
   std::vector<double> bcast;  // each worker's broadcast done
@@ -41,7 +48,7 @@ Times negotiate(int n, const coll::OmpiOptions& options, std::size_t words,
   out.bcast.assign(static_cast<std::size_t>(n), -1);
   out.received.resize(static_cast<std::size_t>(n));
   {
-    simulate::SimEnv env(t, m, {.host_transport = {.endpoint = fabric::Endpoint::kHost}});
+    simulate::SimEnv env(t, m, host_options());
     std::unique_ptr<MpiCollectives> mpi = make_modelled_mpi(env, options);
     for (int w = 0; w < n; ++w) {
       MpiCollectives::Words list(words, static_cast<std::uint32_t>(w));
@@ -53,7 +60,7 @@ Times negotiate(int n, const coll::OmpiOptions& options, std::size_t words,
     }
     env.engine().run();
   }
-  simulate::SimEnv env(t, m, {.host_transport = {.endpoint = fabric::Endpoint::kHost}});
+  simulate::SimEnv env(t, m, host_options());
   std::unique_ptr<MpiCollectives> mpi = make_modelled_mpi(env, options);
   MpiCollectives::Words response = MpiCollectives::words_for(response_bytes);
   for (std::size_t i = 0; i < response.size(); ++i)
